@@ -1,0 +1,446 @@
+"""Decisions: ``decide(state, command) -> events`` or ``IllegalAction(reason)``; and
+``next_step(state)``, what the hand needs now and which service owns it.
+
+Decisions never read a clock or a random source: the dealer service passes the shuffled
+cards in, and the events record what happened, so a replay never reshuffles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import events as E
+from .betting import LegalActions, bring_in_due, legal_actions
+from .cards import UNKNOWN_CARD, Card
+from .deck import commitment as deck_commitment
+from .errors import IllegalAction
+from .events import ActionKind, ForcedKind
+from .fold import apply_hand
+from .options import AnteType, TableOptions
+from .pots import form_pots as _form_pots
+from .pots import rake_due, take_from_pots, uncalled_bet
+from .showdown import award, hand_names, would_win_or_tie
+from .state import HandState, Phase, TableState
+
+# --- steps -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    owner: str  # the service whose decision this is: dealer, betting, showdown, rake, table
+
+
+@dataclass(frozen=True, slots=True)
+class CommitDeck(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class PostForcedBets(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Reshuffle(Step):
+    deck_size: int  # undealt plus burned cards
+
+
+@dataclass(frozen=True, slots=True)
+class Deal(Step):
+    street: int
+    count: int  # cards to take from the deck, burns included
+
+
+@dataclass(frozen=True, slots=True)
+class Act(Step):
+    seat: int
+    legal: LegalActions
+
+
+@dataclass(frozen=True, slots=True)
+class FormPots(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Show(Step):
+    seat: int
+    must_show: bool  # all-in showdown: every hand is shown
+
+
+@dataclass(frozen=True, slots=True)
+class TakeRake(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class AwardPots(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class RevealDeck(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class HandComplete(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class DealPlan:
+    """The cards of one street, in deck order: burns, hole cards round by round, board."""
+
+    reshuffle: bool
+    burn: int
+    order: tuple[int, ...]  # seats receiving hole cards, clockwise from the button's left
+    face_up: tuple[bool, ...]  # per round of hole cards
+    board: int
+
+    @property
+    def count(self) -> int:
+        return self.burn + len(self.order) * len(self.face_up) + self.board
+
+
+def deal_plan(state: HandState) -> DealPlan:
+    """What the dealer deals on ``state.street`` (RULES §1).
+
+    Community games: hole cards (no burn), then burn + 3, burn + 1, burn + 1. Stud: 2 down and
+    1 up, then burn + 1 up (4th to 6th), burn + 1 down (7th). One card at a time, clockwise,
+    starting left of the button; folded hands get no more cards. Stud that cannot give the
+    burn plus one card to every live player first reshuffles the burned cards with the
+    undealt ones; if those are still too few, one card is burned and one common card is
+    turned up for everyone.
+    """
+    game, street = state.game, state.street
+    order = tuple(p.seat for p in state.clockwise_from(state.button) if not p.folded)
+    if not game.is_stud:
+        if street == 0:
+            return DealPlan(False, 0, order, (False,) * game.hole_cards, 0)
+        return DealPlan(False, 1, (), (), 3 if street == 1 else 1)
+    if street == 0:
+        return DealPlan(False, 0, order, (False, False, True), 0)
+    face_up = (street < 4,)
+    available = state.deck_size - state.dealt_from_deck
+    if available >= 1 + len(order):
+        return DealPlan(False, 1, order, face_up, 0)
+    if not state.reshuffled and state.burned:
+        return DealPlan(True, 0, (), (), 0)
+    return DealPlan(False, 1, (), (), 1)
+
+
+def next_step(state: HandState) -> Step:
+    """What the hand needs now, derived from the fold alone."""
+    phase = state.phase
+    if phase is Phase.BET:
+        return Act("betting", state.to_act, legal_actions(state, state.to_act))
+    if phase is Phase.DEAL:
+        plan = deal_plan(state)
+        if plan.reshuffle:
+            return Reshuffle("dealer", state.deck_size - state.dealt_from_deck + len(state.burned))
+        return Deal("dealer", state.street, plan.count)
+    if phase is Phase.SHOWDOWN:
+        return Show("showdown", state.show_order[0], must_show=not state.final_round_bet)
+    return _SIMPLE_STEPS[phase]
+
+
+_SIMPLE_STEPS = {
+    Phase.COMMIT: CommitDeck("dealer"),
+    Phase.FORCED: PostForcedBets("betting"),
+    Phase.POTS: FormPots("showdown"),
+    Phase.RAKE: TakeRake("rake"),
+    Phase.AWARD: AwardPots("showdown"),
+    Phase.REVEAL: RevealDeck("dealer"),
+    Phase.DONE: HandComplete("table"),
+}
+
+
+def _require(state: HandState, phase: Phase, what: str) -> None:
+    if state.phase is not phase:
+        raise IllegalAction(f"cannot {what} now: the hand is at the {state.phase.value} step")
+
+
+# --- table: starting a hand ---------------------------------------------------------------------
+
+
+def plan_forced_bets(options: TableOptions, seats: Sequence[int],
+                     button: int) -> tuple[E.ForcedBet, ...]:
+    """Antes first (clockwise from the button's left), then the small and the big blind.
+
+    The player left of the button posts the small blind, the next the big blind; heads-up the
+    button posts the small blind. A big-blind ante is posted by the big blind alone.
+    """
+    ordered = [s for s in seats if s > button] + [s for s in seats if s <= button]
+    out: list[E.ForcedBet] = []
+    if options.game.is_stud:
+        if options.ante:
+            out += [E.ForcedBet(s, ForcedKind.ANTE, options.ante) for s in ordered]
+        return tuple(out)
+    if len(ordered) == 2:
+        sb, bb = button, ordered[0]
+    else:
+        sb, bb = ordered[0], ordered[1]
+    if options.ante_type is AnteType.PER_SEAT:
+        out += [E.ForcedBet(s, ForcedKind.ANTE, options.ante) for s in ordered]
+    elif options.ante_type is AnteType.BIG_BLIND:
+        out.append(E.ForcedBet(bb, ForcedKind.ANTE, options.ante))
+    out.append(E.ForcedBet(sb, ForcedKind.SMALL_BLIND, options.small_blind))
+    out.append(E.ForcedBet(bb, ForcedKind.BIG_BLIND, options.big_blind))
+    return tuple(out)
+
+
+def start_hand(table: TableState, hand_no: int, button: int,
+               stacks: Sequence[tuple[int, int]],
+               forced_bets: Sequence[E.ForcedBet] | None = None) -> list[E.HandStarted]:
+    """Deal in the given (seat, stack) players; forced bets default to the plain plan."""
+    if table.hand is not None and table.hand.phase is not Phase.DONE:
+        raise IllegalAction("a hand is already running at this table")
+    players = tuple(E.SeatStack(s, st) for s, st in sorted(stacks))
+    if len(players) < 2:
+        raise IllegalAction("a hand needs at least two players with chips")
+    if len(players) > table.options.max_seats:
+        raise IllegalAction(f"this table seats at most {table.options.max_seats} players")
+    if len({p.seat for p in players}) != len(players):
+        raise IllegalAction("a seat is listed twice")
+    for p in players:
+        if p.stack <= 0:
+            raise IllegalAction(f"seat {p.seat} has no chips and cannot be dealt in")
+    seats = [p.seat for p in players]
+    if forced_bets is None:
+        forced_bets = plan_forced_bets(table.options, seats, button)
+    return [E.HandStarted(hand_no, button, players, tuple(forced_bets))]
+
+
+# --- dealer -------------------------------------------------------------------------------------
+
+
+def commit_deck(state: HandState, commitment: str, deck_size: int = 52) -> list[E.DeckCommitted]:
+    _require(state, Phase.COMMIT, "commit to a deck")
+    return [E.DeckCommitted(commitment, deck_size)]
+
+
+def reshuffle(state: HandState, commitment: str, deck_size: int) -> list[E.DeckCommitted]:
+    step = next_step(state)
+    if not isinstance(step, Reshuffle):
+        raise IllegalAction("no reshuffle is due")
+    if deck_size != step.deck_size:
+        raise IllegalAction(f"the reshuffled deck must hold {step.deck_size} cards")
+    return [E.DeckCommitted(commitment, deck_size, reshuffle=True)]
+
+
+def deal(state: HandState, cards: Sequence[Card]) -> list[E.CardsDealt]:
+    """Deal the street from ``cards``, the next cards of the deck in order."""
+    _require(state, Phase.DEAL, "deal")
+    plan = deal_plan(state)
+    if plan.reshuffle:
+        raise IllegalAction("the deck must be reshuffled before this street")
+    if len(cards) != plan.count:
+        raise IllegalAction(f"street {state.street} takes {plan.count} cards, not {len(cards)}")
+    seen = {c for p in state.players for c in p.hole} | set(state.board) | set(state.burned)
+    seen.discard(UNKNOWN_CARD)
+    known = [c for c in cards if c != UNKNOWN_CARD]
+    if len(set(known)) != len(known) or seen.intersection(known):
+        raise IllegalAction("a card cannot be dealt twice in one hand")
+    burned = tuple(cards[: plan.burn])
+    pos = plan.burn
+    per_seat: dict[int, list[Card]] = {s: [] for s in plan.order}
+    for _ in plan.face_up:
+        for s in plan.order:
+            per_seat[s].append(cards[pos])
+            pos += 1
+    hole = tuple(E.HoleDeal(s, tuple(per_seat[s]), plan.face_up) for s in plan.order)
+    board = tuple(cards[pos: pos + plan.board])
+    return [E.CardsDealt(state.street, burned, hole, board)]
+
+
+def reveal_deck(state: HandState, decks: Sequence[Sequence[Card]],
+                salts: Sequence[str]) -> list[E.DeckRevealed]:
+    """Reveal each deck and salt; each must hash to the commitment made before dealing it."""
+    _require(state, Phase.REVEAL, "reveal the deck")
+    if len(decks) != len(salts):
+        raise IllegalAction("one salt per deck")
+    committed = [c for c in state.commitments if c]
+    if len(decks) != len(committed):
+        raise IllegalAction(f"{len(committed)} deck(s) were committed, {len(decks)} revealed")
+    for deck, salt, c in zip(decks, salts, committed):
+        if deck_commitment(deck, salt) != c:
+            raise IllegalAction("a revealed deck does not match its commitment")
+    return [E.DeckRevealed(tuple(tuple(d) for d in decks), tuple(salts))]
+
+
+# --- betting ------------------------------------------------------------------------------------
+
+
+def post_forced_bets(state: HandState) -> list[E.ForcedBetPosted]:
+    """Post every ante and blind due; a player who cannot cover one posts what they have and
+    is all in (the others still owe the full amount)."""
+    _require(state, Phase.FORCED, "post forced bets")
+    left = {p.seat: p.stack for p in state.players}
+    out = []
+    for f in state.forced_bets:
+        amount = min(f.amount, left[f.seat])
+        left[f.seat] -= amount
+        out.append(E.ForcedBetPosted(f.seat, f.kind, amount, all_in=left[f.seat] == 0))
+    return out
+
+
+def _whose_turn(state: HandState, seat: int) -> str:
+    if state.phase is not Phase.BET:
+        return f"no betting round is open: the hand is at the {state.phase.value} step"
+    try:
+        p = state.player(seat)
+    except KeyError:
+        return f"seat {seat} is not in this hand"
+    if p.folded:
+        return f"seat {seat} has folded"
+    if p.all_in:
+        return f"seat {seat} is all in and has no more decisions"
+    return f"it is seat {state.to_act}'s turn, not seat {seat}'s"
+
+
+def _why_no_raise(state: HandState, seat: int) -> str:
+    p = state.player(seat)
+    if p.round_bet + p.stack <= state.current_bet:
+        return "you do not have chips beyond a call"
+    if not any(q.can_bet for q in state.players if q.seat != seat):
+        return "every other player is all in: you may only call or fold"
+    if p.acted and state.current_bet < p.reopen_at:
+        if p.round_bet == state.current_bet or state.last_aggressor == seat:
+            return "you cannot raise your own bet"
+        return "a short all-in did not reopen the betting: you may only call or fold"
+    return f"the betting is capped at {state.options.max_bets} bets: you may only call or fold"
+
+
+def _amount(to: object) -> int:
+    if to is None:
+        raise IllegalAction("a bet or raise needs an amount (the total to bet this round)")
+    if isinstance(to, bool) or not isinstance(to, int):
+        raise IllegalAction(f"amounts are whole numbers of chips, not {to!r}")
+    return to
+
+
+def act(state: HandState, seat: int, action: ActionKind | str,
+        to: object = None) -> list[object]:
+    """A player's action. ``to`` is the total bet this round after a bet, raise or completion.
+
+    Returns the action, and when it closes the round the returned uncalled bet and the close.
+    """
+    legal = legal_actions(state, seat)
+    if legal is None:
+        raise IllegalAction(_whose_turn(state, seat))
+    try:
+        action = ActionKind(action)
+    except ValueError:
+        raise IllegalAction(f"unknown action {action!r}") from None
+    p = state.player(seat)
+    owed = state.current_bet - p.round_bet
+    if action is ActionKind.FOLD:
+        if not legal.can_fold:
+            raise IllegalAction(f"the bring-in is forced: bring in for {legal.bring_in} "
+                                f"or complete to {legal.min_to}")
+        ev = E.ActionTaken(seat, action, p.round_bet, 0, False)
+    elif action is ActionKind.CHECK:
+        if not legal.can_check:
+            raise IllegalAction(f"you face a bet of {owed}: call, raise or fold")
+        ev = E.ActionTaken(seat, action, p.round_bet, 0, False)
+    elif action is ActionKind.CALL:
+        if legal.call == 0:
+            raise IllegalAction("there is nothing to call: check instead")
+        ev = E.ActionTaken(seat, action, p.round_bet + legal.call, legal.call,
+                           legal.call == p.stack)
+    elif action is ActionKind.BRING_IN:
+        if not legal.bring_in:
+            raise IllegalAction("no bring-in is due")
+        ev = E.ActionTaken(seat, action, p.round_bet + legal.bring_in, legal.bring_in,
+                           legal.bring_in == p.stack)
+    else:
+        amount = _amount(to)
+        if legal.raise_kind is None:
+            raise IllegalAction(_why_no_raise(state, seat))
+        if action is not legal.raise_kind:
+            raise IllegalAction(f"you may {legal.describe_raise()}, not {action.value}")
+        if amount > p.round_bet + p.stack:
+            raise IllegalAction(f"{amount} is more than you have: all in is "
+                                f"{p.round_bet + p.stack}")
+        if not legal.allows_raise_to(amount):
+            raise IllegalAction(f"you may {legal.describe_raise()}; {amount} is not allowed")
+        added = amount - p.round_bet
+        ev = E.ActionTaken(seat, action, amount, added, added == p.stack)
+    events: list[object] = [ev]
+    after = apply_hand(state, ev)
+    if after.to_act is None:
+        returned = uncalled_bet(after.players)
+        if returned is not None:
+            events.append(E.BetReturned(*returned))
+        events.append(E.BettingRoundClosed(state.street))
+    return events
+
+
+# --- showdown -----------------------------------------------------------------------------------
+
+
+def form_pots(state: HandState) -> list[E.PotsFormed]:
+    _require(state, Phase.POTS, "form the pots")
+    return [E.PotsFormed(_form_pots(state.players))]
+
+
+def _showdown_turn(state: HandState, seat: int) -> None:
+    _require(state, Phase.SHOWDOWN, "show or muck")
+    if state.show_order[0] != seat:
+        raise IllegalAction(f"seat {state.show_order[0]} shows or mucks first")
+
+
+def show(state: HandState, seat: int, cards: Sequence[Card] | None = None) -> list[E.HandShown]:
+    """Show the whole hand. ``cards`` may be given; they must be the cards the seat holds."""
+    _showdown_turn(state, seat)
+    held = state.player(seat).hole
+    if cards is None:
+        cards = held
+    cards = tuple(cards)
+    if len(cards) != len(held) or any(h.known and h != c for h, c in zip(held, cards)):
+        raise IllegalAction(f"seat {seat} does not hold those cards: the whole hand is shown")
+    if not all(c.known for c in cards):
+        raise IllegalAction("every card of a shown hand must be named")
+    others = {c for p in state.players if p.seat != seat for c in p.hole if c.known}
+    if others.intersection(cards) or set(state.board).intersection(cards):
+        raise IllegalAction("a shown card is already held or on the board")
+    high, low = hand_names(state, cards)
+    return [E.HandShown(seat, cards, high, low)]
+
+
+def muck(state: HandState, seat: int) -> list[E.HandMucked]:
+    _showdown_turn(state, seat)
+    if not state.final_round_bet:
+        raise IllegalAction("in an all-in showdown every hand is shown")
+    return [E.HandMucked(seat)]
+
+
+def showdown_default(state: HandState, seat: int) -> list[object]:
+    """A player who does not act at showdown has a winning or tying hand shown and any other
+    hand mucked (every hand in an all-in showdown)."""
+    _showdown_turn(state, seat)
+    if not state.final_round_bet or would_win_or_tie(state, seat):
+        return show(state, seat)
+    return muck(state, seat)
+
+
+# --- rake and award -----------------------------------------------------------------------------
+
+
+def take_rake(state: HandState) -> list[E.RakeTaken]:
+    _require(state, Phase.RAKE, "take the rake")
+    amount, reason = rake_due(state)
+    return [E.RakeTaken(amount, take_from_pots(state.pots, amount), reason)]
+
+
+def award_pots(state: HandState) -> list[object]:
+    """Award every pot (last side pot first), then end the hand with the final stacks."""
+    _require(state, Phase.AWARD, "award the pots")
+    awards = award(state)
+    after = state
+    for a in awards:
+        after = apply_hand(after, a)
+    stacks = tuple(E.SeatStack(p.seat, p.stack) for p in after.players)
+    return [*awards, E.HandEnded(stacks)]

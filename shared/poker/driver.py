@@ -1,0 +1,140 @@
+"""Drive one hand from start to finish in process: the same steps the table service takes,
+calling the same decisions, with the deck and the players' choices passed in.
+
+Used by tests, benchmarks, the in-process demo and bots. The dealer's part (shuffles, salts)
+comes from the caller, so a run with a fixed deck is fully reproducible.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from . import decide as D
+from .betting import LegalActions
+from .cards import Card
+from .deck import commitment, new_salt, shuffled
+from .events import ActionKind, TableCreated
+from .fold import apply
+from .options import TableOptions
+from .state import HandState, TableState
+
+#: chooses (action, to) for the player on turn
+Policy = Callable[[HandState, LegalActions], tuple[ActionKind, int | None]]
+
+
+@dataclass
+class Dealer:
+    """The dealer's secrets for one hand: the deck(s) and salts (kept out of the events)."""
+
+    shuffle: Callable[[Sequence[Card]], tuple[Card, ...]] = shuffled
+    salt: Callable[[], str] = new_salt
+    decks: list[tuple[Card, ...]] = field(default_factory=list)
+    salts: list[str] = field(default_factory=list)
+
+    def new_deck(self, cards: Sequence[Card] | None = None) -> str:
+        deck = self.shuffle(cards) if cards is not None else self.shuffle_full()
+        salt = self.salt()
+        self.decks.append(deck)
+        self.salts.append(salt)
+        return commitment(deck, salt)
+
+    def shuffle_full(self) -> tuple[Card, ...]:
+        from .cards import DECK
+        return self.shuffle(DECK)
+
+    def take(self, state: HandState, count: int) -> tuple[Card, ...]:
+        pos = state.dealt_from_deck
+        return self.decks[-1][pos: pos + count]
+
+    def undealt_and_burned(self, state: HandState) -> tuple[Card, ...]:
+        return self.decks[-1][state.dealt_from_deck:] + state.burned
+
+
+def check_call_policy(state: HandState, legal: LegalActions) -> tuple[ActionKind, int | None]:
+    """Everybody calls (or checks, or brings in): every hand goes to showdown."""
+    if legal.bring_in:
+        return ActionKind.BRING_IN, None
+    if legal.can_check:
+        return ActionKind.CHECK, None
+    return ActionKind.CALL, None
+
+
+def random_policy(rng: random.Random) -> Policy:
+    """Legal, varied play: folds, calls, raises of several sizes, all-ins."""
+
+    def choose(state: HandState, legal: LegalActions) -> tuple[ActionKind, int | None]:
+        options: list[tuple[ActionKind, int | None]] = []
+        if legal.bring_in:
+            options.append((ActionKind.BRING_IN, None))
+        if legal.can_check:
+            options += [(ActionKind.CHECK, None)] * 3
+        elif legal.call:
+            options += [(ActionKind.CALL, None)] * 3
+        if legal.can_fold and not legal.can_check:
+            options += [(ActionKind.FOLD, None)] * 2
+        if legal.raise_kind is not None:
+            if legal.raise_sizes:
+                sizes = list(legal.raise_sizes)
+            else:
+                lo, hi = legal.min_to, legal.max_to
+                sizes = [lo, hi, rng.randint(lo, hi), min(hi, lo + (hi - lo) // 3)]
+            for to in sizes:
+                options.append((legal.raise_kind, to))
+        return rng.choice(options)
+
+    return choose
+
+
+def new_table(options: TableOptions, table_id: str = "t1") -> TableState:
+    return apply(None, TableCreated(table_id, options))
+
+
+def run_hand(table: TableState, hand_no: int, button: int,
+             stacks: Sequence[tuple[int, int]], policy: Policy = check_call_policy,
+             dealer: Dealer | None = None,
+             show_policy: Callable[[HandState, int], list] | None = None,
+             ) -> tuple[TableState, list[object]]:
+    """Play one hand to the end; returns the table after it and every event, in order."""
+    dealer = dealer or Dealer()
+    events: list[object] = D.start_hand(table, hand_no, button, stacks)
+    for e in events:
+        table = apply(table, e)
+    while True:
+        hand = table.hand
+        step = D.next_step(hand)
+        if isinstance(step, D.HandComplete):
+            return table, events
+        new = _decide_step(hand, step, policy, dealer, show_policy)
+        for e in new:
+            table = apply(table, e)
+        events.extend(new)
+
+
+def _decide_step(hand: HandState, step: D.Step, policy: Policy, dealer: Dealer,
+                 show_policy: Callable[[HandState, int], list] | None) -> list:
+    if isinstance(step, D.Act):
+        action, to = policy(hand, step.legal)
+        return D.act(hand, step.seat, action, to)
+    if isinstance(step, D.Deal):
+        return D.deal(hand, dealer.take(hand, step.count))
+    if isinstance(step, D.CommitDeck):
+        return D.commit_deck(hand, dealer.new_deck())
+    if isinstance(step, D.Reshuffle):
+        return D.reshuffle(hand, dealer.new_deck(dealer.undealt_and_burned(hand)), step.deck_size)
+    if isinstance(step, D.PostForcedBets):
+        return D.post_forced_bets(hand)
+    if isinstance(step, D.FormPots):
+        return D.form_pots(hand)
+    if isinstance(step, D.Show):
+        if show_policy is not None and not step.must_show:
+            return show_policy(hand, step.seat)
+        return D.showdown_default(hand, step.seat)
+    if isinstance(step, D.TakeRake):
+        return D.take_rake(hand)
+    if isinstance(step, D.AwardPots):
+        return D.award_pots(hand)
+    if isinstance(step, D.RevealDeck):
+        return D.reveal_deck(hand, dealer.decks, dealer.salts)
+    raise AssertionError(f"unknown step {step!r}")

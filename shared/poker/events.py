@@ -1,0 +1,218 @@
+"""Domain events: facts in the past tense, frozen. The state of a table is their fold.
+
+Amounts are chips (int). Seats are the table's seat numbers (1-based), never list indexes.
+One decision produces one or more events, appended together as one commit.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .cards import Card
+from .options import TableOptions
+
+
+class ForcedKind(enum.Enum):
+    ANTE = "ante"  # dead money, not part of any bet
+    SMALL_BLIND = "small_blind"
+    BIG_BLIND = "big_blind"  # live: the poster gets the option
+    DEAD_SMALL_BLIND = "dead_small_blind"  # a returning player's missed small blind: dead
+
+    @property
+    def live(self) -> bool:
+        """A live forced bet counts as the poster's bet in the first round."""
+        return self in (ForcedKind.SMALL_BLIND, ForcedKind.BIG_BLIND)
+
+
+class ActionKind(enum.Enum):
+    FOLD = "fold"
+    CHECK = "check"
+    CALL = "call"
+    BET = "bet"
+    RAISE = "raise"
+    BRING_IN = "bring_in"  # stud: post the forced bring-in
+    COMPLETE = "complete"  # stud: bring-in to the small bet (not a raise)
+
+
+class Portion(enum.Enum):
+    WHOLE = "whole"
+    HIGH = "high"
+    LOW = "low"
+
+
+@dataclass(frozen=True, slots=True)
+class ForcedBet:
+    seat: int
+    kind: ForcedKind
+    amount: int  # the nominal amount; a short stack posts what it has
+
+
+@dataclass(frozen=True, slots=True)
+class SeatStack:
+    seat: int
+    stack: int
+
+
+@dataclass(frozen=True, slots=True)
+class HoleDeal:
+    seat: int
+    cards: tuple[Card, ...]
+    face_up: tuple[bool, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Pot:
+    amount: int
+    eligible: tuple[int, ...]  # seats
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    seat: int
+    amount: int
+
+
+# --- table -------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TableCreated:
+    table_id: str
+    options: TableOptions
+
+
+# --- hand: table service -------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class HandStarted:
+    """A hand began: who is dealt in (seat order, clockwise), the button, the forced bets due."""
+
+    hand_no: int
+    button: int
+    players: tuple[SeatStack, ...]
+    forced_bets: tuple[ForcedBet, ...]
+
+
+# --- hand: dealer --------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class DeckCommitted:
+    """The dealer committed to a shuffled deck (hash of deck and salt) before dealing from it.
+
+    ``reshuffle``: stud ran out of cards, and the undealt and burned cards were shuffled anew.
+    """
+
+    commitment: str
+    deck_size: int
+    reshuffle: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CardsDealt:
+    """One street's cards, in deck order: the burn, then hole cards round by round, then board.
+
+    ``board`` in stud holds the one common card turned up when the deck ran short (RULES §1).
+    """
+
+    street: int
+    burned: tuple[Card, ...]
+    hole: tuple[HoleDeal, ...]
+    board: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeckRevealed:
+    """After the hand: the deck and salt behind each commitment, for the audit."""
+
+    decks: tuple[tuple[Card, ...], ...]
+    salts: tuple[str, ...]
+
+
+# --- hand: betting -------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ForcedBetPosted:
+    seat: int
+    kind: ForcedKind
+    amount: int  # chips actually posted (less than nominal when the player is all in)
+    all_in: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ActionTaken:
+    """A player's action. ``to``: their total bet this round after it; ``added``: chips moved."""
+
+    seat: int
+    action: ActionKind
+    to: int
+    added: int
+    all_in: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BetReturned:
+    """The uncalled part of a bet went back to its owner."""
+
+    seat: int
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class BettingRoundClosed:
+    street: int
+
+
+# --- hand: showdown / pot ------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class PotsFormed:
+    pots: tuple[Pot, ...]  # main pot first
+
+
+@dataclass(frozen=True, slots=True)
+class HandShown:
+    seat: int
+    cards: tuple[Card, ...]
+    high: str = ""  # readable value, e.g. "full house, kings full of fours"
+    low: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HandMucked:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class PotAwarded:
+    pot_index: int
+    portion: Portion
+    shares: tuple[Share, ...]
+    hand: str = ""  # the winning hand's name; empty when won uncontested
+
+
+@dataclass(frozen=True, slots=True)
+class HandEnded:
+    stacks: tuple[SeatStack, ...]
+
+
+# --- hand: rake ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class RakeTaken:
+    """Rake taken before awarding: ``from_pots[i]`` chips from pot i (main pot first)."""
+
+    amount: int
+    from_pots: tuple[int, ...]
+    reason: str = ""
+
+
+HAND_EVENTS = (
+    HandStarted, DeckCommitted, CardsDealt, DeckRevealed, ForcedBetPosted, ActionTaken,
+    BetReturned, BettingRoundClosed, PotsFormed, HandShown, HandMucked, PotAwarded, HandEnded,
+    RakeTaken,
+)
+Event = (
+    TableCreated | HandStarted | DeckCommitted | CardsDealt | DeckRevealed | ForcedBetPosted
+    | ActionTaken | BetReturned | BettingRoundClosed | PotsFormed | HandShown | HandMucked
+    | PotAwarded | HandEnded | RakeTaken
+)

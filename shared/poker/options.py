@@ -1,0 +1,220 @@
+"""Games, betting structures and table options (RULES.md §2, §3, §4, §7, §8).
+
+Every option is recorded in ``TableCreated``, so a replay always knows which rules applied.
+:func:`table_options` builds options with the rule book's defaults and validates them; the
+derived amounts (fixed-limit blinds, stud ante and bring-in) are resolved there once, so the
+rest of the engine reads plain integers.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+
+from .cards import SuitOrder
+from .errors import InvalidOptions
+
+
+class Game(enum.Enum):
+    HOLDEM = "holdem"
+    OMAHA = "omaha"
+    OMAHA_HILO = "omaha_hilo"
+    STUD = "stud"
+    STUD_HILO = "stud_hilo"
+
+    @property
+    def is_stud(self) -> bool:
+        return self in (Game.STUD, Game.STUD_HILO)
+
+    @property
+    def is_hilo(self) -> bool:
+        return self in (Game.OMAHA_HILO, Game.STUD_HILO)
+
+    @property
+    def is_omaha(self) -> bool:
+        return self in (Game.OMAHA, Game.OMAHA_HILO)
+
+    @property
+    def hole_cards(self) -> int:
+        return {Game.HOLDEM: 2, Game.OMAHA: 4, Game.OMAHA_HILO: 4}.get(self, 3)
+
+    @property
+    def max_seats(self) -> int:
+        return 8 if self.is_stud else 10
+
+
+class Structure(enum.Enum):
+    FIXED_LIMIT = "fixed_limit"
+    POT_LIMIT = "pot_limit"
+    NO_LIMIT = "no_limit"
+
+
+#: Structures each game is played in (RULES §2). Omaha hi/lo no limit is allowed as an option.
+ALLOWED_STRUCTURES = {
+    Game.HOLDEM: (Structure.FIXED_LIMIT, Structure.POT_LIMIT, Structure.NO_LIMIT),
+    Game.OMAHA: (Structure.FIXED_LIMIT, Structure.POT_LIMIT, Structure.NO_LIMIT),
+    Game.OMAHA_HILO: (Structure.FIXED_LIMIT, Structure.POT_LIMIT, Structure.NO_LIMIT),
+    Game.STUD: (Structure.FIXED_LIMIT,),
+    Game.STUD_HILO: (Structure.FIXED_LIMIT,),
+}
+
+
+class AnteType(enum.Enum):
+    NONE = "none"
+    PER_SEAT = "per_seat"  # every player dealt in posts `ante`
+    BIG_BLIND = "big_blind"  # the big blind posts `ante` alone, for the table
+
+
+class TimeoutPolicy(enum.Enum):
+    SOURCES = "sources"  # facing a bet with chips already in: all in for what is in; else fold
+    CHECK_FOLD = "check_fold"
+
+
+@dataclass(frozen=True, slots=True)
+class RakeCap:
+    """Per-hand rake cap, optionally by number of players dealt in (2, 3-4, 5+)."""
+
+    heads_up: int | None = None
+    three_four: int | None = None
+    five_plus: int | None = None
+
+    def for_players(self, n: int) -> int | None:
+        if n <= 2:
+            return self.heads_up
+        if n <= 4:
+            return self.three_four
+        return self.five_plus
+
+
+@dataclass(frozen=True, slots=True)
+class TableOptions:
+    """All per-table rules. Build with :func:`table_options`; amounts are chips (int)."""
+
+    game: Game
+    structure: Structure
+    max_seats: int
+    chip_unit: int = 1
+    small_blind: int = 0
+    big_blind: int = 0
+    small_bet: int = 0  # fixed limit: the bet on the first two rounds
+    big_bet: int = 0  # fixed limit: the bet on the later rounds
+    ante: int = 0
+    ante_type: AnteType = AnteType.NONE
+    bring_in: int = 0  # stud
+    max_bets: int = 4
+    heads_up_uncapped: bool = False
+    suit_order: SuitOrder = SuitOrder.SOURCES
+    rake_basis_points: int = 500  # 5%
+    rake_cap: RakeCap = field(default_factory=RakeCap)
+    no_flop_no_drop: bool = True
+    decision_seconds: int = 10
+    countdown_seconds: int = 20
+    reconnect_bonus_seconds: int = 20
+    timeout_policy: TimeoutPolicy = TimeoutPolicy.SOURCES
+    min_buy_in: int = 0
+    max_buy_in: int = 0
+
+    @property
+    def blind_unit(self) -> int:
+        """The bet size that sets the no-limit minimum bet and minimum raise (the big blind)."""
+        return self.big_blind
+
+
+def _round_down(amount: int, unit: int) -> int:
+    return amount - amount % unit
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def table_options(
+    game: Game | str,
+    structure: Structure | str,
+    *,
+    small_blind: int | None = None,
+    big_blind: int | None = None,
+    small_bet: int | None = None,
+    big_bet: int | None = None,
+    ante: int | None = None,
+    ante_type: AnteType | str | None = None,
+    bring_in: int | None = None,
+    max_seats: int | None = None,
+    suit_order: SuitOrder | str = SuitOrder.SOURCES,
+    rake_cap: RakeCap | int | None = None,
+    **rest: object,
+) -> TableOptions:
+    """Options with the rule book's defaults filled in, validated.
+
+    - Fixed limit with no explicit blinds: big blind = small bet, small blind = half the
+      small bet rounded down to the chip unit ($5/$10 with a $1 unit gives a $2 small blind).
+      The big bet defaults to twice the small bet.
+    - Stud: ante a tenth of the small bet, bring-in a third of it, rounded down ($15/$30
+      brings in $5); a bring-in is never below one unit, an ante that rounds to zero means none.
+    """
+    game = Game(game)
+    structure = Structure(structure)
+    unit = rest.get("chip_unit", 1)
+    if not _is_int(unit) or unit < 1:
+        raise InvalidOptions("chip_unit must be a whole number of chips, at least 1")
+    if structure not in ALLOWED_STRUCTURES[game]:
+        raise InvalidOptions(f"{game.value} is not played {structure.value}")
+    for name, value in (("small_blind", small_blind), ("big_blind", big_blind),
+                        ("small_bet", small_bet), ("big_bet", big_bet), ("ante", ante),
+                        ("bring_in", bring_in)):
+        if value is not None and (not _is_int(value) or value < 0):
+            raise InvalidOptions(f"{name} must be a whole number of chips, not {value!r}")
+
+    fixed = structure is Structure.FIXED_LIMIT
+    if fixed:
+        if not small_bet:
+            raise InvalidOptions("fixed limit needs small_bet")
+        big_bet = big_bet or 2 * small_bet
+        if big_bet < small_bet:
+            raise InvalidOptions("big_bet must be at least small_bet")
+    if game.is_stud:
+        ante = _round_down(small_bet // 10, unit) if ante is None else ante
+        bring_in = bring_in if bring_in is not None else max(unit, _round_down(small_bet // 3, unit))
+        if not 0 < bring_in <= small_bet:
+            raise InvalidOptions("bring_in must be between one chip and the small bet")
+        ante_type = AnteType.PER_SEAT if ante else AnteType.NONE
+        small_blind = big_blind = 0
+    else:
+        if fixed and big_blind is None:
+            big_blind = small_bet
+            if small_blind is None:
+                small_blind = max(unit, _round_down(small_bet // 2, unit))
+        if not big_blind:
+            raise InvalidOptions("pot limit and no limit tables need big_blind")
+        if small_blind is None:
+            small_blind = max(unit, _round_down(big_blind // 2, unit))
+        if not 0 < small_blind <= big_blind:
+            raise InvalidOptions("small_blind must be between one chip and the big blind")
+        ante = ante or 0
+        ante_type = AnteType(ante_type) if ante_type is not None else (
+            AnteType.PER_SEAT if ante else AnteType.NONE)
+        if ante and ante_type is AnteType.NONE:
+            raise InvalidOptions("an ante needs ante_type per_seat or big_blind")
+        bring_in = 0
+    if ante == 0:
+        ante_type = AnteType.NONE
+    if isinstance(rake_cap, int) and not isinstance(rake_cap, bool):
+        rake_cap = RakeCap(rake_cap, rake_cap, rake_cap)
+    seats = max_seats or game.max_seats
+    if not 2 <= seats <= game.max_seats:
+        raise InvalidOptions(f"{game.value} seats 2 to {game.max_seats} players, not {seats}")
+    opts = TableOptions(
+        game=game, structure=structure, max_seats=seats, chip_unit=unit,
+        small_blind=small_blind or 0, big_blind=big_blind or 0,
+        small_bet=small_bet or 0, big_bet=big_bet or 0, ante=ante, ante_type=ante_type,
+        bring_in=bring_in, suit_order=SuitOrder(suit_order), rake_cap=rake_cap or RakeCap(),
+    )
+    try:
+        opts = replace(opts, **{k: v for k, v in rest.items() if k != "chip_unit"})
+    except TypeError as exc:
+        raise InvalidOptions(f"unknown table option: {exc}") from None
+    if not 1 <= opts.max_bets <= 100:
+        raise InvalidOptions("max_bets must be between 1 and 100")
+    if not 0 <= opts.rake_basis_points <= 10_000:
+        raise InvalidOptions("rake_basis_points must be between 0 and 10000 (0% to 100%)")
+    return opts

@@ -1,0 +1,153 @@
+"""The state of a hand and of a table: frozen values, produced only by folding events."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .cards import Card
+from .events import ForcedBet, Pot
+from .options import Game, Structure, TableOptions
+
+
+class Phase(enum.Enum):
+    COMMIT = "commit"  # the dealer must commit to a shuffled deck
+    FORCED = "forced"  # antes and blinds are due
+    DEAL = "deal"  # the cards of `street` are due
+    BET = "bet"  # a betting round is open; `to_act` is on the clock
+    POTS = "pots"  # betting is over: pots are to be formed
+    SHOWDOWN = "showdown"  # hands are shown or mucked, in `show_order`
+    RAKE = "rake"
+    AWARD = "award"
+    REVEAL = "reveal"  # the dealer reveals the deck(s) behind its commitments
+    DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    seat: int
+    stack: int  # chips behind
+    start_stack: int
+    round_bet: int = 0  # live chips bet in the current round (blinds included, antes not)
+    contributed: int = 0  # every chip put in this hand, net of returned bets
+    folded: bool = False
+    all_in: bool = False
+    acted: bool = False  # acted since the betting last reopened for them
+    reopen_at: int = 0  # the bet this player must face before they may raise again
+    hole: tuple[Card, ...] = ()
+    face_up: tuple[bool, ...] = ()
+    shown: bool = False
+    mucked: bool = False
+
+    @property
+    def live(self) -> bool:
+        """Still holds a hand (has not folded)."""
+        return not self.folded
+
+    @property
+    def can_bet(self) -> bool:
+        return not self.folded and not self.all_in
+
+    @property
+    def upcards(self) -> tuple[Card, ...]:
+        return tuple(c for c, up in zip(self.hole, self.face_up) if up)
+
+
+@dataclass(frozen=True, slots=True)
+class HandState:
+    options: TableOptions
+    hand_no: int
+    button: int
+    players: tuple[Player, ...]  # dealt-in players, clockwise by seat
+    forced_bets: tuple[ForcedBet, ...]
+    phase: Phase = Phase.COMMIT
+    street: int = 0  # street being dealt or bet (0 = pre-flop / 3rd street)
+    board: tuple[Card, ...] = ()
+    burned: tuple[Card, ...] = ()  # burned cards of the current deck
+    deck_size: int = 52
+    dealt_from_deck: int = 0  # cards taken from the current deck (burns included)
+    commitments: tuple[str, ...] = ()
+    # the betting round
+    to_act: int | None = None
+    current_bet: int = 0  # the bet to match (the full blind even when the blind was short)
+    full_level: int = 0  # fixed limit: the level of the last bet that counts toward the cap
+    min_raise: int = 0  # no/pot limit: the size of the last full bet or raise
+    bets_count: int = 0  # fixed limit: bets and raises this round (the big blind counts)
+    big_bet_made: bool = False  # stud 4th street open pair: a big-bet-size bet was made
+    uncapped: bool = False  # heads-up uncapped raising applies this round
+    last_aggressor: int | None = None
+    round_first: int | None = None  # first to act this round
+    bring_in_seat: int | None = None  # stud: the lowest upcard, who must bring in
+    forced_posted: int = 0  # forced bets posted so far (of `forced_bets`)
+    reshuffled: bool = False  # stud: the deck was reshuffled for the current street
+    betting_streets: int = 0  # rounds in which betting took place
+    final_round_bet: bool = False  # the last street had a betting round
+    # settlement
+    pots: tuple[Pot, ...] = ()
+    show_order: tuple[int, ...] = ()  # seats still to show or muck, in order
+    rake: int = 0
+    rake_from: tuple[int, ...] = ()
+    paid_out: int = 0  # chips awarded from the pots so far
+    applied_commands: frozenset[str] = frozenset()
+
+    # --- small queries used throughout the core ---------------------------------------------
+
+    @property
+    def game(self) -> Game:
+        return self.options.game
+
+    @property
+    def structure(self) -> Structure:
+        return self.options.structure
+
+    def index(self, seat: int) -> int:
+        for i, p in enumerate(self.players):
+            if p.seat == seat:
+                return i
+        raise KeyError(seat)
+
+    def player(self, seat: int) -> Player:
+        return self.players[self.index(seat)]
+
+    def with_player(self, p: Player) -> tuple[Player, ...]:
+        i = self.index(p.seat)
+        return self.players[:i] + (p,) + self.players[i + 1:]
+
+    def clockwise_from(self, seat: int) -> tuple[Player, ...]:
+        """Players in clockwise order starting with the first seat after ``seat``."""
+        ps = self.players
+        n = len(ps)
+        start = 0
+        for i, p in enumerate(ps):
+            if p.seat > seat:
+                start = i
+                break
+        else:
+            start = 0
+        return tuple(ps[(start + k) % n] for k in range(n))
+
+    @property
+    def live_players(self) -> tuple[Player, ...]:
+        return tuple(p for p in self.players if not p.folded)
+
+    @property
+    def pot_total(self) -> int:
+        """All chips in the middle: every pot, antes and dead blinds, and the bets on the table."""
+        return sum(p.contributed for p in self.players) - self.rake - self.paid_out
+
+    @property
+    def chips_in_play(self) -> int:
+        """Stacks + pots + rake: constant for the whole hand (conservation)."""
+        return sum(p.stack for p in self.players) + self.pot_total + self.rake
+
+    @property
+    def streets(self) -> int:
+        return 5 if self.options.game.is_stud else 4
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    table_id: str
+    options: TableOptions
+    hand: HandState | None = None
+    hands_played: int = 0

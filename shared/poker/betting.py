@@ -128,10 +128,22 @@ def _raise_allowed(state: HandState, p: Player) -> bool:
     return True
 
 
+_memo: tuple = (None, None, None)
+
+
 def legal_actions(state: HandState, seat: int) -> LegalActions | None:
     """The options of the player on turn; None for anyone else or outside a betting round."""
+    global _memo
     if state.phase is not Phase.BET or state.to_act != seat:
         return None
+    if _memo[0] is state:  # states are immutable: the same object has the same options
+        return _memo[2]
+    result = _legal_actions(state, seat)
+    _memo = (state, seat, result)
+    return result
+
+
+def _legal_actions(state: HandState, seat: int) -> LegalActions:
     p = state.player(seat)
     all_in_to = p.round_bet + p.stack
     owed = max(0, state.current_bet - p.round_bet)

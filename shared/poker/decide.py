@@ -255,6 +255,15 @@ def deal(state: HandState, cards: Sequence[Card]) -> list[E.CardsDealt]:
     return [E.CardsDealt(state.street, burned, hole, board)]
 
 
+def deck_order(e: E.CardsDealt) -> tuple[Card, ...]:
+    """The cards of a street in the order they left the deck (the inverse of :func:`deal`)."""
+    hole: list[Card] = []
+    rounds = max((len(h.cards) for h in e.hole), default=0)
+    for r in range(rounds):
+        hole.extend(h.cards[r] for h in e.hole)
+    return e.burned + tuple(hole) + e.board
+
+
 def reveal_deck(state: HandState, decks: Sequence[Sequence[Card]],
                 salts: Sequence[str]) -> list[E.DeckRevealed]:
     """Reveal each deck and salt; each must hash to the commitment made before dealing it."""

@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass
 
 from .cards import Card
+from .evolve import evolver
 from .events import ForcedBet, Pot
 from .options import Game, Structure, TableOptions
 
@@ -38,6 +39,8 @@ class Player:
     face_up: tuple[bool, ...] = ()
     shown: bool = False
     mucked: bool = False
+
+    evolve = None  # set below: a fast replace
 
     @property
     def live(self) -> bool:
@@ -88,7 +91,8 @@ class HandState:
     rake: int = 0
     rake_from: tuple[int, ...] = ()
     paid_out: int = 0  # chips awarded from the pots so far
-    applied_commands: frozenset[str] = frozenset()
+
+    evolve = None  # set below: a fast replace
 
     # --- small queries used throughout the core ---------------------------------------------
 
@@ -151,3 +155,10 @@ class TableState:
     options: TableOptions
     hand: HandState | None = None
     hands_played: int = 0
+
+    evolve = None  # set below: a fast replace
+
+
+Player.evolve = evolver(Player)
+HandState.evolve = evolver(HandState)
+TableState.evolve = evolver(TableState)

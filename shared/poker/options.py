@@ -120,6 +120,11 @@ class TableOptions:
         return self.big_blind
 
 
+_INT_OPTIONS = {"max_bets", "rake_basis_points", "decision_seconds", "countdown_seconds",
+                "reconnect_bonus_seconds", "min_buy_in", "max_buy_in"}
+_BOOL_OPTIONS = {"heads_up_uncapped", "no_flop_no_drop"}
+
+
 def _round_down(amount: int, unit: int) -> int:
     return amount - amount % unit
 
@@ -152,8 +157,14 @@ def table_options(
     - Stud: ante a tenth of the small bet, bring-in a third of it, rounded down ($15/$30
       brings in $5); a bring-in is never below one unit, an ante that rounds to zero means none.
     """
-    game = Game(game)
-    structure = Structure(structure)
+    try:
+        game = Game(game)
+        structure = Structure(structure)
+        suit_order = SuitOrder(suit_order)
+        ante_type = AnteType(ante_type) if ante_type is not None else None
+    except ValueError as exc:
+        raise InvalidOptions(f"{exc}; games: {', '.join(g.value for g in Game)}; structures: "
+                             f"{', '.join(s.value for s in Structure)}") from None
     unit = rest.get("chip_unit", 1)
     if not _is_int(unit) or unit < 1:
         raise InvalidOptions("chip_unit must be a whole number of chips, at least 1")
@@ -191,8 +202,8 @@ def table_options(
         if not 0 < small_blind <= big_blind:
             raise InvalidOptions("small_blind must be between one chip and the big blind")
         ante = ante or 0
-        ante_type = AnteType(ante_type) if ante_type is not None else (
-            AnteType.PER_SEAT if ante else AnteType.NONE)
+        if ante_type is None:
+            ante_type = AnteType.PER_SEAT if ante else AnteType.NONE
         if ante and ante_type is AnteType.NONE:
             raise InvalidOptions("an ante needs ante_type per_seat or big_blind")
         bring_in = 0
@@ -207,10 +218,18 @@ def table_options(
         game=game, structure=structure, max_seats=seats, chip_unit=unit,
         small_blind=small_blind or 0, big_blind=big_blind or 0,
         small_bet=small_bet or 0, big_bet=big_bet or 0, ante=ante, ante_type=ante_type,
-        bring_in=bring_in, suit_order=SuitOrder(suit_order), rake_cap=rake_cap or RakeCap(),
+        bring_in=bring_in, suit_order=suit_order, rake_cap=rake_cap or RakeCap(),
     )
+    rest = {k: v for k, v in rest.items() if k != "chip_unit"}
+    if "timeout_policy" in rest:
+        rest["timeout_policy"] = TimeoutPolicy(rest["timeout_policy"])
+    for name, value in rest.items():
+        if name in _INT_OPTIONS and (not _is_int(value) or value < 0):
+            raise InvalidOptions(f"{name} must be a whole non-negative number, not {value!r}")
+        if name in _BOOL_OPTIONS and not isinstance(value, bool):
+            raise InvalidOptions(f"{name} must be true or false, not {value!r}")
     try:
-        opts = replace(opts, **{k: v for k, v in rest.items() if k != "chip_unit"})
+        opts = replace(opts, **rest)
     except TypeError as exc:
         raise InvalidOptions(f"unknown table option: {exc}") from None
     if not 1 <= opts.max_bets <= 100:

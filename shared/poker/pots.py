@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .events import Pot
-from .options import TableOptions
 from .state import HandState, Player
 
 
@@ -101,11 +100,3 @@ def halves(amount: int, unit: int) -> tuple[int, int]:
     """Hi/lo: each pot is halved; the odd unit between the halves goes to the high half."""
     low = (amount // unit // 2) * unit
     return amount - low, low
-
-
-def chips_conserved(state: HandState, total: int) -> bool:
-    return state.chips_in_play == total
-
-
-def rake_cap_for(opts: TableOptions, players: int) -> int | None:
-    return opts.rake_cap.for_players(players)

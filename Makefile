@@ -7,15 +7,30 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.install-stamp
 
-.PHONY: install test demo bench clean
+GEN := gen
+PROTO_FILES := $(shell find protos -name '*.proto')
+PROTO_STAMP := $(GEN)/.stamp
 
-install: $(STAMP)
+.PHONY: install protos test demo bench clean
+
+install: $(STAMP) $(PROTO_STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	# generated protobuf/gRPC modules live in gen/ (git-ignored); put it on the venv's path
+	echo "$(CURDIR)/$(GEN)" > "$$($(BIN)/python -c 'import site; print(site.getsitepackages()[0])')/poker-protos.pth"
 	touch $(STAMP)
+
+# Generated code is built, never committed.
+protos: $(PROTO_STAMP)
+
+$(PROTO_STAMP): $(PROTO_FILES) $(STAMP)
+	rm -rf $(GEN) && mkdir -p $(GEN)
+	$(BIN)/python -m grpc_tools.protoc -Iprotos --python_out=$(GEN) --pyi_out=$(GEN) \
+		--grpc_python_out=$(GEN) $(PROTO_FILES)
+	touch $(PROTO_STAMP)
 
 test: install
 	$(BIN)/python -m pytest -q
@@ -27,4 +42,4 @@ bench: install
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(GEN) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,193 @@
+"""The event log on NATS JetStream.
+
+One stream (``POKER``) over ``poker.table.>``; each table is one subject; one decision is one
+message (a ``Commit``). Appends are guarded by ``Nats-Expected-Last-Subject-Sequence`` (two
+writers can never interleave on a table) and carry ``Nats-Msg-Id`` derived from the client's
+command id (JetStream drops a retry inside the duplicate window). Reads use batched direct
+gets, which fold far faster than a ``next_msg`` loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+
+import nats
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from nats.js import api as js_api
+from nats.js.errors import APIError, NotFoundError
+
+STREAM = "POKER"
+SUBJECT_PREFIX = "poker.table."
+WRONG_LAST_SEQUENCE = 10071  # JetStream's "wrong last sequence" error code
+READ_BATCH = 512
+
+
+class StoreError(RuntimeError):
+    """The log could not be written or read (server down, disk full, ...)."""
+
+
+class AppendConflict(StoreError):
+    """Another writer appended to the table since the sequence this decision was based on."""
+
+    def __init__(self, table_id: str, expected: int) -> None:
+        super().__init__(f"table {table_id} moved past sequence {expected}")
+        self.table_id = table_id
+        self.expected = expected
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    seq: int  # stream sequence
+    data: bytes
+    msg_id: str = ""
+
+
+def subject(table_id: str) -> str:
+    return SUBJECT_PREFIX + table_id
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSettings:
+    replicas: int = 1
+    duplicate_window_s: float = 120.0
+    max_bytes: int = -1
+
+
+class EventStore:
+    """Append and read table commits. Create with :meth:`connect`."""
+
+    def __init__(self, nc: Client, js: JetStreamContext, stream: str = STREAM) -> None:
+        self.nc = nc
+        self.js = js
+        self.stream = stream
+
+    @classmethod
+    async def connect(cls, url: str, *, stream: str = STREAM, name: str = "poker",
+                      settings: StreamSettings | None = None,
+                      create: bool = True) -> EventStore:
+        nc = await nats.connect(url, name=name, max_reconnect_attempts=-1,
+                                reconnect_time_wait=0.2, connect_timeout=5)
+        store = cls(nc, nc.jetstream(timeout=5), stream)
+        if create:
+            await store.ensure_stream(settings or StreamSettings())
+        return store
+
+    async def ensure_stream(self, settings: StreamSettings) -> None:
+        """Create the stream if it is missing: file storage, no deletes, no purges."""
+        config = js_api.StreamConfig(
+            name=self.stream,
+            subjects=[SUBJECT_PREFIX + ">"],
+            storage=js_api.StorageType.FILE,
+            retention=js_api.RetentionPolicy.LIMITS,
+            num_replicas=settings.replicas,
+            duplicate_window=settings.duplicate_window_s,
+            max_bytes=settings.max_bytes,
+            deny_delete=True,
+            deny_purge=True,
+            allow_direct=True,
+            discard=js_api.DiscardPolicy.NEW,
+        )
+        jsm = self.nc.jsm() if hasattr(self.nc, "jsm") else self.js
+        try:
+            await jsm.stream_info(self.stream)
+        except NotFoundError:
+            await jsm.add_stream(config)
+
+    async def close(self) -> None:
+        if not self.nc.is_closed:
+            await self.nc.drain()
+
+    async def append(self, table_id: str, data: bytes, expected_seq: int, msg_id: str) -> int:
+        """Append one commit if the table's last commit is still ``expected_seq`` (0: none).
+
+        Returns the commit's stream sequence. A retry of an append that already landed
+        (same ``msg_id``) returns the original sequence: inside the duplicate window JetStream
+        acknowledges it as a duplicate or, on a single node, answers "wrong last sequence",
+        after which the subject's last commit is compared by message id.
+        """
+        headers = {"Nats-Expected-Last-Subject-Sequence": str(expected_seq),
+                   "Nats-Msg-Id": msg_id}
+        try:
+            ack = await self.js.publish(subject(table_id), data, headers=headers,
+                                        stream=self.stream)
+        except APIError as exc:
+            if exc.err_code == WRONG_LAST_SEQUENCE:
+                last = await self.last(table_id)
+                if last is not None and last.msg_id == msg_id:
+                    return last.seq
+                raise AppendConflict(table_id, expected_seq) from None
+            raise StoreError(f"append to table {table_id} failed: {exc.description}") from exc
+        except (nats.errors.TimeoutError, nats.errors.NoRespondersError,
+                nats.js.errors.NoStreamResponseError) as exc:
+            raise StoreError(f"append to table {table_id} was not acknowledged: {exc!r}") from exc
+        return ack.seq
+
+    async def last(self, table_id: str) -> Stored | None:
+        """The table's last commit, or None for a table with no events."""
+        try:
+            msg = await self.js.get_last_msg(self.stream, subject(table_id), direct=True)
+        except NotFoundError:
+            return None
+        headers = msg.headers or {}
+        return Stored(msg.seq, msg.data or b"", headers.get("Nats-Msg-Id", ""))
+
+    async def read(self, table_id: str, after_seq: int = 0) -> list[Stored]:
+        """Every commit of the table after stream sequence ``after_seq``, in order."""
+        out: list[Stored] = []
+        start = after_seq + 1
+        while True:
+            batch = await self._direct_batch(subject(table_id), start)
+            out.extend(batch)
+            if len(batch) < READ_BATCH:
+                return out
+            start = batch[-1].seq + 1
+
+    async def read_all(self, after_seq: int = 0, subject_filter: str | None = None,
+                       ) -> list[tuple[str, Stored]]:
+        """Every commit of every table (or of ``subject_filter``), for audits and mirrors."""
+        out: list[tuple[str, Stored]] = []
+        start = after_seq + 1
+        filt = subject_filter or SUBJECT_PREFIX + ">"
+        while True:
+            batch = await self._direct_batch(filt, start, with_subject=True)
+            out.extend(batch)
+            if len(batch) < READ_BATCH:
+                return out
+            start = batch[-1][1].seq + 1
+
+    async def _direct_batch(self, subj: str, start: int, with_subject: bool = False) -> list:
+        """One batched direct get: up to READ_BATCH messages from ``start`` on ``subj``,
+        terminated by an end-of-batch status message."""
+        inbox = self.nc.new_inbox()
+        done = asyncio.get_running_loop().create_future()
+        items: list = []
+
+        async def on_msg(msg) -> None:
+            headers = msg.headers or {}
+            status = headers.get("Status")
+            if status:
+                if not done.done():
+                    if status in ("204", "404"):
+                        done.set_result(None)
+                    else:
+                        done.set_exception(StoreError(
+                            f"read failed: {status} {headers.get('Description', '')}"))
+                return
+            stored = Stored(int(headers["Nats-Sequence"]), msg.data,
+                            headers.get("Nats-Msg-Id", ""))
+            items.append((headers["Nats-Subject"], stored) if with_subject else stored)
+
+        sub = await self.nc.subscribe(inbox, cb=on_msg)
+        try:
+            request = json.dumps({"seq": start, "next_by_subj": subj, "batch": READ_BATCH})
+            await self.nc.publish(f"$JS.API.DIRECT.GET.{self.stream}", request.encode(),
+                                  reply=inbox)
+            await asyncio.wait_for(done, timeout=10)
+        except asyncio.TimeoutError:
+            raise StoreError(f"reading {subj} from {start} timed out") from None
+        finally:
+            await sub.unsubscribe()
+        return items

@@ -30,7 +30,7 @@ class CodecError(ValueError):
     """Bytes or a message that do not decode to a valid domain event."""
 
 
-EVENT_TYPES: tuple[type, ...] = (E.TableCreated, *E.HAND_EVENTS)
+EVENT_TYPES: tuple[type, ...] = (*E.TABLE_EVENTS, *E.HAND_EVENTS)
 _CARDS = DECK + (UNKNOWN_CARD,)
 
 

@@ -100,10 +100,11 @@ class EventStore:
         if not self.nc.is_closed:
             await self.nc.drain()
 
-    async def append(self, table_id: str, data: bytes, expected_seq: int, msg_id: str) -> int:
+    async def append(self, table_id: str, data: bytes, expected_seq: int,
+                     msg_id: str) -> tuple[int, bool]:
         """Append one commit if the table's last commit is still ``expected_seq`` (0: none).
 
-        Returns the commit's stream sequence. A retry of an append that already landed
+        Returns the commit's stream sequence and whether it was a duplicate. A retry of an append that already landed
         (same ``msg_id``) returns the original sequence: inside the duplicate window JetStream
         acknowledges it as a duplicate or, on a single node, answers "wrong last sequence",
         after which the subject's last commit is compared by message id.
@@ -117,13 +118,13 @@ class EventStore:
             if exc.err_code == WRONG_LAST_SEQUENCE:
                 last = await self.last(table_id)
                 if last is not None and last.msg_id == msg_id:
-                    return last.seq
+                    return last.seq, True
                 raise AppendConflict(table_id, expected_seq) from None
             raise StoreError(f"append to table {table_id} failed: {exc.description}") from exc
         except (nats.errors.TimeoutError, nats.errors.NoRespondersError,
                 nats.js.errors.NoStreamResponseError) as exc:
             raise StoreError(f"append to table {table_id} was not acknowledged: {exc!r}") from exc
-        return ack.seq
+        return ack.seq, bool(ack.duplicate)
 
     async def last(self, table_id: str) -> Stored | None:
         """The table's last commit, or None for a table with no events."""

@@ -81,6 +81,28 @@ class TableCreated:
     options: TableOptions
 
 
+@dataclass(frozen=True, slots=True)
+class PlayerSeated:
+    """A player took a seat with ``stack`` chips. ``token_digest``: SHA-256 of the seat token
+    handed to the player (the token itself is never logged)."""
+
+    seat: int
+    player_id: str
+    stack: int
+    token_digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLeft:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSatOut:
+    seat: int
+    sitting_out: bool  # False: the player came back
+
+
 # --- hand: table service -------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -211,8 +233,9 @@ HAND_EVENTS = (
     BetReturned, BettingRoundClosed, PotsFormed, HandShown, HandMucked, PotAwarded, HandEnded,
     RakeTaken,
 )
+TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut)
 Event = (
-    TableCreated | HandStarted | DeckCommitted | CardsDealt | DeckRevealed | ForcedBetPosted
+    TableCreated | PlayerSeated | PlayerLeft | PlayerSatOut | HandStarted | DeckCommitted | CardsDealt | DeckRevealed | ForcedBetPosted
     | ActionTaken | BetReturned | BettingRoundClosed | PotsFormed | HandShown | HandMucked
     | PotAwarded | HandEnded | RakeTaken
 )

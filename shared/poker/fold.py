@@ -16,7 +16,7 @@ from .errors import InvalidEvent
 from .events import ActionKind, ForcedKind
 from .options import Structure
 from .showdown import show_order
-from .state import HandState, Phase, Player, TableState
+from .state import HandState, Phase, Player, Seat, TableState
 from .stud import bring_in_seat, first_to_act_showing
 
 
@@ -336,6 +336,31 @@ def apply_hand(state: HandState, event: object) -> HandState:
     return result
 
 
+def _table_event(table: TableState, event: object) -> TableState:
+    if isinstance(event, E.PlayerSeated):
+        if table.seat(event.seat) is not None:
+            raise InvalidEvent(f"seat {event.seat} was already taken")
+        seat = Seat(event.seat, event.player_id, event.stack, event.token_digest,
+                    arrival=table.arrivals + 1)
+        seats = tuple(sorted(table.seats + (seat,), key=lambda s: s.seat))
+        return table.evolve(seats=seats, arrivals=table.arrivals + 1)
+    if isinstance(event, E.PlayerLeft):
+        return table.evolve(seats=tuple(s for s in table.seats if s.seat != event.seat))
+    if isinstance(event, E.PlayerSatOut):
+        return table.evolve(seats=tuple(
+            Seat(s.seat, s.player_id, s.stack, s.token_digest, event.sitting_out, s.arrival)
+            if s.seat == event.seat else s for s in table.seats))
+    raise InvalidEvent(f"{type(event).__name__} is not a table event")
+
+
+def _after_hand(table: TableState, hand: HandState) -> TableState:
+    """The hand is over: its final stacks become the seats' stacks."""
+    final = {p.seat: p.stack for p in hand.players}
+    seats = tuple(Seat(s.seat, s.player_id, final.get(s.seat, s.stack), s.token_digest,
+                       s.sitting_out, s.arrival) for s in table.seats)
+    return table.evolve(seats=seats, hand=hand, hands_played=table.hands_played + 1)
+
+
 def apply(table: TableState | None, event: object) -> TableState:
     """Fold one event into the table's state."""
     if isinstance(event, E.TableCreated):
@@ -344,16 +369,19 @@ def apply(table: TableState | None, event: object) -> TableState:
         return TableState(table_id=event.table_id, options=event.options)
     if table is None:
         raise InvalidEvent(f"{type(event).__name__} before TableCreated")
+    if type(event) in _HAND_HANDLERS:
+        if table.hand is None:
+            raise InvalidEvent(f"{type(event).__name__} outside a hand")
+        hand = apply_hand(table.hand, event)
+        if hand.phase is Phase.DONE:
+            return _after_hand(table, hand)
+        return table.evolve(hand=hand)
     if isinstance(event, E.HandStarted):
-        if table.hand is not None and table.hand.phase is not Phase.DONE:
+        if table.hand_running:
             raise InvalidEvent("a hand started while another is running")
-        return table.evolve(hand=start_hand_state(table, event))
-    if table.hand is None:
-        raise InvalidEvent(f"{type(event).__name__} outside a hand")
-    hand = apply_hand(table.hand, event)
-    if hand.phase is Phase.DONE:
-        return table.evolve(hand=hand, hands_played=table.hands_played + 1)
-    return table.evolve(hand=hand)
+        return table.evolve(hand=start_hand_state(table, event), last_hand_no=event.hand_no,
+                            button=event.button)
+    return _table_event(table, event)
 
 
 def fold(events: Iterable[object], table: TableState | None = None) -> TableState | None:

@@ -150,11 +150,35 @@ class HandState:
 
 
 @dataclass(frozen=True, slots=True)
+class Seat:
+    seat: int
+    player_id: str
+    stack: int  # chips behind between hands (during a hand the hand's own stacks count)
+    token_digest: str
+    sitting_out: bool = False
+    arrival: int = 0  # order of seating: the first player seated takes the button first
+
+
+@dataclass(frozen=True, slots=True)
 class TableState:
     table_id: str
     options: TableOptions
+    seats: tuple[Seat, ...] = ()  # by seat number
     hand: HandState | None = None
     hands_played: int = 0
+    last_hand_no: int = 0
+    button: int | None = None  # the last hand's button
+    arrivals: int = 0
+
+    def seat(self, number: int) -> Seat | None:
+        for s in self.seats:
+            if s.seat == number:
+                return s
+        return None
+
+    @property
+    def hand_running(self) -> bool:
+        return self.hand is not None and self.hand.phase is not Phase.DONE
 
     evolve = None  # set below: a fast replace
 

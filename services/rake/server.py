@@ -1,0 +1,28 @@
+"""RakeService: the house's commission, as a pure function of the pots and the options."""
+
+from __future__ import annotations
+
+from poker.engine.v1 import step_pb2
+from poker.rake.v1 import rake_pb2_grpc
+
+from shared.infra.repository import TableRepository, digest
+from shared.infra.rpc import check_step, rpc
+from shared.infra.steps import current_hand, reply
+from shared.poker import decide as D
+
+
+class RakeService(rake_pb2_grpc.RakeServiceServicer):
+    def __init__(self, repo: TableRepository) -> None:
+        self.repo = repo
+
+    @rpc
+    async def TakeRake(self, request: step_pb2.StepRequest, context):
+        check_step(request)
+        outcome = await self.repo.execute(
+            request.table_id, request.command_id, digest("rake", request.hand_no),
+            lambda t: D.take_rake(current_hand(t, request.table_id, request.hand_no)))
+        return reply(outcome)
+
+
+async def setup(server, repo, store, config):
+    rake_pb2_grpc.add_RakeServiceServicer_to_server(RakeService(repo), server)

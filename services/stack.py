@@ -1,0 +1,62 @@
+"""Every service, started in this process on ports chosen by the OS: for tests and tools.
+
+`pokerctl up` runs the same services as separate processes (`python -m services.<name>`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from shared.infra.boot import start
+from shared.infra.config import Config
+from shared.infra.rpc import Server
+
+from .betting.server import setup as betting_setup
+from .dealer.server import setup as dealer_setup
+from .rake.server import setup as rake_setup
+from .showdown.server import setup as showdown_setup
+from .table.server import setup as table_setup
+
+SETUPS = {"dealer": dealer_setup, "betting": betting_setup, "showdown": showdown_setup,
+          "rake": rake_setup, "table": table_setup}
+#: the table service calls the others, so it starts last and stops first
+START_ORDER = ("dealer", "betting", "showdown", "rake", "table")
+
+
+@dataclass
+class LocalStack:
+    nats_url: str
+    servers: dict[str, Server] = field(default_factory=dict)
+    cleanups: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def addresses(self) -> dict[str, str]:
+        return {name: s.address for name, s in self.servers.items()}
+
+    async def start_service(self, name: str) -> Server:
+        config = Config(nats_url=self.nats_url, host="127.0.0.1", port=0,
+                        addresses=self.addresses, log_level="WARNING", stream_replicas=1)
+        server, cleanup = await start(name, SETUPS[name], config)
+        await server.start()
+        self.servers[name] = server
+        self.cleanups[name] = cleanup
+        return server
+
+    async def stop_service(self, name: str, grace: float = 0.5) -> None:
+        server = self.servers.pop(name)
+        await server.stop(grace)
+        await self.cleanups.pop(name)()
+
+    async def stop(self) -> None:
+        for name in reversed(START_ORDER):
+            if name in self.servers:
+                await self.stop_service(name)
+
+
+async def start_local(nats_url: str) -> LocalStack:
+    os.environ.setdefault("POKER_SEAT_SECRET", "local-stack-secret")
+    stack = LocalStack(nats_url)
+    for name in START_ORDER:
+        await stack.start_service(name)
+    return stack

@@ -1,0 +1,148 @@
+"""The hand driver: after every append it derives the next step from the fold and calls the
+service that owns it, until the table waits for a player (or for players).
+
+Nothing here is remembered between calls: a driver that dies is replaced by any other that
+reads the log. Command ids of driver steps are derived from the table version a step is based
+on, so two drivers that race on a table make the same command and JetStream keeps one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+import grpc
+import structlog
+from poker.betting.v1 import betting_pb2_grpc
+from poker.dealer.v1 import dealer_pb2_grpc
+from poker.engine.v1 import step_pb2
+from poker.rake.v1 import rake_pb2_grpc
+from poker.showdown.v1 import showdown_pb2, showdown_pb2_grpc
+
+from shared.infra.repository import TableRepository, digest
+from shared.poker import decide as D
+from shared.poker import table as T
+
+log = structlog.get_logger()
+
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED,
+             grpc.StatusCode.DEADLINE_EXCEEDED)
+MAX_STEPS = 500  # per call of advance: a hand never needs this many automated steps
+
+
+def channel(address: str) -> grpc.aio.Channel:
+    """A channel to one service; a comma-separated list is balanced round robin."""
+    targets = address.split(",")
+    if len(targets) == 1:
+        return grpc.aio.insecure_channel(targets[0])
+    return grpc.aio.insecure_channel("ipv4:" + ",".join(targets),
+                                     options=[("grpc.lb_policy_name", "round_robin")])
+
+
+@dataclass
+class Peers:
+    dealer: dealer_pb2_grpc.DealerServiceStub
+    betting: betting_pb2_grpc.BettingServiceStub
+    showdown: showdown_pb2_grpc.ShowdownServiceStub
+    rake: rake_pb2_grpc.RakeServiceStub
+    channels: tuple[grpc.aio.Channel, ...]
+
+    @classmethod
+    def connect(cls, addresses: dict[str, str]) -> Peers:
+        chans = {name: channel(addresses[name])
+                 for name in ("dealer", "betting", "showdown", "rake")}
+        return cls(dealer_pb2_grpc.DealerServiceStub(chans["dealer"]),
+                   betting_pb2_grpc.BettingServiceStub(chans["betting"]),
+                   showdown_pb2_grpc.ShowdownServiceStub(chans["showdown"]),
+                   rake_pb2_grpc.RakeServiceStub(chans["rake"]),
+                   tuple(chans.values()))
+
+    async def close(self) -> None:
+        for c in self.channels:
+            await c.close()
+
+
+async def call_with_retry(fn, request, attempts: int = 20, timeout: float = 10.0):
+    """Call an idempotent step; on UNAVAILABLE (a replica restarting) retry the same command."""
+    delay = 0.05
+    for attempt in range(attempts):
+        try:
+            return await fn(request, timeout=timeout, wait_for_ready=True)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() not in RETRYABLE or attempt == attempts - 1:
+                raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+    raise AssertionError("unreachable")
+
+
+class Driver:
+    def __init__(self, repo: TableRepository, peers: Peers) -> None:
+        self.repo = repo
+        self.peers = peers
+        self._running: dict[str, asyncio.Lock] = {}
+
+    async def advance(self, table_id: str) -> None:
+        """Run every automated step until the table waits for a player or for players."""
+        lock = self._running.setdefault(table_id, asyncio.Lock())
+        async with lock:
+            for _ in range(MAX_STEPS):
+                lt = await self.repo.load(table_id)
+                if lt.state is None:
+                    return
+                step = T.table_step(lt.state)
+                if step is None:
+                    return
+                try:
+                    await self._run(table_id, lt.seq, lt.state, step)
+                except grpc.aio.AioRpcError as exc:
+                    if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
+                        # Another driver moved the table on: re-read and carry on.
+                        log.info("step overtaken", table_id=table_id, reason=exc.details())
+                        continue
+                    raise
+
+    async def _run(self, table_id: str, version: int, table, step) -> None:
+        hand_no = table.hand.hand_no if table.hand is not None else 0
+        name = type(step).__name__
+        command_id = f"drv:{hand_no}:{name}:{version}"
+        request = step_pb2.StepRequest(table_id=table_id, hand_no=hand_no, command_id=command_id)
+        peers = self.peers
+        if isinstance(step, T.StartHand):
+            await self.repo.execute(table_id, command_id, digest("start", version),
+                                    T.start_next_hand)
+        elif isinstance(step, D.CommitDeck):
+            await call_with_retry(peers.dealer.CommitDeck, request)
+        elif isinstance(step, D.Deal):
+            await call_with_retry(peers.dealer.DealStreet, request)
+        elif isinstance(step, D.Reshuffle):
+            await call_with_retry(peers.dealer.Reshuffle, request)
+        elif isinstance(step, D.RevealDeck):
+            await call_with_retry(peers.dealer.RevealDeck, request)
+        elif isinstance(step, D.PostForcedBets):
+            await call_with_retry(peers.betting.PostForcedBets, request)
+        elif isinstance(step, D.FormPots):
+            await call_with_retry(peers.showdown.FormPots, request)
+        elif isinstance(step, D.AwardPots):
+            await call_with_retry(peers.showdown.AwardPots, request)
+        elif isinstance(step, D.Show):
+            await call_with_retry(peers.showdown.ShowOrMuck, showdown_pb2.ShowRequest(
+                step=request, seat=step.seat, choice=showdown_pb2.SHOW_CHOICE_DEFAULT))
+        elif isinstance(step, D.TakeRake):
+            await call_with_retry(peers.rake.TakeRake, request)
+        elif isinstance(step, D.HandComplete):
+            return
+        else:
+            raise AssertionError(f"no service owns {name}")
+
+
+def seat_token(secret: bytes, table_id: str, seat: int, player_id: str, command_id: str) -> str:
+    """The seat token: derived, so a retried SitDown returns the same token."""
+    return hmac.new(secret, f"{table_id}|{seat}|{player_id}|{command_id}".encode(),
+                    hashlib.sha256).hexdigest()
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()

@@ -1,0 +1,242 @@
+"""TableService: the client-facing API (create table, sit, leave, sit out, act, state, watch).
+
+Player actions go to the betting service, which owns their events; everything else that a
+hand needs is run by the driver after each command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import os
+import secrets
+import uuid
+
+import grpc
+import structlog
+from poker.betting.v1 import betting_pb2
+from poker.engine.v1 import step_pb2
+from poker.events.v1 import events_pb2
+from poker.table.v1 import table_pb2, table_pb2_grpc
+
+from shared.infra.codec import decode_options  # noqa: F401  (kept for symmetry of imports)
+from shared.infra.eventstore import subject
+from shared.infra.repository import LoadedTable, TableRepository, digest
+from shared.infra.rpc import BadRequest, Denied, check_command_id, check_table_id, rpc
+from shared.poker import table as T
+from shared.poker.cards import cards_str
+from shared.poker.errors import IllegalAction
+from shared.poker.events import ActionKind
+from shared.poker.options import table_options
+from shared.poker.state import TableState
+from shared.poker.view import TableView, table_view
+
+from .driver import Driver, Peers, call_with_retry, seat_token, token_digest
+
+_GAMES = {v: k for k, v in events_pb2.Game.items()}
+_STRUCTURES = {v: k for k, v in events_pb2.Structure.items()}
+_SETTINGS_INTS = ("max_seats", "chip_unit", "small_blind", "big_blind", "small_bet", "big_bet",
+                  "ante", "bring_in", "max_bets", "rake_basis_points", "min_buy_in",
+                  "max_buy_in")
+
+
+def options_from(settings: table_pb2.TableSettings):
+    """Table options from the request: unset fields take the rule book's defaults."""
+    game = _GAMES.get(settings.game, "GAME_UNSPECIFIED")
+    structure = _STRUCTURES.get(settings.structure, "STRUCTURE_UNSPECIFIED")
+    if game == "GAME_UNSPECIFIED" or structure == "STRUCTURE_UNSPECIFIED":
+        raise BadRequest("settings need a game and a betting structure")
+    kwargs: dict = {name: getattr(settings, name) for name in _SETTINGS_INTS
+                    if settings.HasField(name)}
+    for flag in ("heads_up_uncapped", "no_flop_no_drop"):
+        if settings.HasField(flag):
+            kwargs[flag] = getattr(settings, flag)
+    if settings.HasField("rake_cap"):
+        kwargs["rake_cap"] = settings.rake_cap
+    if settings.suit_order:
+        kwargs["suit_order"] = events_pb2.SuitOrder.Name(settings.suit_order)[11:].lower()
+    if settings.ante_type:
+        kwargs["ante_type"] = events_pb2.AnteType.Name(settings.ante_type)[10:].lower()
+    return table_options(game[5:].lower(), structure[10:].lower(), **kwargs)
+
+
+def view_message(view: TableView, version: int, table: TableState) -> table_pb2.TableView:
+    msg = table_pb2.TableView(
+        table_id=view.table_id, version=version,
+        game=events_pb2.Game.Value("GAME_" + table.options.game.name),
+        structure=events_pb2.Structure.Value("STRUCTURE_" + table.options.structure.name),
+        hand_no=view.hand_no, phase=view.phase, button=view.button, street=view.street,
+        board=[str(c) for c in view.board], pot=view.pot, current_bet=view.current_bet,
+        to_act=view.to_act, rake=view.rake)
+    for pot in view.pots:
+        msg.pots.add(amount=pot.amount, eligible=pot.eligible)
+    for s in view.seats:
+        msg.seats.add(seat=s.seat, player_id=s.player_id, stack=s.stack, bet=s.bet,
+                      in_hand=s.in_hand, folded=s.folded, all_in=s.all_in,
+                      sitting_out=s.sitting_out, cards=[str(c) for c in s.cards],
+                      shown=s.shown)
+    if view.legal is not None:
+        legal = view.legal
+        msg.legal.CopyFrom(table_pb2.Legal(
+            can_fold=legal.can_fold, can_check=legal.can_check, call=legal.call,
+            bring_in=legal.bring_in,
+            raise_kind=(events_pb2.ActionKind.Value("ACTION_KIND_" + legal.raise_kind.name)
+                        if legal.raise_kind else 0),
+            raise_sizes=legal.raise_sizes, min_to=legal.min_to, max_to=legal.max_to))
+    return msg
+
+
+class TableService(table_pb2_grpc.TableServiceServicer):
+    def __init__(self, repo: TableRepository, driver: Driver, seat_secret: bytes) -> None:
+        self.repo = repo
+        self.driver = driver
+        self.secret = seat_secret
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def _check_token(self, table: TableState, seat: int, token: str) -> None:
+        if not token:
+            raise Denied("a seat token is required (the one SitDown returned)")
+        s = table.seat(seat)
+        if s is None or not hmac.compare_digest(s.token_digest, token_digest(token)):
+            raise Denied(f"that token does not hold seat {seat} at this table")
+
+    async def _seated(self, table_id: str, seat: int, token: str) -> LoadedTable:
+        check_table_id(table_id)
+        lt = await self.repo.get(table_id)
+        self._check_token(lt.state, seat, token)
+        return lt
+
+    async def _reply(self, table_id: str, viewer: int | None) -> table_pb2.TableReply:
+        lt = await self.repo.get(table_id)
+        return table_pb2.TableReply(version=lt.seq,
+                                    view=view_message(table_view(lt.state, viewer), lt.seq,
+                                                      lt.state))
+
+    # --- RPCs ----------------------------------------------------------------------------
+
+    @rpc
+    async def CreateTable(self, request, context):
+        check_command_id(request.command_id)
+        table_id = request.table_id or uuid.uuid4().hex[:16]
+        check_table_id(table_id)
+        options = options_from(request.settings)
+        outcome = await self.repo.execute(
+            table_id, request.command_id, digest("create", options),
+            lambda t: T.create_table(t, table_id, options))
+        return table_pb2.CreateTableReply(table_id=table_id, version=outcome.version)
+
+    @rpc
+    async def SitDown(self, request, context):
+        check_table_id(request.table_id)
+        check_command_id(request.command_id)
+        await self.repo.get(request.table_id)
+        token = seat_token(self.secret, request.table_id, request.seat, request.player_id,
+                           request.command_id)
+        outcome = await self.repo.execute(
+            request.table_id, request.command_id,
+            digest("sit", request.seat, request.player_id, request.buy_in),
+            lambda t: T.sit_down(t, request.seat, request.player_id, request.buy_in,
+                                 token_digest(token)))
+        await self.driver.advance(request.table_id)
+        return table_pb2.SitDownReply(seat_token=token, version=outcome.version)
+
+    @rpc
+    async def Leave(self, request, context):
+        check_command_id(request.command_id)
+        await self._seated(request.table_id, request.seat, request.seat_token)
+        await self.repo.execute(request.table_id, request.command_id,
+                                digest("leave", request.seat),
+                                lambda t: T.leave(t, request.seat))
+        await self.driver.advance(request.table_id)
+        return await self._reply(request.table_id, None)
+
+    @rpc
+    async def SitOut(self, request, context):
+        seat = request.seat
+        check_command_id(seat.command_id)
+        await self._seated(seat.table_id, seat.seat, seat.seat_token)
+        await self.repo.execute(seat.table_id, seat.command_id,
+                                digest("sit_out", seat.seat, request.sit_out),
+                                lambda t: T.sit_out(t, seat.seat, request.sit_out))
+        await self.driver.advance(seat.table_id)
+        return await self._reply(seat.table_id, seat.seat)
+
+    @rpc
+    async def Act(self, request, context):
+        check_command_id(request.command_id)
+        lt = await self._seated(request.table_id, request.seat, request.seat_token)
+        hand = lt.state.hand
+        if request.action not in _VALID_ACTIONS:
+            raise BadRequest(f"action {request.action} is not one of "
+                             f"{', '.join(a.value for a in ActionKind)}")
+        if hand is None or hand.hand_no != request.hand_no:
+            current = hand.hand_no if hand is not None else 0
+            if lt.state.hand is None or request.command_id not in lt.commands:
+                raise IllegalAction(f"hand {request.hand_no} is not the table's hand "
+                                    f"(it is at hand {current})")
+        act = betting_pb2.ActRequest(
+            step=step_pb2.StepRequest(table_id=request.table_id, hand_no=request.hand_no,
+                                      command_id=request.command_id),
+            seat=request.seat, action=request.action)
+        if request.HasField("amount"):
+            act.amount = request.amount
+        try:
+            await call_with_retry(self.driver.peers.betting.Act, act)
+        except grpc.aio.AioRpcError as exc:
+            await context.abort(exc.code(), exc.details())
+        await self.driver.advance(request.table_id)
+        return await self._reply(request.table_id, request.seat)
+
+    @rpc
+    async def GetState(self, request, context):
+        viewer = await self._viewer(request)
+        lt = await self.repo.get(request.table_id)
+        return view_message(table_view(lt.state, viewer), lt.seq, lt.state)
+
+    async def _viewer(self, request) -> int | None:
+        check_table_id(request.table_id)
+        if request.seat == 0:
+            return None
+        await self._seated(request.table_id, request.seat, request.seat_token)
+        return request.seat
+
+    @rpc
+    async def Watch(self, request, context):
+        viewer = await self._viewer(request)
+        changed = asyncio.Event()
+
+        async def on_commit(_msg) -> None:
+            changed.set()
+
+        sub = await self.repo.store.nc.subscribe(subject(request.table_id), cb=on_commit)
+        try:
+            last = -1
+            while True:
+                lt = await self.repo.get(request.table_id)
+                if lt.seq != last:
+                    last = lt.seq
+                    await context.write(view_message(table_view(lt.state, viewer), lt.seq,
+                                                     lt.state))
+                changed.clear()
+                await changed.wait()
+        finally:
+            await sub.unsubscribe()
+
+
+_VALID_ACTIONS = {events_pb2.ActionKind.Value(f"ACTION_KIND_{a.name}") for a in ActionKind}
+
+__all__ = ["TableService", "options_from", "view_message", "cards_str"]
+
+
+async def setup(server, repo, store, config):
+    secret = os.environ.get("POKER_SEAT_SECRET")
+    if not secret:
+        structlog.get_logger().warning(
+            "POKER_SEAT_SECRET is not set: seat tokens will not survive a restart")
+        secret = secrets.token_hex(32)
+    peers = Peers.connect(config.addresses)
+    driver = Driver(repo, peers)
+    table_pb2_grpc.add_TableServiceServicer_to_server(
+        TableService(repo, driver, secret.encode()), server)
+    return peers.close

@@ -1,0 +1,169 @@
+"""Tables loaded from the log, and decisions appended to it.
+
+A service method is: load the table (the fold of its commits, cached per process and caught
+up by sequence), make one pure decision, append its events as one commit guarded by the
+sequence it was based on. A conflict re-folds and re-decides once; a command id seen before
+returns the original outcome (also after JetStream's duplicate window, because the fold keeps
+every command id it has applied).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from poker.events.v1 import events_pb2 as pb
+
+from shared.poker.errors import InvalidEvent
+from shared.poker.fold import apply
+from shared.poker.state import TableState
+
+from .codec import CodecError, decode_body, encode_body
+from .eventstore import AppendConflict, EventStore, Stored
+
+
+class UnknownTable(LookupError):
+    pass
+
+
+class CommandReused(ValueError):
+    """A command id already used for a different command."""
+
+
+class Aborted(RuntimeError):
+    """Other writers won the table twice in a row."""
+
+
+class CorruptLog(RuntimeError):
+    """The table's log does not fold: a broken hash chain, an undecodable or impossible event."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    version: int  # the table's last commit sequence after the command
+    events: int  # events appended (0 for a duplicate)
+    duplicate: bool = False
+
+
+@dataclass
+class LoadedTable:
+    """A table's fold as of commit ``seq``. Replaced, never mutated, when it moves on."""
+
+    state: TableState | None = None
+    seq: int = 0
+    last_hash: bytes = b""
+    events: int = 0
+    commands: dict[str, tuple[int, bytes]] = field(default_factory=dict)  # id -> (seq, digest)
+
+
+def digest(*parts: object) -> bytes:
+    """A command's fingerprint: its kind and arguments."""
+    return hashlib.sha256(repr(parts).encode()).digest()
+
+
+def fold_commit(lt: LoadedTable, stored: Stored) -> LoadedTable:
+    """Fold one stored commit: check the hash chain, decode, apply every event."""
+    commit = pb.Commit()
+    try:
+        commit.ParseFromString(stored.data)
+    except Exception as exc:
+        raise CorruptLog(f"commit {stored.seq} does not parse: {exc}") from None
+    state, last_hash, count = lt.state, lt.last_hash, lt.events
+    command_id = ""
+    for raw in commit.events:
+        env = pb.EventEnvelope()
+        env.ParseFromString(raw)
+        if env.prev_hash != last_hash:
+            raise CorruptLog(f"the hash chain breaks at commit {stored.seq} (event {count + 1})")
+        try:
+            state = apply(state, decode_body(env))
+        except (CodecError, InvalidEvent) as exc:
+            raise CorruptLog(f"commit {stored.seq}: {exc}") from None
+        last_hash = hashlib.sha256(raw).digest()
+        command_id = env.command_id
+        count += 1
+    commands = lt.commands
+    if command_id:
+        commands = {**commands, command_id: (stored.seq, commit.command_digest)}
+    return LoadedTable(state, stored.seq, last_hash, count, commands)
+
+
+def build_commit(table_id: str, hand_no: int, command_id: str, command_digest: bytes,
+                 producer: str, events: list, prev_hash: bytes) -> bytes:
+    """Envelope each event, chain them by hash, and pack them as one commit."""
+    commit = pb.Commit(command_digest=command_digest)
+    now_ms = int(time.time() * 1000)  # for people reading the log; nothing is ordered by it
+    for event in events:
+        env = pb.EventEnvelope(event_id=uuid.uuid4().hex, table_id=table_id, hand_no=hand_no,
+                               command_id=command_id, occurred_at_unix_ms=now_ms,
+                               prev_hash=prev_hash, producer=producer)
+        encode_body(event, env)
+        raw = env.SerializeToString(deterministic=True)
+        commit.events.append(raw)
+        prev_hash = hashlib.sha256(raw).digest()
+    return commit.SerializeToString(deterministic=True)
+
+
+class TableRepository:
+    """Per-process cache of folded tables over an :class:`EventStore`."""
+
+    def __init__(self, store: EventStore, producer: str) -> None:
+        self.store = store
+        self.producer = producer
+        self._tables: dict[str, LoadedTable] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def lock(self, table_id: str) -> asyncio.Lock:
+        lock = self._locks.get(table_id)
+        if lock is None:
+            lock = self._locks[table_id] = asyncio.Lock()
+        return lock
+
+    async def load(self, table_id: str) -> LoadedTable:
+        """The table caught up to the end of its log."""
+        lt = self._tables.get(table_id) or LoadedTable()
+        for stored in await self.store.read(table_id, after_seq=lt.seq):
+            lt = fold_commit(lt, stored)
+        self._tables[table_id] = lt
+        return lt
+
+    async def get(self, table_id: str) -> LoadedTable:
+        lt = await self.load(table_id)
+        if lt.state is None:
+            raise UnknownTable(f"there is no table {table_id!r}")
+        return lt
+
+    async def execute(self, table_id: str, command_id: str, command_digest: bytes,
+                      decide: Callable[[TableState | None], list], hand_no: int = 0) -> Outcome:
+        """Decide on the current fold and append the events; idempotent by command id."""
+        async with self.lock(table_id):
+            for _ in range(2):
+                lt = await self.load(table_id)
+                seen = lt.commands.get(command_id)
+                if seen is not None:
+                    if seen[1] != command_digest:
+                        raise CommandReused(f"command id {command_id!r} was already used "
+                                            f"for a different command")
+                    return Outcome(lt.seq, 0, duplicate=True)
+                events = decide(lt.state)
+                if not events:
+                    return Outcome(lt.seq, 0)
+                hand = lt.state.hand if lt.state is not None else None
+                hand_no = hand_no or (hand.hand_no if hand is not None else 0)
+                data = build_commit(table_id, hand_no, command_id, command_digest,
+                                    self.producer, events, lt.last_hash)
+                try:
+                    seq, duplicate = await self.store.append(
+                        table_id, data, lt.seq, msg_id=f"{table_id}:{command_id}")
+                except AppendConflict:
+                    continue
+                if not duplicate:
+                    self._tables[table_id] = fold_commit(lt, Stored(seq, data))
+                    return Outcome(seq, len(events))
+                return Outcome((await self.load(table_id)).seq, 0, duplicate=True)
+            raise Aborted(f"table {table_id} changed under this command twice; "
+                          f"retry with the same command id")

@@ -1,0 +1,146 @@
+"""gRPC helpers shared by the services: error mapping, request checks, serving, shutdown.
+
+A servicer method reads top to bottom: check the request, bind log context, load, decide,
+append, reply. Errors map to statuses in one place:
+IllegalAction -> FAILED_PRECONDITION, bad arguments -> INVALID_ARGUMENT, unknown table ->
+NOT_FOUND, wrong or missing seat token -> PERMISSION_DENIED, lost append races -> ABORTED,
+the log unreachable -> UNAVAILABLE, a log that does not fold -> DATA_LOSS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+import signal
+from collections.abc import Awaitable, Callable
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from shared.poker.deck import EntropyUnavailable
+from shared.poker.errors import IllegalAction, InvalidOptions
+
+from .eventstore import StoreError
+from .repository import Aborted, CommandReused, CorruptLog, UnknownTable
+
+log = structlog.get_logger()
+
+COMMAND_ID = re.compile(r"^[A-Za-z0-9_.:@/-]{1,128}$")
+TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class BadRequest(ValueError):
+    """A malformed request: INVALID_ARGUMENT."""
+
+
+class Denied(PermissionError):
+    """A missing or wrong seat token: PERMISSION_DENIED."""
+
+
+_STATUS: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
+    (BadRequest, grpc.StatusCode.INVALID_ARGUMENT),
+    (InvalidOptions, grpc.StatusCode.INVALID_ARGUMENT),
+    (CommandReused, grpc.StatusCode.INVALID_ARGUMENT),
+    (Denied, grpc.StatusCode.PERMISSION_DENIED),
+    (UnknownTable, grpc.StatusCode.NOT_FOUND),
+    (IllegalAction, grpc.StatusCode.FAILED_PRECONDITION),
+    (Aborted, grpc.StatusCode.ABORTED),
+    (CorruptLog, grpc.StatusCode.DATA_LOSS),
+    (EntropyUnavailable, grpc.StatusCode.UNAVAILABLE),
+    (StoreError, grpc.StatusCode.UNAVAILABLE),
+)
+
+
+def status_for(exc: BaseException) -> grpc.StatusCode | None:
+    for kind, code in _STATUS:
+        if isinstance(exc, kind):
+            return code
+    return None
+
+
+def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
+    """Wrap a servicer method: log context from the request, domain errors to statuses."""
+
+    @functools.wraps(method)
+    async def wrapper(self, request, context):
+        structlog.contextvars.clear_contextvars()
+        table_id = getattr(request, "table_id", "") or getattr(
+            getattr(request, "step", None), "table_id", "")
+        structlog.contextvars.bind_contextvars(rpc=method.__name__, table_id=table_id)
+        try:
+            return await method(self, request, context)
+        except Exception as exc:  # mapped below, or re-raised as INTERNAL
+            code = status_for(exc)
+            if code is None:
+                log.exception("rpc failed")
+                raise
+            message = getattr(exc, "reason", None) or str(exc)
+            log.info("rpc refused", code=code.name, reason=message)
+            await context.abort(code, message)
+
+    return wrapper
+
+
+def check_table_id(table_id: str) -> str:
+    if not TABLE_ID.match(table_id or ""):
+        raise BadRequest("table_id must be 1 to 64 letters, digits, '-' or '_'")
+    return table_id
+
+
+def check_command_id(command_id: str) -> str:
+    if not COMMAND_ID.match(command_id or ""):
+        raise BadRequest("command_id must be 1 to 128 characters of letters, digits and "
+                         "'_.:@/-' (use a fresh id per command, the same id for its retries)")
+    return command_id
+
+
+def check_step(step) -> None:
+    check_table_id(step.table_id)
+    check_command_id(step.command_id)
+    if step.hand_no < 0:
+        raise BadRequest("hand_no cannot be negative")
+
+
+class Server:
+    """A grpc.aio server on 127.0.0.1 with health checking and graceful shutdown."""
+
+    def __init__(self, name: str, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.name = name
+        self.server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1 << 20)])
+        self.health = health.aio.HealthServicer() if hasattr(health, "aio") else \
+            health.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        self.port = self.server.add_insecure_port(f"{host}:{port}")
+        self.address = f"{host}:{self.port}"
+
+    async def start(self) -> None:
+        await self.server.start()
+        await self._set_health(health_pb2.HealthCheckResponse.SERVING)
+        log.info("serving", service=self.name, address=self.address)
+
+    async def _set_health(self, status) -> None:
+        result = self.health.set("", status)
+        if asyncio.iscoroutine(result):
+            await result
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """NOT_SERVING first (load balancers stop sending), then finish calls in flight."""
+        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.server.stop(grace)
+
+
+async def run_until_signalled(server: Server, cleanup: Callable[[], Awaitable] | None = None,
+                              grace: float = 5.0) -> None:
+    """Serve until SIGTERM or SIGINT, then stop gracefully and clean up (drain NATS)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await server.start()
+    await stop.wait()
+    log.info("stopping", service=server.name)
+    await server.stop(grace)
+    if cleanup is not None:
+        await cleanup()

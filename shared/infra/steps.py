@@ -1,0 +1,28 @@
+"""What the internal services share: finding the hand a step is for, and the reply."""
+
+from __future__ import annotations
+
+from poker.engine.v1 import step_pb2
+
+from shared.poker.errors import IllegalAction
+from shared.poker.state import HandState, TableState
+
+from .repository import Outcome, UnknownTable
+
+
+def current_hand(table: TableState | None, table_id: str, hand_no: int) -> HandState:
+    """The running hand, which must be ``hand_no``: a step for a stale hand is refused."""
+    if table is None:
+        raise UnknownTable(f"there is no table {table_id!r}")
+    hand = table.hand
+    if hand is None:
+        raise IllegalAction("no hand has started at this table")
+    if hand.hand_no != hand_no:
+        raise IllegalAction(f"hand {hand_no} is not the table's hand (it is at hand "
+                            f"{hand.hand_no})")
+    return hand
+
+
+def reply(outcome: Outcome) -> step_pb2.StepReply:
+    return step_pb2.StepReply(version=outcome.version, events=outcome.events,
+                              duplicate=outcome.duplicate)

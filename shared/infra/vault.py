@@ -1,0 +1,74 @@
+"""The dealer's private store of running hands' decks: a JetStream key-value bucket that only
+the dealer's account may read (see deploy/). A deck is stored before its commitment is
+appended, so a dealer killed after the commitment deals from the same deck when it returns.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from nats.js import JetStreamContext
+from nats.js import api as js_api
+from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
+
+from shared.poker.cards import DECK, Card
+
+BUCKET = "POKER_DECKS"
+
+
+@dataclass(frozen=True, slots=True)
+class HandDecks:
+    """The deck behind each commitment of one hand (a stud reshuffle adds one) and salts."""
+
+    decks: tuple[tuple[Card, ...], ...]
+    salts: tuple[str, ...]
+
+    def encode(self) -> bytes:
+        return json.dumps({"decks": [[int(c) for c in d] for d in self.decks],
+                           "salts": list(self.salts)}).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> HandDecks:
+        raw = json.loads(data)
+        return cls(tuple(tuple(DECK[c] for c in d) for d in raw["decks"]), tuple(raw["salts"]))
+
+
+class DeckVault:
+    def __init__(self, kv) -> None:
+        self.kv = kv
+
+    @classmethod
+    async def open(cls, js: JetStreamContext, replicas: int = 1) -> DeckVault:
+        try:
+            kv = await js.key_value(BUCKET)
+        except BucketNotFoundError:
+            kv = await js.create_key_value(js_api.KeyValueConfig(
+                bucket=BUCKET, history=1, storage=js_api.StorageType.FILE, replicas=replicas))
+        return cls(kv)
+
+    @staticmethod
+    def key(table_id: str, hand_no: int) -> str:
+        return f"{table_id}.{hand_no}"
+
+    async def get(self, table_id: str, hand_no: int) -> tuple[HandDecks, int] | None:
+        try:
+            entry = await self.kv.get(self.key(table_id, hand_no))
+        except KeyNotFoundError:
+            return None
+        if entry.value is None:
+            return None
+        return HandDecks.decode(entry.value), entry.revision
+
+    async def create(self, table_id: str, hand_no: int, decks: HandDecks) -> HandDecks:
+        """Store the hand's first deck unless one is stored already; return what is stored."""
+        try:
+            await self.kv.create(self.key(table_id, hand_no), decks.encode())
+            return decks
+        except KeyWrongLastSequenceError:
+            stored = await self.get(table_id, hand_no)
+            assert stored is not None
+            return stored[0]
+
+    async def update(self, table_id: str, hand_no: int, decks: HandDecks, revision: int) -> None:
+        await self.kv.update(self.key(table_id, hand_no), decks.encode(), revision)

@@ -1,0 +1,72 @@
+"""What a viewer may see of a table (secrecy): a seat sees its own hole cards; everybody sees
+upcards, the board and hands shown at showdown; nobody sees another seat's down cards or the
+deck. Pure: the table service maps this to its protobuf view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .betting import LegalActions, legal_actions
+from .cards import UNKNOWN_CARD, Card
+from .events import Pot
+from .state import HandState, Phase, Player, TableState
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    seat: int
+    player_id: str
+    stack: int
+    bet: int
+    in_hand: bool
+    folded: bool
+    all_in: bool
+    sitting_out: bool
+    cards: tuple[Card, ...]
+    shown: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    table_id: str
+    hand_no: int
+    phase: str
+    button: int
+    street: int
+    board: tuple[Card, ...]
+    pot: int
+    pots: tuple[Pot, ...]
+    current_bet: int
+    to_act: int
+    legal: LegalActions | None
+    seats: tuple[SeatView, ...]
+    rake: int
+
+
+def visible_cards(p: Player, viewer: int | None) -> tuple[Card, ...]:
+    if p.seat == viewer or p.shown:
+        return p.hole
+    return tuple(c if up else UNKNOWN_CARD for c, up in zip(p.hole, p.face_up))
+
+
+def table_view(table: TableState, viewer: int | None) -> TableView:
+    """The table as seat ``viewer`` (None: a spectator) may see it."""
+    hand: HandState | None = table.hand
+    in_hand = {p.seat: p for p in hand.players} if hand is not None else {}
+    seats = []
+    for s in table.seats:
+        p = in_hand.get(s.seat)
+        if p is None:
+            seats.append(SeatView(s.seat, s.player_id, s.stack, 0, False, False, False,
+                                  s.sitting_out, (), False))
+        else:
+            seats.append(SeatView(s.seat, s.player_id, p.stack, p.round_bet, True, p.folded,
+                                  p.all_in, s.sitting_out, visible_cards(p, viewer), p.shown))
+    if hand is None:
+        return TableView(table.table_id, 0, "waiting", 0, 0, (), 0, (), 0, 0, None,
+                         tuple(seats), 0)
+    legal = legal_actions(hand, viewer) if viewer is not None else None
+    to_act = hand.to_act if hand.phase is Phase.BET and hand.to_act is not None else 0
+    return TableView(table.table_id, hand.hand_no, hand.phase.value, hand.button, hand.street,
+                     hand.board, hand.pot_total, hand.pots, hand.current_bet, to_act, legal,
+                     tuple(seats), hand.rake)

@@ -176,6 +176,8 @@ class Scenario:
             return D.commit_deck(hand, dealer.new_deck())
         if isinstance(step, D.PostForcedBets):
             return D.post_forced_bets(hand)
+        if type(step).__name__ == "CloseRound":  # a round nobody acts in, with a bet to return
+            return D.close_round(hand)
         if isinstance(step, D.Deal):
             return D.deal(hand, dealer.take(hand, step.count))
         if isinstance(step, D.Reshuffle):

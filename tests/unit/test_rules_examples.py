@@ -1218,3 +1218,41 @@ def test_rake_larger_than_the_main_pot_continues_into_side_pots():
     assert s.pots == (E.Pot(60, (1, 2, 3)), E.Pot(160, (2, 3)))
     assert taken.amount == 110 and taken.from_pots == (60, 50)
     assert s.won == {2: 110}
+
+
+# =============================================================================================
+# Later additions: two live big blinds, a dead small blind, stud showdown order
+# =============================================================================================
+
+def test_two_big_blinds_can_be_live_in_one_hand():
+    # a newcomer in seat 3 posts a live big blind to be dealt in at once (RULES §3)
+    forced = (E.ForcedBet(1, ForcedKind.SMALL_BLIND, 10), E.ForcedBet(2, ForcedKind.BIG_BLIND, 20),
+              E.ForcedBet(3, ForcedKind.BIG_BLIND, 20))
+    s = Scenario(nl(), seats(4), button=4, forced_bets=forced)
+    legal = s.legal
+    assert legal.seat == 3 and legal.can_check  # the newcomer's blind is live: their option
+    assert (legal.raise_kind, legal.min_to) == (RAISE, 40)
+    s.play("3 check", "4 call", "1 call")
+    legal = s.legal
+    assert legal.seat == 2 and legal.can_check and legal.raise_kind is RAISE
+
+
+def test_returning_players_missed_small_blind_is_dead():
+    forced = (E.ForcedBet(1, ForcedKind.SMALL_BLIND, 1), E.ForcedBet(2, ForcedKind.BIG_BLIND, 2),
+              E.ForcedBet(3, ForcedKind.DEAD_SMALL_BLIND, 1),
+              E.ForcedBet(3, ForcedKind.BIG_BLIND, 2))
+    s = Scenario(pl(1, 2), seats(4, 100), button=4, forced_bets=forced)
+    s.to_act()
+    p3 = s.player(3)
+    assert (p3.round_bet, p3.contributed) == (2, 3)  # the dead blind is not part of the bet
+    assert s.hand.pot_total == 6
+    legal = s.legal
+    assert legal.seat == 3 and legal.can_check
+    assert legal.max_to == 2 + 6  # pot limit counts the dead blind
+
+
+def test_stud_showdown_nobody_bet_on_7th_the_best_showing_hand_shows_first():
+    hands = {1: "2c2d Ad Qs 3h 4h 6s 9c", 2: "3c3d 5s 7h 8h Js Tc", 3: "6c6d Kh Kd 5d 7c Jc"}
+    s = Scenario(stud(rake_basis_points=0), seats(3), button=3, deck=stud_deck(hands, button=3))
+    s.finish(check_call_policy)
+    assert s.shown_order()[0] == 3  # pair of kings showing acted first on 7th street

@@ -1,0 +1,374 @@
+"""Properties of whole hands under random legal play, for every game and betting structure.
+
+Each example draws a table (game, structure, blinds or bets, antes, chip unit, cap, rake,
+suit order), 2 to max_seats players with stacks from one unit (all in from the forced bets)
+to deep, a button, a shuffled deck and a random legal policy, and plays the hand through the
+decisions and the fold. The properties:
+
+- chips are conserved after every event (stacks + pots + rake == what came to the table);
+- random legal play always finishes a hand, within a bound of steps;
+- side pots add up to the contributions, each pot contested by exactly the live players who
+  contributed up to its level;
+- the rake is never negative, never above its cap, never above the pot;
+- folding a prefix and then the rest equals folding everything; replaying from scratch gives
+  the same final state;
+- every ActionTaken was within the legal actions at that point.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shared.poker import decide as D
+from shared.poker import events as E
+from shared.poker.betting import legal_actions
+from shared.poker.cards import DECK
+from shared.poker.driver import Dealer, new_table, random_policy
+from shared.poker.events import ActionKind
+from shared.poker.fold import apply, fold
+from shared.poker.options import RakeCap, TableOptions, table_options
+from shared.poker.state import HandState, TableState
+
+GAMES = [
+    ("holdem", "fixed_limit"), ("holdem", "pot_limit"), ("holdem", "no_limit"),
+    ("omaha", "fixed_limit"), ("omaha", "pot_limit"), ("omaha", "no_limit"),
+    ("omaha_hilo", "fixed_limit"), ("omaha_hilo", "pot_limit"), ("omaha_hilo", "no_limit"),
+    ("stud", "fixed_limit"), ("stud_hilo", "fixed_limit"),
+]
+STEP_BOUND = 2_000  # far above any real hand: 8 players x 5 streets x a few actions each
+# Deterministic by default (CI); PROPERTY_EXAMPLES=5000 PROPERTY_RANDOM=1 for a deeper hunt.
+PROPERTY_SETTINGS = settings(deadline=None,
+                             max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "200")),
+                             derandomize=not os.environ.get("PROPERTY_RANDOM"),
+                             suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def table_opts(draw, game_structure=None) -> TableOptions:
+    game, structure = game_structure or draw(st.sampled_from(GAMES))
+    unit = draw(st.sampled_from([1, 1, 1, 5]))
+    kw: dict = dict(chip_unit=unit,
+                    max_bets=draw(st.integers(1, 5)),
+                    heads_up_uncapped=draw(st.booleans()),
+                    suit_order=draw(st.sampled_from(["sources", "bridge"])),
+                    rake_basis_points=draw(st.sampled_from([0, 500, 500, 1000, 10_000])),
+                    no_flop_no_drop=draw(st.booleans()))
+    cap = draw(st.one_of(st.none(), st.integers(0, 50).map(lambda c: c * unit),
+                         st.builds(RakeCap, st.integers(0, 10), st.integers(0, 20),
+                                   st.integers(0, 30))))
+    if cap is not None:
+        kw["rake_cap"] = cap
+    if structure == "fixed_limit":
+        kw["small_bet"] = unit * draw(st.integers(1, 20))
+    else:
+        bb = draw(st.integers(1, 20))
+        kw["big_blind"] = unit * bb
+        kw["small_blind"] = unit * draw(st.integers(1, bb))
+    if game.startswith("stud"):
+        if draw(st.booleans()):
+            kw["ante"] = unit * draw(st.integers(0, 3))
+    elif draw(st.booleans()):
+        kw["ante"] = unit * draw(st.integers(1, 3))
+        kw["ante_type"] = draw(st.sampled_from(["per_seat", "big_blind"]))
+    return table_options(game, structure, **kw)
+
+
+@dataclass
+class PlayedHand:
+    options: TableOptions
+    stacks: list[tuple[int, int]]
+    button: int
+    total: int
+    events: list[object]  # HandStarted onwards (TableCreated is events_all[0])
+    before: list[HandState | None]  # the hand's state before each event
+    final: TableState
+    finished: bool
+    steps: int
+    error: str = ""  # an exception the engine raised mid-hand (a bug: legal play must not)
+
+    def ok(self) -> "PlayedHand":
+        """Fail at once, readably, if the hand did not play to its end."""
+        assert not self.error, f"the engine raised during legal play: {self.error}\n{self}"
+        assert self.finished, f"no HandComplete after {STEP_BOUND} steps"
+        return self
+
+    @property
+    def events_all(self) -> list[object]:
+        return [E.TableCreated("t1", self.options)] + self.events
+
+
+def auto(hand: HandState, step: D.Step, dealer: Dealer) -> list[object]:
+    if isinstance(step, D.CommitDeck):
+        return D.commit_deck(hand, dealer.new_deck())
+    if isinstance(step, D.PostForcedBets):
+        return D.post_forced_bets(hand)
+    if isinstance(step, D.Deal):
+        return D.deal(hand, dealer.take(hand, step.count))
+    if isinstance(step, D.Reshuffle):
+        return D.reshuffle(hand, dealer.new_deck(dealer.undealt_and_burned(hand)), step.deck_size)
+    if type(step).__name__ == "CloseRound":
+        return D.close_round(hand)
+    if isinstance(step, D.FormPots):
+        return D.form_pots(hand)
+    if isinstance(step, D.TakeRake):
+        return D.take_rake(hand)
+    if isinstance(step, D.AwardPots):
+        return D.award_pots(hand)
+    if isinstance(step, D.RevealDeck):
+        return D.reveal_deck(hand, dealer.decks, dealer.salts)
+    raise AssertionError(f"unexpected step {step!r}")
+
+
+def passive_policy(rng: random.Random):
+    """Mostly checks, calls and brings in (so many players reach the showdown and stud decks
+    run out); now and then a random legal bet or raise."""
+    wild = random_policy(rng)
+
+    def choose(state, legal):
+        if legal.raise_kind is not None and rng.random() < 0.1:
+            return wild(state, legal)
+        if legal.bring_in:
+            return ActionKind.BRING_IN, None
+        if legal.can_check:
+            return ActionKind.CHECK, None
+        if legal.call:
+            return ActionKind.CALL, None
+        return wild(state, legal)
+
+    return choose
+
+
+def play(options: TableOptions, stacks: list[tuple[int, int]], button: int, seed: int,
+         passive: bool = False) -> PlayedHand:
+    rng = random.Random(seed)
+    dealer = Dealer(shuffle=lambda pool: tuple(rng.sample(list(pool), len(pool))),
+                    salt=lambda: f"{rng.getrandbits(64):016x}")
+    policy = passive_policy(rng) if passive else random_policy(rng)
+    table = new_table(options)
+    events: list[object] = []
+    before: list[HandState | None] = []
+
+    def push(new: list[object]) -> None:
+        nonlocal table
+        for e in new:
+            before.append(table.hand)
+            table = apply(table, e)
+            events.append(e)
+
+    total = sum(s for _, s in stacks)
+    try:
+        push(D.start_hand(table, 1, button, stacks))
+        for steps in range(STEP_BOUND):
+            hand = table.hand
+            step = D.next_step(hand)
+            if isinstance(step, D.HandComplete):
+                return PlayedHand(options, stacks, button, total, events, before, table, True,
+                                  steps)
+            if isinstance(step, D.Act):
+                action, to = policy(hand, step.legal)
+                push(D.act(hand, step.seat, action, to))
+            elif isinstance(step, D.Show):
+                choice = rng.choice(["default", "show", "muck"])
+                if choice == "show" or step.must_show:
+                    push(D.show(hand, step.seat))
+                elif choice == "muck":
+                    push(D.muck(hand, step.seat))
+                else:
+                    push(D.showdown_default(hand, step.seat))
+            else:
+                push(auto(hand, step, dealer))
+    except Exception as exc:  # noqa: BLE001 - reported by the properties, with the hand
+        return PlayedHand(options, stacks, button, total, events, before, table, False, -1,
+                          error=f"{type(exc).__name__}: {exc} at {events[-1:]}")
+    return PlayedHand(options, stacks, button, total, events, before, table, False, STEP_BOUND)
+
+
+@st.composite
+def played_hands(draw, game_structure=None) -> PlayedHand:
+    options = draw(table_opts(game_structure))
+    unit = options.chip_unit
+    n = draw(st.integers(2, options.max_seats))
+    seat_numbers = sorted(draw(st.lists(st.integers(1, options.max_seats), min_size=n,
+                                        max_size=n, unique=True)))
+    deep = options.big_blind or options.big_bet
+    stacks = [(s, unit * draw(st.one_of(st.integers(1, 5), st.integers(1, 20 + 60 * deep // unit))))
+              for s in seat_numbers]
+    button = draw(st.sampled_from(seat_numbers))
+    seed = draw(st.integers(0, 2**32 - 1))
+    return play(options, stacks, button, seed, passive=draw(st.booleans()))
+
+
+def _of(hand: PlayedHand, kind: type) -> list:
+    return [(i, e) for i, e in enumerate(hand.events) if isinstance(e, kind)]
+
+
+# =============================================================================================
+
+@PROPERTY_SETTINGS
+@given(played_hands())
+def test_random_legal_play_always_finishes_a_hand(h):
+    h.ok()
+    assert isinstance(h.events[-1], E.DeckRevealed)
+    [ended] = [e for _, e in _of(h, E.HandEnded)]
+    rake = sum(e.amount for _, e in _of(h, E.RakeTaken))
+    assert sum(x.stack for x in ended.stacks) + rake == h.total
+    assert all(x.stack >= 0 for x in ended.stacks)
+
+
+@PROPERTY_SETTINGS
+@given(played_hands())
+def test_chips_are_conserved_after_every_event(h):
+    table = None  # every event the hand got to, even if the engine failed later
+    for e in h.events_all:
+        table = apply(table, e)
+        hand = table.hand
+        if hand is None:
+            continue
+        assert hand.chips_in_play == h.total, f"after {e}"
+        for p in hand.players:
+            assert p.stack >= 0 and p.contributed >= 0, f"after {e}: {p}"
+            assert p.round_bet <= p.contributed or isinstance(e, E.HandEnded)
+
+
+def _level_of(amount_so_far: int, contributions: list[int]) -> int:
+    """The smallest level L with sum(min(c, L)) == amount_so_far (pots are cumulative)."""
+    lo, hi = 0, max(contributions)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sum(min(c, mid) for c in contributions) >= amount_so_far:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@PROPERTY_SETTINGS
+@given(played_hands())
+def test_side_pots_add_up_to_contributions_with_the_right_players_eligible(h):
+    h.ok()
+    [(i, formed)] = _of(h, E.PotsFormed)
+    state = h.before[i]
+    contributed = {p.seat: p.contributed for p in state.players}
+    live = {p.seat for p in state.players if not p.folded}
+    assert sum(p.amount for p in formed.pots) == sum(contributed.values())
+    assert all(p.amount > 0 for p in formed.pots)
+    cumulative = 0
+    top_live = max(contributed[s] for s in live)
+    for k, pot in enumerate(formed.pots):
+        cumulative += pot.amount
+        assert set(pot.eligible) <= live, f"pot {k} has folded players: {pot}"
+        if k == len(formed.pots) - 1:
+            # the last pot may also hold dead money above every live contribution
+            level = min(_level_of(cumulative, list(contributed.values())), top_live)
+        else:
+            level = _level_of(cumulative, list(contributed.values()))
+        expected = {s for s in live if contributed[s] >= level}
+        assert set(pot.eligible) == expected, (
+            f"pot {k} ({pot}) at level {level}: expected {sorted(expected)}; "
+            f"contributions {contributed}, live {sorted(live)}")
+    # nested: each side pot's players are among the previous pot's
+    for a, b in zip(formed.pots, formed.pots[1:]):
+        assert set(b.eligible) < set(a.eligible)
+
+
+@PROPERTY_SETTINGS
+@given(played_hands())
+def test_rake_is_never_negative_above_its_cap_or_above_the_pot(h):
+    h.ok()
+    [(i, taken)] = _of(h, E.RakeTaken)
+    state = h.before[i]
+    pots = state.pots
+    opts = h.options
+    assert taken.amount >= 0
+    assert taken.amount <= sum(p.amount for p in pots)
+    cap = opts.rake_cap.for_players(len(state.players))
+    if cap is not None:
+        assert taken.amount <= cap
+    assert taken.amount % opts.chip_unit == 0
+    assert taken.amount * 10_000 <= opts.rake_basis_points * sum(p.amount for p in pots)
+    assert len(taken.from_pots) == len(pots) and sum(taken.from_pots) == taken.amount
+    assert all(0 <= t <= p.amount for t, p in zip(taken.from_pots, pots))
+    if opts.no_flop_no_drop and state.street == 0:
+        assert taken.amount == 0
+    # taken from the main pot first: a later pot is touched only once earlier ones are empty
+    for k, t in enumerate(taken.from_pots):
+        if t:
+            assert all(taken.from_pots[j] == pots[j].amount for j in range(k))
+
+
+@PROPERTY_SETTINGS
+@given(played_hands(), st.data())
+def test_folding_a_prefix_then_the_rest_equals_folding_all(h, data):
+    h.ok()
+    evs = h.events_all
+    k = data.draw(st.integers(0, len(evs)), label="k")
+    assert fold(evs[k:], fold(evs[:k])) == fold(evs)
+
+
+@PROPERTY_SETTINGS
+@given(played_hands())
+def test_replaying_a_hand_from_scratch_gives_the_same_final_state(h):
+    h.ok()
+    assert fold(h.events_all) == h.final
+    assert fold(list(h.events_all)) == fold(h.events_all)
+
+
+@PROPERTY_SETTINGS
+@given(played_hands())
+def test_every_action_taken_was_legal_at_that_point(h):
+    h.ok()
+    for i, e in _of(h, E.ActionTaken):
+        state = h.before[i]
+        legal = legal_actions(state, e.seat)
+        assert legal is not None, f"{e} out of turn"
+        p = state.player(e.seat)
+        a = e.action
+        if a is ActionKind.FOLD:
+            assert legal.can_fold and e.added == 0
+        elif a is ActionKind.CHECK:
+            assert legal.can_check and e.added == 0
+        elif a is ActionKind.CALL:
+            assert legal.call > 0 and e.added == legal.call
+        elif a is ActionKind.BRING_IN:
+            assert legal.bring_in > 0 and e.added == legal.bring_in
+        else:
+            assert a is legal.raise_kind and legal.allows_raise_to(e.to), f"{e} vs {legal}"
+            assert e.added == e.to - p.round_bet
+        assert 0 <= e.added <= p.stack
+        assert e.all_in == (e.added == p.stack and e.added > 0) or a in (
+            ActionKind.FOLD, ActionKind.CHECK)
+
+
+# One focused run per game and structure, so none of them is left to chance.
+@settings(deadline=None, max_examples=20, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_every_game_and_structure_finishes_and_conserves_chips(data):
+    for gs in GAMES:
+        h = data.draw(played_hands(gs), label=f"{gs}").ok()
+        table = None
+        for e in h.events_all:
+            table = apply(table, e)
+            if table.hand is not None:
+                assert table.hand.chips_in_play == h.total
+
+
+def test_eight_stud_players_who_all_stay_run_out_of_cards_and_finish():
+    from shared.poker.driver import check_call_policy
+    for game in ("stud", "stud_hilo"):
+        options = table_options(game, "fixed_limit", small_bet=10)
+        rng = random.Random(7)
+        deck = tuple(rng.sample(DECK, 52))
+        dealer = Dealer(shuffle=lambda pool, d=deck: d if len(pool) == 52 else tuple(pool),
+                        salt=lambda: "s")
+        from shared.poker.driver import run_hand
+        table, events = run_hand(new_table(options), 1, 8, [(s, 500) for s in range(1, 9)],
+                                 policy=check_call_policy, dealer=dealer)
+        assert table.hand.phase.value == "done"
+        assert any(isinstance(e, E.DeckCommitted) and e.reshuffle for e in events)
+        assert table.hand.chips_in_play == 4000

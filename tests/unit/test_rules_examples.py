@@ -279,7 +279,12 @@ def _stud_hilo_showdown(hands: dict, button: int, **opts):
 
 
 def _portions(s) -> dict:
-    return {(a.portion, sh.seat): sh.amount for a in s.of(E.PotAwarded) for sh in a.shares}
+    """Chips awarded by (portion, seat), summed over the pots."""
+    out: dict = {}
+    for a in s.of(E.PotAwarded):
+        for sh in a.shares:
+            out[a.portion, sh.seat] = out.get((a.portion, sh.seat), 0) + sh.amount
+    return out
 
 
 def test_low_a2347_beats_a2457():
@@ -1256,3 +1261,51 @@ def test_stud_showdown_nobody_bet_on_7th_the_best_showing_hand_shows_first():
     s = Scenario(stud(rake_basis_points=0), seats(3), button=3, deck=stud_deck(hands, button=3))
     s.finish(check_call_policy)
     assert s.shown_order()[0] == 3  # pair of kings showing acted first on 7th street
+
+
+def test_stud_short_bring_in_is_all_in_and_others_still_owe_the_full_bring_in():
+    hands = {1: "KcKd 9h", 2: "QcQd 2s", 3: "JcJd Ah"}
+    s = Scenario(stud(15), [(1, 200), (2, 3), (3, 200)], button=3,  # seat 2: ante 1, 2 behind
+                 deck=stud_deck(hands, button=3))
+    legal = s.legal
+    assert legal.seat == 2 and legal.bring_in == 2 and legal.raise_kind is None
+    s.play("2 bring_in")
+    assert s.actions[-1].all_in
+    legal = s.legal
+    assert legal.seat == 3 and legal.call == 5 and legal.raise_sizes == (15,)
+
+
+def test_hilo_each_pot_is_halved_on_its_own_with_side_pots():
+    # seat 1 (all in for 30) wins the main pot's low; seat 2 wins both highs; seat 3 wins the
+    # side pot's low. Main pot 90 (45 / 45), side pot 40 (20 / 20).
+    hole = {1: "Ac3c9dTs", 2: "KsQsJd9h", 3: "Ad5dTcJc"}
+    o = pl(5, 10, "omaha_hilo", rake_basis_points=0)
+    s = Scenario(o, [(1, 30), (2, 200), (3, 200)], button=3,
+                 deck=board_deck(hole, "KhKd7c 4s 2h", button=3))
+    s.play("3 raise 30", "1 call", "2 call")
+    s.play("2 bet 20", "3 call")
+    s.finish(check_call_policy)
+    assert s.pots == (E.Pot(90, (1, 2, 3)), E.Pot(40, (2, 3)))
+    assert _portions(s) == {(Portion.HIGH, 2): 65, (Portion.LOW, 1): 45, (Portion.LOW, 3): 20}
+    assert s.won == {1: 45, 2: 65, 3: 20}
+
+
+def test_omaha_hilo_no_qualifying_low_high_wins_the_whole_pot():
+    hole = {1: "AcAd2c3d", 2: "KsKcQdJh"}  # the board has only two low cards: no low at all
+    s = Scenario(pl(1, 2, "omaha_hilo", rake_basis_points=0), seats(2, 100), button=2,
+                 deck=board_deck(hole, "KhTd7c 4s Qh", button=2))
+    s.finish(check_call_policy)
+    assert [a.portion for a in s.of(E.PotAwarded)] == [Portion.WHOLE]
+    assert s.won == {2: 4}
+
+
+def test_odd_chips_three_way_split_one_unit_each_from_the_button_left():
+    # pot 8 (four limp for 2); seats 1, 3 and 4 tie with king-high straights, seat 2 has a
+    # queen-high one. 8 = 3 x 2 + 2 units left: one each to seats 3 and 4, the first winners
+    # clockwise from the button (seat 2).
+    hole = {1: "Kc2d", 2: "7h8s", 3: "Kd3c", 4: "Kh2h"}
+    s = Scenario(nl(1, 2, rake_basis_points=0), seats(4, 100), button=2,
+                 deck=board_deck(hole, "9cTdJh Qs 4d", button=2))
+    s.play("1 call", "2 call", "3 call", "4 check")
+    s.finish(check_call_policy)
+    assert s.won == {3: 3, 4: 3, 1: 2}

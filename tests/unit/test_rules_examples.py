@@ -1309,3 +1309,30 @@ def test_odd_chips_three_way_split_one_unit_each_from_the_button_left():
     s.play("1 call", "2 call", "3 call", "4 check")
     s.finish(check_call_policy)
     assert s.won == {3: 3, 4: 3, 1: 2}
+
+
+def _bb_all_in_from_its_ante(sb_stack: int) -> Scenario:
+    # heads-up, big-blind ante 10: the big blind (seat 2) has exactly the ante and posts no
+    # blind; the small blind (the button, seat 1) holds the best hand
+    o = nl(5, 10, ante=10, ante_type="big_blind", rake_basis_points=0)
+    s = Scenario(o, [(1, sb_stack), (2, 10)], button=1,
+                 deck=board_deck({1: "AcAd", 2: "7c2d"}, "KhQs9d 5c 4h", button=1))
+    s.finish(check_call_policy)
+    return s
+
+
+def test_big_blind_all_in_from_its_ante_a_call_returned_in_full_wins_nothing():
+    # the small blind's call is uncalled (the big blind has no live bet) and comes back whole:
+    # having put nothing in, the small blind is eligible for nothing (RULES §5)
+    s = _bb_all_in_from_its_ante(100)
+    assert s.of(E.BetReturned) == [E.BetReturned(1, 10)]
+    assert s.stacks == {1: 100, 2: 10}
+    assert all(set(p.eligible) == {2} for p in s.pots)
+
+
+def test_big_blind_all_in_from_its_ante_small_blind_wins_at_most_what_it_risked():
+    s = _bb_all_in_from_its_ante(5)
+    assert s.stacks[1] <= 5 + 5
+    for pot in s.pots:
+        if 1 in pot.eligible:
+            assert pot.amount <= 2 * s.player(1).contributed

@@ -47,6 +47,14 @@ class BettingService(betting_pb2_grpc.BettingServiceServicer):
         return reply(outcome)
 
     @rpc
+    async def CloseRound(self, request: step_pb2.StepRequest, context):
+        check_step(request)
+        outcome = await self.repo.execute(
+            request.table_id, request.command_id, digest("close", request.hand_no),
+            lambda t: D.close_round(current_hand(t, request.table_id, request.hand_no)))
+        return reply(outcome)
+
+    @rpc
     async def Act(self, request: betting_pb2.ActRequest, context):
         step = request.step
         check_step(step)

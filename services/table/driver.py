@@ -121,6 +121,8 @@ class Driver:
             await call_with_retry(peers.dealer.Reshuffle, request)
         elif isinstance(step, D.RevealDeck):
             await call_with_retry(peers.dealer.RevealDeck, request)
+        elif isinstance(step, D.CloseRound):
+            await call_with_retry(peers.betting.CloseRound, request)
         elif isinstance(step, D.PostForcedBets):
             await call_with_retry(peers.betting.PostForcedBets, request)
         elif isinstance(step, D.FormPots):

@@ -19,14 +19,11 @@ from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
-from shared.infra.codec import decode_options  # noqa: F401  (kept for symmetry of imports)
 from shared.infra.eventstore import subject
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import BadRequest, Denied, check_command_id, check_table_id, rpc
 from shared.poker import table as T
-from shared.poker.cards import cards_str
 from shared.poker.errors import IllegalAction
-from shared.poker.events import ActionKind
 from shared.poker.options import table_options
 from shared.poker.state import TableState
 from shared.poker.view import TableView, table_view
@@ -167,14 +164,10 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         check_command_id(request.command_id)
         lt = await self._seated(request.table_id, request.seat, request.seat_token)
         hand = lt.state.hand
-        if request.action not in _VALID_ACTIONS:
-            raise BadRequest(f"action {request.action} is not one of "
-                             f"{', '.join(a.value for a in ActionKind)}")
-        if hand is None or hand.hand_no != request.hand_no:
-            current = hand.hand_no if hand is not None else 0
-            if lt.state.hand is None or request.command_id not in lt.commands:
-                raise IllegalAction(f"hand {request.hand_no} is not the table's hand "
-                                    f"(it is at hand {current})")
+        if request.command_id not in lt.commands and (
+                hand is None or hand.hand_no != request.hand_no):
+            raise IllegalAction(f"hand {request.hand_no} is not the table's hand (it is at "
+                                f"hand {hand.hand_no if hand is not None else 0})")
         act = betting_pb2.ActRequest(
             step=step_pb2.StepRequest(table_id=request.table_id, hand_no=request.hand_no,
                                       command_id=request.command_id),
@@ -223,10 +216,6 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         finally:
             await sub.unsubscribe()
 
-
-_VALID_ACTIONS = {events_pb2.ActionKind.Value(f"ACTION_KIND_{a.name}") for a in ActionKind}
-
-__all__ = ["TableService", "options_from", "view_message", "cards_str"]
 
 
 async def setup(server, repo, store, config):

@@ -109,8 +109,7 @@ class Server:
     def __init__(self, name: str, host: str = "127.0.0.1", port: int = 0) -> None:
         self.name = name
         self.server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1 << 20)])
-        self.health = health.aio.HealthServicer() if hasattr(health, "aio") else \
-            health.HealthServicer()
+        self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         self.port = self.server.add_insecure_port(f"{host}:{port}")
         self.address = f"{host}:{self.port}"
@@ -121,9 +120,7 @@ class Server:
         log.info("serving", service=self.name, address=self.address)
 
     async def _set_health(self, status) -> None:
-        result = self.health.set("", status)
-        if asyncio.iscoroutine(result):
-            await result
+        await self.health.set("", status)
 
     async def stop(self, grace: float = 5.0) -> None:
         """NOT_SERVING first (load balancers stop sending), then finish calls in flight."""

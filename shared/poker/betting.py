@@ -118,9 +118,10 @@ class LegalActions:
 def _raise_allowed(state: HandState, p: Player) -> bool:
     if p.round_bet + p.stack <= state.current_bet:
         return False  # no chips beyond a call
-    if not any(q.can_bet for q in state.players if q.seat != p.seat):
+    if not any(q.can_bet and q.round_bet + q.stack > state.current_bet
+               for q in state.players if q.seat != p.seat):
         return False  # nobody left who could answer a raise
-    if p.acted and state.current_bet < p.reopen_at:
+    if state.current_bet < p.reopen_at:
         return False  # own bet, or a short all-in that did not reopen the betting
     if (state.structure is Structure.FIXED_LIMIT and not state.uncapped
             and state.bets_count >= state.options.max_bets):

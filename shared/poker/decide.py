@@ -59,6 +59,11 @@ class Act(Step):
 
 
 @dataclass(frozen=True, slots=True)
+class CloseRound(Step):
+    """Nobody has an action left but the round still holds an uncalled bet to return."""
+
+
+@dataclass(frozen=True, slots=True)
 class FormPots(Step):
     pass
 
@@ -135,6 +140,8 @@ def next_step(state: HandState) -> Step:
     """What the hand needs now, derived from the fold alone."""
     phase = state.phase
     if phase is Phase.BET:
+        if state.to_act is None:
+            return CloseRound("betting")
         return Act("betting", state.to_act, legal_actions(state, state.to_act))
     if phase is Phase.DEAL:
         plan = deal_plan(state)
@@ -205,6 +212,9 @@ def start_hand(table: TableState, hand_no: int, button: int,
     if len({p.seat for p in players}) != len(players):
         raise IllegalAction("a seat is listed twice")
     for p in players:
+        _check_seat(p.seat)
+        if isinstance(p.stack, bool) or not isinstance(p.stack, int):
+            raise IllegalAction(f"seat {p.seat}'s stack must be whole chips, not {p.stack!r}")
         if p.stack <= 0:
             raise IllegalAction(f"seat {p.seat} has no chips and cannot be dealt in")
     seats = [p.seat for p in players]
@@ -236,8 +246,13 @@ def deal(state: HandState, cards: Sequence[Card]) -> list[E.CardsDealt]:
     plan = deal_plan(state)
     if plan.reshuffle:
         raise IllegalAction("the deck must be reshuffled before this street")
+    if not isinstance(cards, (tuple, list)):
+        raise IllegalAction("the cards to deal must be a list of cards")
     if len(cards) != plan.count:
         raise IllegalAction(f"street {state.street} takes {plan.count} cards, not {len(cards)}")
+    for c in cards:
+        if not isinstance(c, Card) or not 0 <= c <= 52:
+            raise IllegalAction(f"{int(c) if isinstance(c, int) else c!r} is not a card")
     seen = {c for p in state.players for c in p.hole} | set(state.board) | set(state.burned)
     seen.discard(UNKNOWN_CARD)
     known = [c for c in cards if c != UNKNOWN_CARD]
@@ -295,6 +310,11 @@ def post_forced_bets(state: HandState) -> list[E.ForcedBetPosted]:
     return out
 
 
+def _check_seat(seat: object) -> None:
+    if isinstance(seat, bool) or not isinstance(seat, int):
+        raise IllegalAction(f"a seat is a whole seat number, not {seat!r}")
+
+
 def _whose_turn(state: HandState, seat: int) -> str:
     if state.phase is not Phase.BET:
         return f"no betting round is open: the hand is at the {state.phase.value} step"
@@ -313,13 +333,17 @@ def _why_no_raise(state: HandState, seat: int) -> str:
     p = state.player(seat)
     if p.round_bet + p.stack <= state.current_bet:
         return "you do not have chips beyond a call"
-    if not any(q.can_bet for q in state.players if q.seat != seat):
-        return "every other player is all in: you may only call or fold"
-    if p.acted and state.current_bet < p.reopen_at:
+    if not any(q.can_bet and q.round_bet + q.stack > state.current_bet
+               for q in state.players if q.seat != seat):
+        return "every other player is all in or cannot cover more than the bet: you may only call or fold"
+    if state.current_bet < p.reopen_at:
         if p.round_bet == state.current_bet or state.last_aggressor == seat:
             return "you cannot raise your own bet"
         return "a short all-in did not reopen the betting: you may only call or fold"
     return f"the betting is capped at {state.options.max_bets} bets: you may only call or fold"
+
+
+_NO_AMOUNT = (ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL, ActionKind.BRING_IN)
 
 
 def _amount(to: object) -> int:
@@ -336,6 +360,7 @@ def act(state: HandState, seat: int, action: ActionKind | str,
 
     Returns the action, and when it closes the round the returned uncalled bet and the close.
     """
+    _check_seat(seat)
     legal = legal_actions(state, seat)
     if legal is None:
         raise IllegalAction(_whose_turn(state, seat))
@@ -345,6 +370,11 @@ def act(state: HandState, seat: int, action: ActionKind | str,
         raise IllegalAction(f"unknown action {action!r}") from None
     p = state.player(seat)
     owed = state.current_bet - p.round_bet
+    if to is not None and action in _NO_AMOUNT:
+        raise IllegalAction(f"{action.value.replace('_', ' ')} takes no amount")
+    if legal.bring_in and action in (ActionKind.CHECK, ActionKind.CALL):
+        raise IllegalAction(f"the bring-in is forced: bring in for {legal.bring_in} "
+                            f"or complete to {legal.min_to}")
     if action is ActionKind.FOLD:
         if not legal.can_fold:
             raise IllegalAction(f"the bring-in is forced: bring in for {legal.bring_in} "
@@ -380,11 +410,22 @@ def act(state: HandState, seat: int, action: ActionKind | str,
     events: list[object] = [ev]
     after = apply_hand(state, ev)
     if after.to_act is None:
-        returned = uncalled_bet(after.players)
-        if returned is not None:
-            events.append(E.BetReturned(*returned))
-        events.append(E.BettingRoundClosed(state.street))
+        events += _closing(after)
     return events
+
+
+def _closing(state: HandState) -> list[object]:
+    returned = uncalled_bet(state.players)
+    closing: list[object] = [E.BetReturned(*returned)] if returned is not None else []
+    return closing + [E.BettingRoundClosed(state.street)]
+
+
+def close_round(state: HandState) -> list[object]:
+    """Close a round in which nobody has an action left, returning the uncalled bet (a big
+    blind whose only opponent is all in from a smaller blind gets the difference back)."""
+    if not isinstance(next_step(state), CloseRound):
+        raise IllegalAction("no betting round is waiting to be closed")
+    return _closing(state)
 
 
 # --- showdown -----------------------------------------------------------------------------------
@@ -396,6 +437,7 @@ def form_pots(state: HandState) -> list[E.PotsFormed]:
 
 
 def _showdown_turn(state: HandState, seat: int) -> None:
+    _check_seat(seat)
     _require(state, Phase.SHOWDOWN, "show or muck")
     if state.show_order[0] != seat:
         raise IllegalAction(f"seat {state.show_order[0]} shows or mucks first")

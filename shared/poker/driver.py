@@ -123,6 +123,8 @@ def _decide_step(hand: HandState, step: D.Step, policy: Policy, dealer: Dealer,
         return D.commit_deck(hand, dealer.new_deck())
     if isinstance(step, D.Reshuffle):
         return D.reshuffle(hand, dealer.new_deck(dealer.undealt_and_burned(hand)), step.deck_size)
+    if isinstance(step, D.CloseRound):
+        return D.close_round(hand)
     if isinstance(step, D.PostForcedBets):
         return D.post_forced_bets(hand)
     if isinstance(step, D.FormPots):

@@ -14,7 +14,8 @@ from . import events as E
 from .betting import counts_as_full_raise, fixed_limit_unit, fixed_limit_units
 from .errors import InvalidEvent
 from .events import ActionKind, ForcedKind
-from .options import Structure
+from .options import AnteType, Structure
+from .pots import uncalled_bet
 from .showdown import show_order
 from .state import HandState, Phase, Player, Seat, TableState
 from .stud import bring_in_seat, first_to_act_showing
@@ -99,6 +100,9 @@ def _start_round(state: HandState) -> HandState:
         start = _index_after(state, state.button)
     to_act = next_to_act(state.players, start, state.current_bet)
     if to_act is None:
+        if uncalled_bet(state.players) is not None:
+            # Nobody can act, but a blind stands uncalled: the betting service returns it.
+            return state.evolve(phase=Phase.BET, to_act=None)
         return _close_round(state, betting=False)
     return state.evolve(phase=Phase.BET, to_act=to_act, round_first=to_act,
                    betting_streets=state.betting_streets + 1)
@@ -132,9 +136,11 @@ def _forced_bet_posted(s: HandState, e: E.ForcedBetPosted) -> HandState:
     if s.phase is not Phase.FORCED:
         raise InvalidEvent("a forced bet outside the forced-bet step")
     p = s.player(e.seat)
+    dead = e.kind is ForcedKind.DEAD_SMALL_BLIND or (
+        e.kind is ForcedKind.ANTE and s.options.ante_type is AnteType.BIG_BLIND)
     p = p.evolve(stack=p.stack - e.amount, contributed=p.contributed + e.amount,
-                round_bet=p.round_bet + (e.amount if e.kind.live else 0),
-                all_in=p.stack == e.amount)
+                 round_bet=p.round_bet + (e.amount if e.kind.live else 0),
+                 dead=p.dead + (e.amount if dead else 0), all_in=p.stack == e.amount)
     posted = s.forced_posted + 1
     return s.evolve(players=s.with_player(p), forced_posted=posted,
                    phase=Phase.DEAL if posted == len(s.forced_bets) else Phase.FORCED)
@@ -226,7 +232,7 @@ def _bet_returned(s: HandState, e: E.BetReturned) -> HandState:
 def _round_closed(s: HandState, e: E.BettingRoundClosed) -> HandState:
     if s.phase is not Phase.BET or s.to_act is not None or e.street != s.street:
         raise InvalidEvent(f"betting round {e.street} closed while it is still open")
-    return _close_round(s, betting=True)
+    return _close_round(s, betting=s.round_first is not None)
 
 
 def _pots_formed(s: HandState, e: E.PotsFormed) -> HandState:

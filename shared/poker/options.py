@@ -120,6 +120,9 @@ class TableOptions:
         return self.big_blind
 
 
+#: chips travel as int64; a table never needs more than 2**53 in one amount
+MAX_CHIPS = 2**53
+
 _INT_OPTIONS = {"max_bets", "rake_basis_points", "decision_seconds", "countdown_seconds",
                 "reconnect_bonus_seconds", "min_buy_in", "max_buy_in"}
 _BOOL_OPTIONS = {"heads_up_uncapped", "no_flop_no_drop"}
@@ -162,9 +165,12 @@ def table_options(
         structure = Structure(structure)
         suit_order = SuitOrder(suit_order)
         ante_type = AnteType(ante_type) if ante_type is not None else None
+        if "timeout_policy" in rest:
+            rest["timeout_policy"] = TimeoutPolicy(rest["timeout_policy"])
     except ValueError as exc:
         raise InvalidOptions(f"{exc}; games: {', '.join(g.value for g in Game)}; structures: "
-                             f"{', '.join(s.value for s in Structure)}") from None
+                             f"{', '.join(s.value for s in Structure)}; timeout policies: "
+                             f"{', '.join(t.value for t in TimeoutPolicy)}") from None
     unit = rest.get("chip_unit", 1)
     if not _is_int(unit) or unit < 1:
         raise InvalidOptions("chip_unit must be a whole number of chips, at least 1")
@@ -209,20 +215,17 @@ def table_options(
         bring_in = 0
     if ante == 0:
         ante_type = AnteType.NONE
-    if isinstance(rake_cap, int) and not isinstance(rake_cap, bool):
-        rake_cap = RakeCap(rake_cap, rake_cap, rake_cap)
-    seats = max_seats or game.max_seats
-    if not 2 <= seats <= game.max_seats:
+    rake_cap = _rake_cap(rake_cap)
+    seats = game.max_seats if max_seats is None else max_seats
+    if not _is_int(seats) or not 2 <= seats <= game.max_seats:
         raise InvalidOptions(f"{game.value} seats 2 to {game.max_seats} players, not {seats}")
     opts = TableOptions(
         game=game, structure=structure, max_seats=seats, chip_unit=unit,
         small_blind=small_blind or 0, big_blind=big_blind or 0,
         small_bet=small_bet or 0, big_bet=big_bet or 0, ante=ante, ante_type=ante_type,
-        bring_in=bring_in, suit_order=suit_order, rake_cap=rake_cap or RakeCap(),
+        bring_in=bring_in, suit_order=suit_order, rake_cap=rake_cap,
     )
     rest = {k: v for k, v in rest.items() if k != "chip_unit"}
-    if "timeout_policy" in rest:
-        rest["timeout_policy"] = TimeoutPolicy(rest["timeout_policy"])
     for name, value in rest.items():
         if name in _INT_OPTIONS and (not _is_int(value) or value < 0):
             raise InvalidOptions(f"{name} must be a whole non-negative number, not {value!r}")
@@ -236,4 +239,24 @@ def table_options(
         raise InvalidOptions("max_bets must be between 1 and 100")
     if not 0 <= opts.rake_basis_points <= 10_000:
         raise InvalidOptions("rake_basis_points must be between 0 and 10000 (0% to 100%)")
+    if opts.max_buy_in and opts.min_buy_in > opts.max_buy_in:
+        raise InvalidOptions("min_buy_in cannot be above max_buy_in")
+    for name in ("small_blind", "big_blind", "small_bet", "big_bet", "ante", "bring_in",
+                 "min_buy_in", "max_buy_in"):
+        if getattr(opts, name) > MAX_CHIPS:
+            raise InvalidOptions(f"{name} is larger than any table can hold ({MAX_CHIPS})")
     return opts
+
+
+def _rake_cap(cap: object) -> RakeCap:
+    """A single cap for every table size, or a RakeCap by players dealt in (2, 3-4, 5+)."""
+    if cap is None:
+        return RakeCap()
+    if _is_int(cap):
+        cap = RakeCap(cap, cap, cap)
+    if not isinstance(cap, RakeCap):
+        raise InvalidOptions(f"rake_cap must be a whole number of chips, not {cap!r}")
+    for value in (cap.heads_up, cap.three_four, cap.five_plus):
+        if value is not None and (not _is_int(value) or value < 0):
+            raise InvalidOptions(f"rake caps are whole non-negative chips, not {value!r}")
+    return cap

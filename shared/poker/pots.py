@@ -30,25 +30,40 @@ def uncalled_bet(players: Sequence[Player]) -> tuple[int, int] | None:
 def form_pots(players: Sequence[Player]) -> tuple[Pot, ...]:
     """Main pot and side pots from what each player put in.
 
-    A player all in is eligible only for the pot up to their contribution; further bets form
-    side pots, each contested by its contributors. Folded players' chips stay in the pots they
-    fed, and they are eligible for none. Main pot first.
+    A player all in is eligible only for the pot up to their stake; further bets form side
+    pots, each contested by its contributors. Folded players' chips stay in the pots they fed,
+    and they are eligible for none. Money posted for the table rather than as a stake (a
+    big-blind ante, a dead small blind) is dead: it goes to the main pot, which every live
+    player contests, and makes its poster eligible for nothing more. Main pot first.
     """
     live = [p for p in players if not p.folded]
-    levels = sorted({p.contributed for p in live if p.all_in}
-                    | {max(p.contributed for p in players)})
+    stake = {p.seat: p.contributed - p.dead for p in players}
+    top = max(stake[p.seat] for p in live)
+    levels = sorted({stake[p.seat] for p in live if p.all_in and stake[p.seat] < top} | {top})
     pots: list[Pot] = []
     prev = 0
     for level in levels:
-        amount = sum(min(p.contributed, level) - min(p.contributed, prev) for p in players)
-        eligible = tuple(p.seat for p in live if p.contributed >= level)
+        amount = sum(min(c, level) - min(c, prev) for c in stake.values())
+        eligible = tuple(p.seat for p in live if stake[p.seat] >= level)
         prev = level
         if amount == 0:
             continue
-        if pots and (not eligible or eligible == pots[-1].eligible):
+        if pots and eligible == pots[-1].eligible:
             pots[-1] = Pot(pots[-1].amount + amount, pots[-1].eligible)
         else:
             pots.append(Pot(amount, eligible))
+    # Stakes above every live player's (a folded player's) stay in the last pot; dead money
+    # goes to the main pot.
+    over = sum(max(0, c - top) for c in stake.values())
+    if over:
+        pots[-1] = Pot(pots[-1].amount + over, pots[-1].eligible)
+    dead = sum(p.dead for p in players)
+    if dead:
+        everyone = tuple(p.seat for p in live)
+        if pots and pots[0].eligible == everyone:
+            pots[0] = Pot(pots[0].amount + dead, everyone)
+        else:  # a player all in from dead money alone contests only the dead money
+            pots.insert(0, Pot(dead, everyone))
     return tuple(pots)
 
 

@@ -31,6 +31,7 @@ class Player:
     start_stack: int
     round_bet: int = 0  # live chips bet in the current round (blinds included, antes not)
     contributed: int = 0  # every chip put in this hand, net of returned bets
+    dead: int = 0  # of which posted for the table, not as a stake (big-blind ante, dead blind)
     folded: bool = False
     all_in: bool = False
     acted: bool = False  # acted since the betting last reopened for them

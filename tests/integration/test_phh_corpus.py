@@ -19,16 +19,7 @@ from shared.phh.replay import VARIANTS, replay
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "phh"
 FILES = sorted(CORPUS.rglob("*.phh")) + sorted(CORPUS.rglob("*.phhs"))
 
-_BB_ANTE_ELIGIBILITY = (
-    "engine bug, shared/poker/pots.py form_pots (RULES §3 'ante ... dead money, not part of "
-    "any bet', §5): pot eligibility is decided by each player's total contribution including "
-    "a big-blind ante, so the big blind, who put in the ante on top of the same bets, is the "
-    "only player eligible for the top level and takes the pot at showdown")
-KNOWN_ENGINE_BUGS: dict[str, str] = {
-    "wsop-2023-43-5/30.phh": _BB_ANTE_ELIGIBILITY + " (BB called the river bet and lost)",
-    "wsop-2023-43-5/31.phh": _BB_ANTE_ELIGIBILITY + " (checked down, BB lost)",
-    "wsop-2023-43-5/68.phh": _BB_ANTE_ELIGIBILITY + " (BB all in with the ante, lost)",
-}
+KNOWN_ENGINE_BUGS: dict[str, str] = {}
 
 #: The corpus as shipped: hands per variant (a changed corpus should be looked at).
 EXPECTED_VARIANTS = {"NT": 291, "PO": 8, "FO/8": 14, "F7S": 13, "F7S/8": 7, "FT": 7,

@@ -251,58 +251,63 @@ def _level_of(amount_so_far: int, contributions: list[int]) -> int:
 @PROPERTY_SETTINGS
 @given(played_hands())
 def test_side_pots_add_up_to_contributions_with_the_right_players_eligible(h):
+    """Pots add up to everything put in. Each player's stake (what they put in less dead
+    money posted for the table: a big-blind ante, a dead small blind) sets the pots they may
+    win; dead money goes to the main pot, which every live player contests."""
     h.ok()
     [(i, formed)] = _of(h, E.PotsFormed)
     state = h.before[i]
     contributed = {p.seat: p.contributed for p in state.players}
+    stake = {p.seat: p.contributed - p.dead for p in state.players}
+    dead = sum(p.dead for p in state.players)
     live = {p.seat for p in state.players if not p.folded}
     assert sum(p.amount for p in formed.pots) == sum(contributed.values())
     assert all(p.amount > 0 for p in formed.pots)
+    pots = [(p.amount, p.eligible) for p in formed.pots]
+    if dead:
+        amount, eligible = pots[0]
+        assert set(eligible) == live, f"dead money is contested by every live player: {pots}"
+        pots[0] = (amount - dead, eligible)
+        if pots[0][0] == 0:
+            pots.pop(0)
     cumulative = 0
-    top_live = max(contributed[s] for s in live)
-    for k, pot in enumerate(formed.pots):
-        cumulative += pot.amount
-        assert set(pot.eligible) <= live, f"pot {k} has folded players: {pot}"
-        if k == len(formed.pots) - 1:
-            # the last pot may also hold dead money above every live contribution
-            level = min(_level_of(cumulative, list(contributed.values())), top_live)
-        else:
-            level = _level_of(cumulative, list(contributed.values()))
-        expected = {s for s in live if contributed[s] >= level}
-        assert set(pot.eligible) == expected, (
-            f"pot {k} ({pot}) at level {level}: expected {sorted(expected)}; "
-            f"contributions {contributed}, live {sorted(live)}")
+    top_live = max(stake[s] for s in live)
+    for k, (amount, eligible) in enumerate(pots):
+        cumulative += amount
+        assert set(eligible) <= live, f"pot {k} has folded players: {pots}"
+        level = _level_of(cumulative, list(stake.values()))
+        if k == len(pots) - 1:
+            # the last pot may also hold stakes above every live player's
+            level = min(level, top_live)
+        expected = {s for s in live if stake[s] >= level}
+        assert set(eligible) == expected, (
+            f"pot {k} ({amount}, {eligible}) at level {level}: expected {sorted(expected)}; "
+            f"stakes {stake}, live {sorted(live)}")
     # nested: each side pot's players are among the previous pot's
     for a, b in zip(formed.pots, formed.pots[1:]):
         assert set(b.eligible) < set(a.eligible)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: when no betting round opens (everyone but "
-                   "one all in from the forced bets) the uncalled part of the big blind is not "
-                   "returned; it stays as a one-player side pot (and is raked)")
 @PROPERTY_SETTINGS
 @given(played_hands())
 def test_no_pot_holds_a_players_own_uncalled_chips(h):
     """Uncalled parts of a bet are returned (RULES §5): no pot's chips all come from the one
-    player who alone is eligible for it, beyond what that player posted as dead money (an
-    ante is not a bet: a bigger ante than anyone could match comes back as its own pot)."""
+    player who alone is eligible for it (dead money posted for the table aside)."""
     h.ok()
     [(i, formed)] = _of(h, E.PotsFormed)
     state = h.before[i]
-    contributed = {p.seat: p.contributed for p in state.players}
-    dead: dict[int, int] = {}
-    for _, e in _of(h, E.ForcedBetPosted):
-        if not e.kind.live:
-            dead[e.seat] = dead.get(e.seat, 0) + e.amount
+    stake = {p.seat: p.contributed - p.dead for p in state.players}
+    dead = sum(p.dead for p in state.players)
     cumulative = prev_level = 0
-    for pot in formed.pots:
-        cumulative += pot.amount
-        level = _level_of(cumulative, list(contributed.values()))
-        feeders = {s for s, c in contributed.items() if c > prev_level}
+    for k, pot in enumerate(formed.pots):
+        amount = pot.amount - (dead if k == 0 else 0)
+        cumulative += amount
+        level = _level_of(cumulative, list(stake.values()))
+        feeders = {s for s, c in stake.items() if c > prev_level}
         own = len(pot.eligible) == 1 and feeders == set(pot.eligible)
-        assert not (own and pot.amount > dead.get(pot.eligible[0], 0)), (
+        assert not (own and amount > 0), (
             f"{pot} is seat {pot.eligible[0]}'s own uncalled money; pots {formed.pots}, "
-            f"contributions {contributed}")
+            f"stakes {stake}")
         prev_level = level
 
 

@@ -90,15 +90,11 @@ def test_acting_with_a_malformed_seat(seat):
     s.reject_act(seat, "call")
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: act() accepts seat 3.0 (== 3) and writes "
-                   "ActionTaken(seat=3.0); seats are not type-checked")
 def test_acting_with_a_float_seat_number():
     s = preflop()
     s.reject_act(3.0, "call")
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: act() accepts seat True when seat 1 is on "
-                   "turn (True == 1) and writes ActionTaken(seat=True)")
 def test_acting_with_a_boolean_seat_number():
     s = preflop()
     s.play("3 call")
@@ -282,8 +278,6 @@ def test_raising_when_every_other_player_is_all_in():
     readable(s.reject_act(1, "raise", 600), "all in")
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a short all-in reopens the betting to players "
-                   "who already acted (RULES §4); the re-raise is accepted")
 def test_re_raising_after_a_short_all_in_that_did_not_reopen_no_limit():
     s = Scenario(nl(), seats(3, s3=150), button=3)
     s.play("3 call", "1 call", "2 check")
@@ -291,8 +285,6 @@ def test_re_raising_after_a_short_all_in_that_did_not_reopen_no_limit():
     readable(s.reject_act(1, "raise", 300), "short all-in")
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: an all-in raise under half a bet reopens the "
-                   "betting to players who already acted (RULES §4 half-bet rule)")
 def test_re_raising_after_a_short_all_in_that_did_not_reopen_fixed_limit():
     s = Scenario(table_options("holdem", "fixed_limit", small_bet=10), seats(3, s3=23), button=3)
     s.play("3 call", "1 call", "2 check")
@@ -341,8 +333,6 @@ def test_bring_in_player_folding():
 
 
 @pytest.mark.parametrize("action", ["check", "call"])
-@pytest.mark.xfail(strict=True, reason="engine: misleading reason for the bring-in player: check "
-                   "says 'you face a bet of 0', call says 'check instead' (check is not allowed)")
 def test_bring_in_player_checking_or_calling_is_told_to_bring_in(action):
     s = _stud()
     readable(s.reject_act(2, action), "bring")
@@ -415,9 +405,6 @@ def test_dealing_a_card_already_dealt_this_hand():
                                  [Card(99), Card(1), Card(2), Card(3)], [1.0, 2.0, 3.0, 4.0],
                                  None],
                          ids=["str", "int-over-51", "negative", "Card(99)", "float", "None"])
-@pytest.mark.xfail(strict=True, reason="engine bug: deal() does not check that it is given Card "
-                   "values 0..51 (or the unknown card): strings and out-of-range ints are written "
-                   "into CardsDealt; None raises TypeError")
 def test_dealing_values_that_are_not_cards(bad):
     s = _at_deal()
     s.reject(D.deal, bad)
@@ -560,8 +547,6 @@ def test_start_hand_while_a_hand_is_running():
 
 
 @pytest.mark.parametrize("stack", [100.0, 99.5, "100", True, None, Decimal(100)], ids=repr)
-@pytest.mark.xfail(strict=True, reason="engine bug: start_hand() does not check that stacks are "
-                   "whole numbers of chips (floats, strings, bools pass or raise TypeError)")
 def test_start_hand_rejects_stacks_that_are_not_whole_chips(stack):
     with pytest.raises(IllegalAction):
         D.start_hand(_table(), 1, 1, [(1, 100), (2, stack)])
@@ -602,12 +587,8 @@ BAD_OPTIONS = [
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, max_seats=1), id="one-seat"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, max_seats=11), id="eleven-seats"),
     pytest.param(("stud", "fixed_limit"), dict(small_bet=10, max_seats=9), id="stud-nine-seats"),
-    pytest.param(("holdem", "no_limit"), dict(big_blind=2, max_seats=0), id="zero-seats",
-                 marks=pytest.mark.xfail(strict=True, reason="engine bug: max_seats=0 is taken "
-                                         "as 'not given' and becomes the default 10")),
-    pytest.param(("holdem", "no_limit"), dict(big_blind=2, max_seats=2.5), id="seats-float",
-                 marks=pytest.mark.xfail(strict=True, reason="engine bug: max_seats is not "
-                                         "type-checked (2.5 accepted)")),
+    pytest.param(("holdem", "no_limit"), dict(big_blind=2, max_seats=0), id="zero-seats"),
+    pytest.param(("holdem", "no_limit"), dict(big_blind=2, max_seats=2.5), id="seats-float"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, chip_unit=0), id="chip-unit-zero"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, chip_unit=-1), id="chip-unit-negative"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, chip_unit=0.5), id="chip-unit-float"),
@@ -619,36 +600,22 @@ BAD_OPTIONS = [
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, rake_basis_points=10_001),
                  id="rake-over-100-percent"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, rake_basis_points=2.5), id="rake-float"),
-    pytest.param(("holdem", "no_limit"), dict(big_blind=2, rake_cap=-1), id="rake-cap-negative",
-                 marks=pytest.mark.xfail(strict=True, reason="engine bug: a negative rake_cap is "
-                                         "accepted and makes the rake negative (RULES §8)")),
+    pytest.param(("holdem", "no_limit"), dict(big_blind=2, rake_cap=-1), id="rake-cap-negative"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, rake_cap=RakeCap(heads_up=-1)),
-                 id="rake-cap-by-players-negative",
-                 marks=pytest.mark.xfail(strict=True, reason="engine bug: RakeCap fields are not "
-                                         "validated (negative accepted)")),
-    pytest.param(("holdem", "no_limit"), dict(big_blind=2, rake_cap=2.5), id="rake-cap-float",
-                 marks=pytest.mark.xfail(strict=True, reason="engine bug: rake_cap=2.5 is stored "
-                                         "as is (not a RakeCap); rake_due then crashes")),
+                 id="rake-cap-by-players-negative"),
+    pytest.param(("holdem", "no_limit"), dict(big_blind=2, rake_cap=2.5), id="rake-cap-float"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, suit_order="alphabetical"),
                  id="suit-order-unknown"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, timeout_policy="bogus"),
-                 id="timeout-policy-unknown",
-                 marks=pytest.mark.xfail(strict=True, reason="engine bug: an unknown "
-                                         "timeout_policy raises a plain ValueError, not "
-                                         "InvalidOptions")),
+                 id="timeout-policy-unknown"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, heads_up_uncapped="yes"),
                  id="heads-up-uncapped-str"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, no_flop_no_drop=1), id="nfnd-int"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, decision_seconds=-1),
                  id="decision-seconds-negative"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, min_buy_in=500, max_buy_in=100),
-                 id="min-buy-in-above-max",
-                 marks=pytest.mark.xfail(strict=True, reason="engine bug: min_buy_in above "
-                                         "max_buy_in is accepted")),
-    pytest.param(("holdem", "no_limit"), dict(big_blind=2**63), id="big-blind-2**63",
-                 marks=pytest.mark.xfail(strict=True, reason="engine bug: amounts of 2**63 and "
-                                         "beyond are accepted; chips are int64 on the wire "
-                                         "(THREATS 8)")),
+                 id="min-buy-in-above-max"),
+    pytest.param(("holdem", "no_limit"), dict(big_blind=2**63), id="big-blind-2**63"),
     pytest.param(("holdem", "no_limit"), dict(big_blind=2, bogus_option=1), id="unknown-option"),
 ]
 

@@ -437,9 +437,6 @@ def test_big_blind_ante_is_posted_by_the_big_blind_alone():
     assert s.legal.seat == 2 and s.legal.can_check  # the ante is dead: the option remains
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a big blind that posted a big-blind ante "
-                   "and folds leaves a pot no live player is eligible for; award() crashes "
-                   "(max of an empty sequence)")
 def test_big_blind_ante_big_blind_folds_to_a_raise_raiser_wins_everything():
     o = nl(5, 10, ante=10, ante_type="big_blind")
     s = Scenario(o, seats(3), button=3)
@@ -767,9 +764,6 @@ def test_pot_limit_below_the_minimum_only_as_all_in():
     assert shape(s.legal) == (20, RAISE, 30, 30)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a short all-in reopens the betting: _raised "
-                   "resets `acted` for everyone, and _raise_allowed only blocks players with "
-                   "acted=True (RULES §4 short all-ins)")
 def test_no_limit_short_all_in_does_not_reopen_for_players_who_acted():
     s = Scenario(nl(10, 20), seats(4, s3=150), button=4)
     s.play("3 call", "4 call", "1 call", "2 check")
@@ -808,8 +802,6 @@ def test_fixed_limit_15_allin_on_20_round_next_raise_35():
     assert (legal.raise_kind, legal.raise_sizes) == (RAISE, (35,))
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: an all-in raise under half a bet reopens "
-                   "the betting to players who already acted (RULES §4 half-bet rule)")
 def test_fixed_limit_all_in_raise_under_half_a_bet_does_not_reopen():
     s = Scenario(fl(10), seats(3, s3=23), button=3)
     s.play("3 call", "1 call", "2 check")
@@ -884,9 +876,6 @@ def test_uncalled_part_of_an_all_in_raise_is_returned():
     assert s.of(E.BetReturned) == [E.BetReturned(3, 700)]
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: when no betting round opens (the only other "
-                   "player is all in from a blind) the uncalled part of the big blind is not "
-                   "returned (no BetReturned); it becomes a one-player side pot and is raked")
 def test_uncalled_part_of_a_blind_is_returned_when_the_other_player_is_all_in_from_the_blind():
     # heads-up: the button posts the small blind with all it has (30); the big blind's 70 over
     # it is uncalled
@@ -1321,18 +1310,18 @@ def _bb_all_in_from_its_ante(sb_stack: int) -> Scenario:
     return s
 
 
-def test_big_blind_all_in_from_its_ante_a_call_returned_in_full_wins_nothing():
-    # the small blind's call is uncalled (the big blind has no live bet) and comes back whole:
-    # having put nothing in, the small blind is eligible for nothing (RULES §5)
+def test_big_blind_all_in_from_its_ante_contests_the_ante_only():
+    # the big-blind ante is dead money in the main pot, which every live player contests; the
+    # small blind's bet is uncalled (the big blind has no live bet) and comes back whole
     s = _bb_all_in_from_its_ante(100)
     assert s.of(E.BetReturned) == [E.BetReturned(1, 10)]
-    assert s.stacks == {1: 100, 2: 10}
-    assert all(set(p.eligible) == {2} for p in s.pots)
+    assert s.pots == (E.Pot(10, (1, 2)),)
+    assert sum(s.stacks.values()) == 110
 
 
-def test_big_blind_all_in_from_its_ante_small_blind_wins_at_most_what_it_risked():
+def test_big_blind_all_in_from_its_ante_small_blind_all_in_too():
+    # both all in: the ante (dead) and the small blind's 5 against the big blind's nothing
     s = _bb_all_in_from_its_ante(5)
-    assert s.stacks[1] <= 5 + 5
-    for pot in s.pots:
-        if 1 in pot.eligible:
-            assert pot.amount <= 2 * s.player(1).contributed
+    assert s.of(E.BetReturned) == [E.BetReturned(1, 5)]
+    assert s.pots == (E.Pot(10, (1, 2)),)
+    assert sum(s.stacks.values()) == 15

@@ -1,0 +1,103 @@
+"""Bots that play through the TableService API: legal, varied actions (folds, calls, raises of
+several sizes, all-ins), the same policy as the in-process driver's bots."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+
+import grpc
+from poker.events.v1 import events_pb2 as ev
+from poker.table.v1 import table_pb2, table_pb2_grpc
+
+from shared.poker.betting import LegalActions
+from shared.poker.driver import random_policy
+from shared.poker.events import ActionKind
+
+_KIND_TO_PB = {k: ev.ActionKind.Value(f"ACTION_KIND_{k.name}") for k in ActionKind}
+_PB_TO_KIND = {v: k for k, v in _KIND_TO_PB.items()}
+
+
+def legal_from(seat: int, legal: table_pb2.Legal) -> LegalActions:
+    return LegalActions(
+        seat=seat, can_fold=legal.can_fold, can_check=legal.can_check, call=legal.call,
+        bring_in=legal.bring_in, raise_kind=_PB_TO_KIND.get(legal.raise_kind),
+        raise_sizes=tuple(legal.raise_sizes), min_to=legal.min_to, max_to=legal.max_to)
+
+
+@dataclass
+class BotTable:
+    table_id: str
+    tokens: dict[int, str] = field(default_factory=dict)
+    actions: int = 0
+    hands_seen: int = 0
+
+
+async def seat_bots(stub: table_pb2_grpc.TableServiceStub, table_id: str, seats: int,
+                    buy_in: int) -> BotTable:
+    bots = BotTable(table_id)
+    for seat in range(1, seats + 1):
+        reply = await stub.SitDown(table_pb2.SitDownRequest(
+            table_id=table_id, seat=seat, player_id=f"bot-{table_id}-{seat}", buy_in=buy_in,
+            command_id=f"sit-{seat}"))
+        bots.tokens[seat] = reply.seat_token
+    return bots
+
+
+async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int,
+               rng: random.Random, latencies: list[float] | None = None) -> BotTable:
+    """Act for whichever bot is on turn. When hand ``hands`` starts every bot sits out (from
+    the next hand), so the table stops once that hand is over."""
+    policy = random_policy(rng)
+    loop = asyncio.get_running_loop()
+    leaving = False
+    view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id))
+    while True:
+        if view.hand_no >= hands and not leaving:
+            await _sit_out_all(stub, bots)
+            leaving = True
+        if view.to_act == 0:
+            view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id))
+            if view.to_act == 0:
+                if leaving or view.phase in ("waiting", "done"):
+                    break
+                continue
+        seat = view.to_act
+        token = bots.tokens[seat]
+        mine = await stub.GetState(table_pb2.ViewRequest(
+            table_id=bots.table_id, seat=seat, seat_token=token))
+        if mine.to_act != seat:
+            view = mine
+            continue
+        action, to = policy(None, legal_from(seat, mine.legal))
+        request = table_pb2.ActRequest(
+            table_id=bots.table_id, seat=seat, seat_token=token, hand_no=mine.hand_no,
+            action=_KIND_TO_PB[action], command_id=f"bot-{mine.version}-{seat}")
+        if to is not None:
+            request.amount = to
+        started = loop.time()
+        try:
+            reply = await stub.Act(request)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
+                view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id))
+                continue
+            raise
+        if latencies is not None:
+            latencies.append(loop.time() - started)
+        bots.actions += 1
+        view = reply.view
+    bots.hands_seen = view.hand_no
+    return bots
+
+
+async def _sit_out_all(stub: table_pb2_grpc.TableServiceStub, bots: BotTable) -> None:
+    for seat, token in bots.tokens.items():
+        try:
+            await stub.SitOut(table_pb2.SitOutRequest(
+                seat=table_pb2.SeatRequest(table_id=bots.table_id, seat=seat, seat_token=token,
+                                           command_id=f"out-{seat}"), sit_out=True))
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
+                raise

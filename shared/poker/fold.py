@@ -23,12 +23,6 @@ from .stud import bring_in_seat, first_to_act_showing
 
 # --- betting-round helpers (derived, deterministic) --------------------------------------------
 
-def _needs_action(p: Player, current_bet: int, others_can_bet: bool) -> bool:
-    if not p.can_bet:
-        return False
-    return p.round_bet < current_bet or (not p.acted and others_can_bet)
-
-
 def next_to_act(players: tuple[Player, ...], start: int, current_bet: int) -> int | None:
     """First player from index ``start`` (inclusive), clockwise, who still has to act.
 
@@ -37,8 +31,7 @@ def next_to_act(players: tuple[Player, ...], start: int, current_bet: int) -> in
     round (and the hand) is over.
     """
     n = len(players)
-    live = 0
-    can = 0
+    live = can = 0
     for p in players:
         if not p.folded:
             live += 1
@@ -46,9 +39,11 @@ def next_to_act(players: tuple[Player, ...], start: int, current_bet: int) -> in
                 can += 1
     if live <= 1:
         return None
+    others_can_bet = can >= 2
     for k in range(n):
         p = players[(start + k) % n]
-        if _needs_action(p, current_bet, can >= 2):
+        if not p.folded and not p.all_in and (
+                p.round_bet < current_bet or (not p.acted and others_can_bet)):
             return p.seat
     return None
 
@@ -319,8 +314,11 @@ _HAND_HANDLERS = {
 
 def start_hand_state(table: TableState, e: E.HandStarted) -> HandState:
     players = tuple(Player(seat=x.seat, stack=x.stack, start_stack=x.stack) for x in e.players)
+    positions = [-1] * (max(p.seat for p in players) + 1)
+    for i, p in enumerate(players):
+        positions[p.seat] = i
     return HandState(options=table.options, hand_no=e.hand_no, button=e.button,
-                     players=players, forced_bets=e.forced_bets)
+                     players=players, forced_bets=e.forced_bets, positions=tuple(positions))
 
 
 _memo: tuple = (None, None, None)

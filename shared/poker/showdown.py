@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from . import evaluator as ev
 from .cards import Card, card_strength
@@ -18,8 +19,12 @@ def high_low_values(state: HandState, hole: Sequence[Card]) -> tuple[int, int | 
     Hold'em: best 5 of hole + board. Omaha: exactly 2 hole + 3 board, chosen separately for
     high and low. Stud: best 5 of the player's own cards (plus a common card if one was dealt).
     """
-    game = state.game
-    board = state.board
+    return _values(state.game, tuple(hole), state.board)
+
+
+@lru_cache(maxsize=1024)
+def _values(game: Game, hole: tuple[Card, ...], board: tuple[Card, ...]) -> tuple[int, int | None]:
+    # A showdown asks for the same hands several times (show order, muck rule, award).
     if game.is_omaha:
         high = ev.omaha_high_value(hole, board)
         low = ev.omaha_low8_value(hole, board) if game is Game.OMAHA_HILO else None

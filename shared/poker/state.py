@@ -64,6 +64,7 @@ class HandState:
     button: int
     players: tuple[Player, ...]  # dealt-in players, clockwise by seat
     forced_bets: tuple[ForcedBet, ...]
+    positions: tuple[int, ...] = ()  # seat number -> index in players (-1: not dealt in)
     phase: Phase = Phase.COMMIT
     street: int = 0  # street being dealt or bet (0 = pre-flop / 3rd street)
     board: tuple[Card, ...] = ()
@@ -106,10 +107,13 @@ class HandState:
         return self.options.structure
 
     def index(self, seat: int) -> int:
-        for i, p in enumerate(self.players):
-            if p.seat == seat:
-                return i
-        raise KeyError(seat)
+        try:
+            i = self.positions[seat]
+        except (IndexError, TypeError):
+            raise KeyError(seat) from None
+        if i < 0:
+            raise KeyError(seat)
+        return i
 
     def player(self, seat: int) -> Player:
         return self.players[self.index(seat)]

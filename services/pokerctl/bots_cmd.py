@@ -1,0 +1,395 @@
+"""`pokerctl bots`: bots play hands at tables of the running services, then the log is audited.
+
+    pokerctl bots [--tables N] [--hands M] [--game G] [--structure S] [--seats K] [--seed X]
+                  [--table ADDR] [--nats URL]
+
+Creates N tables (default: one of each game and structure: holdem FL/PL/NL, omaha FL/PL/NL,
+omaha_hilo FL/PL, stud FL, stud_hilo FL; --game/--structure narrow the choice, N cycles over
+it), seats K bots at each and plays M hands at every table at once through the TableService
+API (services/pokerctl/botclient.py). Prints each table's hands and actions, then reads every
+table's log back from JetStream and audits it (see :func:`audit_commits`): hash chain, fold,
+chips conserved (seats' stacks + rake = buy-ins), every deck revealed matching its
+commitment and dealt in order. Exit 1 if any audit fails.
+
+The table service and NATS default to what `pokerctl up` runs (POKER_TABLE_ADDR,
+POKER_NATS_URL override them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import secrets
+import sys
+import time
+from dataclasses import dataclass, field
+
+import grpc
+import nats
+from poker.events.v1 import events_pb2 as ev
+from poker.table.v1 import table_pb2, table_pb2_grpc
+
+from shared.infra.codec import decode_body
+from shared.infra.eventstore import STREAM, EventStore, StoreError
+from shared.infra.repository import LoadedTable, fold_commit
+from shared.poker import events as E
+from shared.poker.decide import deck_order
+from shared.poker.deck import commitment
+from shared.poker.options import TableOptions, table_options
+from shared.poker.table import buy_in_limits
+
+from .botclient import BotTable, play, seat_bots
+from .up import default_nats_url, default_table_addr
+
+GAMES = ("holdem", "omaha", "omaha_hilo", "stud", "stud_hilo")
+STRUCTURES = ("fixed_limit", "pot_limit", "no_limit")
+_ABBREV = {"fixed_limit": "FL", "pot_limit": "PL", "no_limit": "NL"}
+
+#: one table of each game and structure, with its stakes
+TABLES: tuple[tuple[str, str, dict[str, int]], ...] = (
+    ("holdem", "fixed_limit", {"small_bet": 10}),
+    ("holdem", "pot_limit", {"small_blind": 1, "big_blind": 2}),
+    ("holdem", "no_limit", {"small_blind": 1, "big_blind": 2}),
+    ("omaha", "fixed_limit", {"small_bet": 10}),
+    ("omaha", "pot_limit", {"small_blind": 1, "big_blind": 2}),
+    ("omaha", "no_limit", {"small_blind": 1, "big_blind": 2}),
+    ("omaha_hilo", "fixed_limit", {"small_bet": 10}),
+    ("omaha_hilo", "pot_limit", {"small_blind": 1, "big_blind": 2}),
+    ("stud", "fixed_limit", {"small_bet": 10}),
+    ("stud_hilo", "fixed_limit", {"small_bet": 10}),
+)
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    table_id: str
+    game: str
+    structure: str
+    stakes: dict[str, int]
+
+    @property
+    def label(self) -> str:
+        return f"{self.game} {_ABBREV[self.structure]}"
+
+    @property
+    def options(self) -> TableOptions:
+        return table_options(self.game, self.structure, **self.stakes)
+
+    def settings(self) -> table_pb2.TableSettings:
+        s = table_pb2.TableSettings(
+            game=ev.Game.Value("GAME_" + self.game.upper()),
+            structure=ev.Structure.Value("STRUCTURE_" + self.structure.upper()))
+        for name, value in self.stakes.items():
+            setattr(s, name, value)
+        return s
+
+    def buy_in(self) -> int:
+        """The table's maximum buy-in (bots that go broke early end a table early)."""
+        return buy_in_limits(self.options)[1]
+
+
+def plan_tables(tables: int | None = None, game: str | None = None,
+                structure: str | None = None, run_id: str | None = None) -> list[TablePlan]:
+    """N tables cycling over the games and structures chosen (default: one of each)."""
+    run_id = run_id or secrets.token_hex(3)
+    if structure is not None and game is None:
+        # a structure alone: every game played in it
+        choice = [t for t in TABLES if t[1] == structure]
+    elif game is not None:
+        choice = [t for t in TABLES if t[0] == game and structure in (None, t[1])]
+        if not choice and structure is not None:  # e.g. omaha_hilo NL: allowed, not default
+            stakes = {"small_bet": 10} if structure == "fixed_limit" else \
+                {"small_blind": 1, "big_blind": 2}
+            choice = [(game, structure, stakes)]
+    else:
+        choice = list(TABLES)
+    if not choice:
+        raise ValueError(f"no table plays {game or 'any game'} {structure or ''}".strip())
+    count = len(choice) if tables is None else tables
+    plans = []
+    for i in range(count):
+        g, s, stakes = choice[i % len(choice)]
+        plans.append(TablePlan(f"{g}-{_ABBREV[s]}-{run_id}-{i + 1}".replace("_", ""), g, s,
+                               dict(stakes)))
+    return plans
+
+
+@dataclass
+class Played:
+    plan: TablePlan
+    bots: BotTable
+    seconds: float
+    error: str = ""
+
+
+async def create_and_seat(stub: table_pb2_grpc.TableServiceStub, plan: TablePlan,
+                          seats: int) -> BotTable:
+    options = plan.options  # validated here: a bad plan fails before anything is appended
+    await stub.CreateTable(table_pb2.CreateTableRequest(
+        table_id=plan.table_id, settings=plan.settings(), command_id=f"create-{plan.table_id}"))
+    return await seat_bots(stub, plan.table_id, min(seats, options.max_seats), plan.buy_in())
+
+
+async def play_tables(stub: table_pb2_grpc.TableServiceStub, plans: list[TablePlan],
+                      hands: int, seats: int, seed: object = None) -> list[Played]:
+    """Every table at once: each is created, seated and played in its own task; an error
+    (a gRPC status) ends that table only and is reported in its result."""
+    async def one(i: int, plan: TablePlan) -> Played:
+        started = time.perf_counter()
+        rng = random.Random(f"{seed}/{i}") if seed is not None else random.Random()
+        bots = BotTable(plan.table_id)
+        try:
+            bots = await create_and_seat(stub, plan, seats)
+            bots = await play(stub, bots, hands, rng)
+        except grpc.aio.AioRpcError as exc:
+            return Played(plan, bots, time.perf_counter() - started,
+                          f"{exc.code().name}: {exc.details()}")
+        return Played(plan, bots, time.perf_counter() - started)
+
+    return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(plans))))
+
+
+# --- audit -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Audit:
+    table_id: str
+    commits: int = 0
+    events: int = 0
+    hands: int = 0
+    buy_ins: int = 0
+    stacks: int = 0  # at the end: seats' stacks (and what a running hand holds)
+    rake: int = 0
+    left_with: int = 0  # chips taken away by players who left
+    decks: int = 0
+    errors: list[str] = field(default_factory=list)
+    state: LoadedTable | None = None
+
+    @property
+    def conserved(self) -> bool:
+        return self.stacks + self.rake + self.left_with == self.buy_ins
+
+    @property
+    def ok(self) -> bool:
+        return self.conserved and not self.errors
+
+
+def decode_commit(data: bytes) -> list[object]:
+    commit = ev.Commit()
+    commit.ParseFromString(data)
+    out = []
+    for raw in commit.events:
+        env = ev.EventEnvelope()
+        env.ParseFromString(raw)
+        out.append(decode_body(env))
+    return out
+
+
+def audit_commits(table_id: str, stored: list) -> Audit:
+    """Replay a table's commits from the start and check them:
+
+    - the hash chain and the fold (``fold_commit``: a commit that does not chain, decode or
+      apply is an error);
+    - chips: the seats' stacks (plus what a running hand holds) + rake taken + chips taken
+      away by players who left = the buy-ins;
+    - decks: every deck revealed hashes to the commitment made before it was dealt, is 52
+      distinct cards (a stud reshuffle: the cards it was made of), and the cards dealt after
+      each commitment are that deck's first cards, in order.
+    """
+    a = Audit(table_id)
+    lt = LoadedTable()
+    commitments: list[str] = []
+    dealt: list[list] = []
+    leaving_mid_hand: set[int] = set()
+    for s in stored:
+        try:
+            events = decode_commit(s.data)
+            before = lt.state
+            lt = fold_commit(lt, s)
+        except Exception as exc:  # noqa: BLE001 - CorruptLog, a bad commit: reported
+            a.errors.append(f"commit {s.seq}: {exc}")
+            break
+        a.commits += 1
+        a.events += len(events)
+        for e in events:
+            if isinstance(e, E.PlayerSeated):
+                a.buy_ins += e.stack
+            elif isinstance(e, E.PlayerLeft) and before is not None:
+                if before.hand_running and any(p.seat == e.seat for p in before.hand.players):
+                    leaving_mid_hand.add(e.seat)
+                else:
+                    seat = before.seat(e.seat)
+                    a.left_with += seat.stack if seat is not None else 0
+            elif isinstance(e, E.HandStarted):
+                a.hands += 1
+                commitments, dealt, leaving_mid_hand = [], [], set()
+            elif isinstance(e, E.DeckCommitted):
+                commitments.append(e.commitment)
+                dealt.append([])
+            elif isinstance(e, E.CardsDealt):
+                if not dealt:
+                    a.errors.append(f"commit {s.seq}: cards dealt before a deck commitment")
+                else:
+                    dealt[-1].extend(deck_order(e))
+            elif isinstance(e, E.RakeTaken):
+                a.rake += e.amount
+            elif isinstance(e, E.DeckRevealed):
+                a.decks += len(e.decks)
+                a.errors += _check_reveal(s.seq, e, commitments, dealt)
+                hand = lt.state.hand if lt.state is not None else None
+                if hand is not None:
+                    a.left_with += sum(p.stack for p in hand.players
+                                       if p.seat in leaving_mid_hand)
+    table = lt.state
+    if table is not None:
+        hand = table.hand
+        if table.hand_running:
+            in_hand = {p.seat for p in hand.players}
+            a.stacks = sum(s.stack for s in table.seats if s.seat not in in_hand)
+            a.stacks += sum(p.stack for p in hand.players) + hand.pot_total
+        else:
+            a.stacks = sum(s.stack for s in table.seats)
+    a.state = lt
+    return a
+
+
+def _check_reveal(seq: int, e: E.DeckRevealed, commitments: list[str],
+                  dealt: list[list]) -> list[str]:
+    errors = []
+    if len(e.decks) != len(commitments):
+        errors.append(f"commit {seq}: {len(commitments)} commitments, {len(e.decks)} decks")
+    for k, (deck, salt, c, cards) in enumerate(zip(e.decks, e.salts, commitments, dealt)):
+        if commitment(deck, salt) != c:
+            errors.append(f"commit {seq}: deck {k + 1} does not match its commitment")
+        if len(set(deck)) != len(deck) or (k == 0 and len(deck) != 52):
+            errors.append(f"commit {seq}: deck {k + 1} is not a set of distinct cards")
+        if tuple(cards) != tuple(deck[: len(cards)]):
+            errors.append(f"commit {seq}: the cards dealt from deck {k + 1} are not its "
+                          f"first cards in order")
+    return errors
+
+
+async def connect_store(nats_url: str, timeout: float = 3.0) -> EventStore:
+    """A read-only client of the log that fails fast (EventStore.connect retries forever,
+    which suits a service waiting for NATS, not a command line)."""
+    async def quiet(_exc: Exception) -> None:
+        return None
+
+    try:
+        nc = await nats.connect(nats_url, name="pokerctl", allow_reconnect=False,
+                                connect_timeout=timeout, max_reconnect_attempts=1,
+                                reconnect_time_wait=0.2,
+                                error_cb=quiet)
+    except Exception as exc:  # NoServersError, OSError, TimeoutError: say where
+        raise StoreError(f"cannot connect to NATS at {nats_url}: {exc or type(exc).__name__}") \
+            from None
+    return EventStore(nc, nc.jetstream(timeout=10), STREAM)
+
+
+async def audit_tables(nats_url: str, table_ids: list[str]) -> list[Audit]:
+    store = await connect_store(nats_url)
+    try:
+        return [audit_commits(t, await store.read(t)) for t in table_ids]
+    finally:
+        await store.close()
+
+
+# --- output ----------------------------------------------------------------------------------
+
+
+def print_report(played: list[Played], audits: list[Audit] | None, seconds: float,
+                 out=None) -> bool:
+    """One line per table and a summary; True if every table played and audited clean."""
+    out = sys.stdout if out is None else out
+    by_id = {a.table_id: a for a in audits or []}
+    head = f"{'table':<34}{'game':<15}{'hands':>6}{'actions':>8}"
+    if audits is not None:
+        head += f"{'events':>8}{'rake':>6}  chips    audit"
+    print(head, file=out)
+    ok = True
+    for p in played:
+        line = f"{p.plan.table_id:<34}{p.plan.label:<15}{p.bots.hands_seen:>6}" \
+               f"{p.bots.actions:>8}"
+        a = by_id.get(p.plan.table_id)
+        if a is not None:
+            chips = "ok" if a.conserved else f"{a.stacks + a.rake + a.left_with}!={a.buy_ins}"
+            verdict = "pass" if not a.errors else "FAIL: " + "; ".join(a.errors[:3])
+            line += f"{a.events:>8}{a.rake:>6}  {chips:<9}{verdict}"
+            ok &= a.ok
+        if p.error:
+            line += f"  ERROR {p.error}"
+            ok = False
+        print(line, file=out)
+    hands = sum(p.bots.hands_seen for p in played)
+    actions = sum(p.bots.actions for p in played)
+    summary = f"\n{len(played)} tables, {hands} hands, {actions} actions"
+    if audits is not None:
+        events = sum(a.events for a in audits)
+        conserved = sum(a.conserved for a in audits)
+        summary += (f", {events} events read back from JetStream; chips conserved at "
+                    f"{conserved}/{len(audits)} tables; audit "
+                    f"{'passed' if all(a.ok for a in audits) else 'FAILED'}")
+    summary += f"; {seconds:.1f} s ({hands / seconds if seconds else 0:.1f} hands/s)"
+    print(summary, file=out, flush=True)
+    return ok
+
+
+async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan], hands: int,
+                   seats: int, seed: object = None, out=None) -> int:
+    out = sys.stdout if out is None else out
+    started = time.perf_counter()
+    async with grpc.aio.insecure_channel(table_addr) as channel:
+        played = await play_tables(table_pb2_grpc.TableServiceStub(channel), plans, hands,
+                                   seats, seed)
+    if played and all(p.error.startswith("UNAVAILABLE") for p in played):
+        print(f"pokerctl bots: no table service at {table_addr}: is `pokerctl up` running? "
+              "(--table, POKER_TABLE_ADDR)", file=sys.stderr)
+        print_report(played, None, time.perf_counter() - started, out)
+        return 1
+    audits = None
+    if nats_url:
+        try:
+            audits = await audit_tables(nats_url, [p.table_id for p in plans])
+        except (StoreError, OSError, asyncio.TimeoutError) as exc:
+            print(f"pokerctl bots: the log was not audited: {exc}", file=sys.stderr)
+    ok = print_report(played, audits, time.perf_counter() - started, out)
+    return 0 if ok else 1
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.hands < 1 or args.seats < 2 or (args.tables is not None and args.tables < 1):
+        print("pokerctl bots: --hands and --tables must be at least 1, --seats at least 2",
+              file=sys.stderr)
+        return 2
+    try:
+        plans = plan_tables(args.tables, args.game, args.structure)
+        for p in plans:
+            p.options  # noqa: B018 - validates the game and structure
+    except Exception as exc:  # InvalidOptions, ValueError: readable
+        print(f"pokerctl bots: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(run_bots(args.table, None if args.no_audit else args.nats, plans,
+                                args.hands, args.seats, args.seed))
+
+
+def add_client_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--table", default=default_table_addr(),
+                   help="table service address (default POKER_TABLE_ADDR or %(default)s)")
+    p.add_argument("--nats", default=default_nats_url(),
+                   help="NATS URL (default POKER_NATS_URL or %(default)s)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bots", help="bots play hands at new tables; the log is audited")
+    p.add_argument("--tables", type=int, default=None,
+                   help="tables to create (default: one of each game and structure)")
+    p.add_argument("--hands", type=int, default=20, help="hands per table (default 20)")
+    p.add_argument("--game", choices=GAMES, default=None)
+    p.add_argument("--structure", choices=STRUCTURES, default=None)
+    p.add_argument("--seats", type=int, default=6, help="bots per table (default 6)")
+    p.add_argument("--seed", default=None, help="seed for the bots' choices")
+    p.add_argument("--no-audit", action="store_true", help="skip reading the log back")
+    add_client_args(p)
+    p.set_defaults(run=run)

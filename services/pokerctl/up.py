@@ -1,0 +1,307 @@
+"""The local cluster behind `pokerctl up`, `pokerctl demo` and the process-level tests:
+nats-server from the wheel (JetStream, ``sync_interval: always``, store under the data
+directory) and every service as its own process (``python -m services.<name>``), configured by
+the same environment variables a deployment uses.
+
+    cluster = LocalCluster(data_dir, base_port=50050)   # base_port=None: free ports
+    await cluster.start()          # NATS, then the services; returns once all are healthy
+    cluster.addresses              # {"nats": "nats://...", "table": "127.0.0.1:50051", ...}
+    cluster.kill("dealer")         # kill -9 (tests)
+    await cluster.restart("dealer")  # same port, same environment, waits until healthy
+    await cluster.stop()           # SIGTERM the table service, then the others, then NATS
+
+Children run in their own session (a Ctrl-C at the terminal reaches only the supervisor, which
+stops them in order) and die with the supervisor if it is killed (Linux parent-death signal,
+set by a tiny exec wrapper; it fires when the *thread* that started them ends, so start the
+cluster from a long-lived thread such as the event loop's). Each child's output goes to
+``<data_dir>/logs/<name>.log``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from shared.infra.config import DEFAULT_BASE_PORT, DEFAULT_NATS_URL, PORT_OFFSETS
+from shared.infra.natsserver import NatsServer, free_port, server_binary, wait_for_port
+
+#: the table service calls the others: it starts last and stops first
+SERVICES = ("dealer", "betting", "showdown", "rake", "table")
+DEFAULT_NATS_PORT = 4222
+HOST = "127.0.0.1"
+
+# Execs argv[2:] after asking the kernel to SIGTERM it when the supervisor's thread dies
+# (argv[1]: the supervisor's pid, to catch a supervisor that died before the prctl).
+_EXEC_WITH_PARENT_DEATH = (
+    "import ctypes,os,signal,sys\n"
+    "try:\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)\n"
+    "except Exception:\n"
+    "    pass\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit(1)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+class ClusterError(RuntimeError):
+    """A process of the cluster did not come up (or died)."""
+
+
+def default_nats_url() -> str:
+    """What client commands connect to unless told: POKER_NATS_URL, else `up`'s NATS."""
+    return os.environ.get("POKER_NATS_URL", DEFAULT_NATS_URL)
+
+
+def default_table_addr() -> str:
+    """POKER_TABLE_ADDR, else the table service of `up` (base port + 1)."""
+    base = int(os.environ.get("POKER_BASE_PORT", DEFAULT_BASE_PORT))
+    return os.environ.get("POKER_TABLE_ADDR", f"{HOST}:{base + PORT_OFFSETS['table']}")
+
+
+def port_in_use(port: int, host: str = HOST) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not "in use"
+        try:
+            s.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def _spawn(argv: list[str], log_path: Path, env: dict[str, str] | None = None
+           ) -> subprocess.Popen:
+    """Start ``argv`` in its own session, output appended to ``log_path``."""
+    if sys.platform.startswith("linux"):
+        argv = [sys.executable, "-I", "-S", "-c", _EXEC_WITH_PARENT_DEATH, str(os.getpid()),
+                *argv]
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as out:
+        return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+class _SupervisedNats(NatsServer):
+    """:class:`NatsServer` started in its own session (Ctrl-C reaches only the supervisor, so
+    NATS stops after the services) and killed with the supervisor."""
+
+    def start(self, log_file: Path | None = None) -> NatsServer:
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        if not self.port:
+            self.port = free_port(self.host)
+        conf = self.store_dir / f"{self.name}.conf"
+        conf.write_text(self.config_text())
+        self.proc = _spawn([str(server_binary()), "-c", str(conf)],
+                           log_file or self.store_dir / "nats.log")
+        wait_for_port(self.host, self.port, proc=self.proc)
+        return self
+
+
+def _load_secret(data_dir: Path) -> str:
+    """POKER_SEAT_SECRET, else the one kept in the data directory (made on first use), so
+    seat tokens survive a restart of the cluster on the same data."""
+    if os.environ.get("POKER_SEAT_SECRET"):
+        return os.environ["POKER_SEAT_SECRET"]
+    path = data_dir / "seat-secret"
+    if path.exists():
+        return path.read_text().strip()
+    secret = secrets.token_hex(32)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secret)
+    return secret
+
+
+@dataclass
+class LocalCluster:
+    data_dir: Path
+    #: service ports are base_port + offset (table +1, dealer +2, ...); None: free ports
+    base_port: int | None = DEFAULT_BASE_PORT
+    #: None: 4222 with a base port, a free port without one
+    nats_port: int | None = None
+    seat_secret: str | None = None
+    log_level: str = "INFO"
+    health_timeout: float = 30.0
+    ports: dict[str, int] = field(default_factory=dict)
+    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+    nats: NatsServer | None = None
+
+    def __post_init__(self) -> None:
+        self.data_dir = Path(self.data_dir)
+        if self.seat_secret is None:
+            self.seat_secret = _load_secret(self.data_dir)
+        if not self.ports:
+            if self.base_port is None:
+                self.ports = {name: free_port(HOST) for name in SERVICES}
+            else:
+                self.ports = {name: self.base_port + PORT_OFFSETS[name] for name in SERVICES}
+        if self.nats_port is None:
+            self.nats_port = DEFAULT_NATS_PORT if self.base_port is not None else 0
+
+    # --- what clients need ---------------------------------------------------------------
+
+    @property
+    def nats_url(self) -> str:
+        if self.nats is None:
+            raise ClusterError("the cluster is not started")
+        return self.nats.url
+
+    @property
+    def addresses(self) -> dict[str, str]:
+        out = {"nats": self.nats_url} if self.nats is not None else {}
+        out.update({name: f"{HOST}:{port}" for name, port in self.ports.items()})
+        return out
+
+    @property
+    def log_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    def env(self, name: str) -> dict[str, str]:
+        """The environment of service ``name``: the same variables a deployment sets."""
+        env = dict(os.environ)
+        env.update({
+            "POKER_NATS_URL": self.nats_url,
+            "POKER_SEAT_SECRET": self.seat_secret or "",
+            "POKER_PORT": str(self.ports[name]),
+            "POKER_BIND": HOST,
+            "POKER_LOG_LEVEL": self.log_level,
+            "PYTHONUNBUFFERED": "1",
+        })
+        if self.base_port is not None:
+            env["POKER_BASE_PORT"] = str(self.base_port)
+        for peer, port in self.ports.items():
+            env[f"POKER_{peer.upper()}_ADDR"] = f"{HOST}:{port}"
+        return env
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    async def start(self) -> LocalCluster:
+        """NATS, then every service; returns once each answers its health check SERVING."""
+        busy = [f"{name} {port}" for name, port in
+                 [("nats", self.nats_port or 0), *self.ports.items()] if port and port_in_use(port)]
+        if busy:
+            raise ClusterError(f"ports in use on {HOST}: {', '.join(busy)} (another `pokerctl "
+                               f"up`? choose --base-port/--nats-port)")
+        try:
+            self.nats = _SupervisedNats(self.data_dir / "jetstream", port=self.nats_port or 0)
+            self.nats.start(log_file=self.log_dir / "nats.log")
+            self.nats_port = self.nats.port
+            for name in SERVICES:
+                self._start_process(name)
+            await self.wait_healthy(SERVICES)
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    def _start_process(self, name: str) -> None:
+        if name in self.procs and self.procs[name].poll() is None:
+            raise ClusterError(f"{name} is already running (pid {self.procs[name].pid})")
+        self.procs[name] = _spawn([sys.executable, "-m", f"services.{name}"],
+                                  self.log_dir / f"{name}.log", env=self.env(name))
+
+    async def wait_healthy(self, names: Iterable[str], timeout: float | None = None) -> None:
+        """Wait until each service answers the gRPC health check with SERVING."""
+        deadline = time.monotonic() + (timeout or self.health_timeout)
+        await asyncio.gather(*(self._wait_one(name, deadline) for name in names))
+
+    async def _wait_one(self, name: str, deadline: float) -> None:
+        options = [("grpc.initial_reconnect_backoff_ms", 50),
+                   ("grpc.min_reconnect_backoff_ms", 50),
+                   ("grpc.max_reconnect_backoff_ms", 250)]
+        async with grpc.aio.insecure_channel(self.addresses[name], options=options) as ch:
+            stub = health_pb2_grpc.HealthStub(ch)
+            while True:
+                proc = self.procs.get(name)
+                if proc is not None and proc.poll() is not None:
+                    raise ClusterError(f"{name} exited with code {proc.returncode}; see "
+                                       f"{self.log_dir / (name + '.log')}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ClusterError(f"{name} was not healthy at {self.addresses[name]} "
+                                       f"within {self.health_timeout} s; see "
+                                       f"{self.log_dir / (name + '.log')}")
+                try:
+                    reply = await stub.Check(health_pb2.HealthCheckRequest(service=""),
+                                             timeout=min(left, 0.5), wait_for_ready=True)
+                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                        return
+                except grpc.aio.AioRpcError as exc:
+                    if exc.code() not in (grpc.StatusCode.UNAVAILABLE,
+                                          grpc.StatusCode.DEADLINE_EXCEEDED):
+                        raise
+                # not serving yet (or still binding): the next Check waits on the channel
+
+    def pid(self, name: str) -> int | None:
+        """The process id of a service or of "nats" (None if not started)."""
+        proc = self.nats.proc if name == "nats" and self.nats is not None else \
+            self.procs.get(name)
+        return proc.pid if proc is not None else None
+
+    def dead(self) -> dict[str, int]:
+        """Services whose process has exited, with their exit codes."""
+        return {name: p.returncode for name, p in self.procs.items() if p.poll() is not None}
+
+    async def wait_any_exit(self) -> tuple[str, int]:
+        """Wait until some child (service or NATS) exits: for the `up` supervisor loop."""
+        while True:
+            for name, code in self.dead().items():
+                return name, code
+            if self.nats is not None and self.nats.proc is not None \
+                    and self.nats.proc.poll() is not None:
+                return "nats", self.nats.proc.returncode
+            await asyncio.sleep(0.2)
+
+    def kill(self, name: str) -> None:
+        """kill -9 one service and reap it (fault tests)."""
+        proc = self.procs[name]
+        proc.kill()
+        proc.wait()
+
+    async def restart(self, name: str) -> None:
+        """Start ``name`` again on the same port with the same environment; wait until
+        healthy. A running process is stopped first (SIGTERM)."""
+        proc = self.procs.get(name)
+        if proc is not None and proc.poll() is None:
+            await self._terminate([name])
+        self._start_process(name)
+        await self.wait_healthy([name])
+
+    async def _terminate(self, names: list[str], timeout: float = 10.0) -> None:
+        procs = [self.procs[n] for n in names if n in self.procs]
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                await asyncio.to_thread(p.wait, timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                await asyncio.to_thread(p.wait)
+
+    async def stop(self) -> None:
+        """SIGTERM the table service (it calls the others), then the rest; wait for each
+        (SIGKILL after 10 s); then stop NATS. Safe to call twice."""
+        await self._terminate(["table"])
+        await self._terminate([n for n in SERVICES if n != "table"])
+        if self.nats is not None:
+            await asyncio.to_thread(self.nats.stop)
+
+    async def __aenter__(self) -> LocalCluster:
+        return await self.start()
+
+    async def __aexit__(self, *exc) -> None:
+        await self.stop()

@@ -1,0 +1,100 @@
+"""`pokerctl up`: nats-server and every service on this machine, until Ctrl-C or SIGTERM.
+
+    pokerctl up [--base-port 50050] [--nats-port 4222] [--data-dir DIR]
+
+The services listen on 127.0.0.1 at the base port + 1 (table), + 2 (dealer), + 3 (betting),
++ 4 (showdown), + 5 (rake); NATS at --nats-port with its JetStream store in DIR/jetstream and
+every process's log in DIR/logs. The seat-token secret is POKER_SEAT_SECRET or one kept in
+DIR/seat-secret, so seat tokens survive a restart on the same data. On Ctrl-C or SIGTERM the
+table service is stopped first, then the other services, then NATS. If any process dies, the
+rest are stopped and the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+from shared.infra.config import DEFAULT_BASE_PORT
+
+from .up import DEFAULT_NATS_PORT, ClusterError, LocalCluster
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                           "share")
+    return Path(base) / "pokerctl"
+
+
+async def serve(cluster: LocalCluster, out=None) -> int:
+    out = sys.stdout if out is None else out
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        starting = asyncio.create_task(cluster.start())
+        stopping = asyncio.create_task(stop.wait())
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not starting.done():
+            starting.cancel()
+            await asyncio.gather(starting, return_exceptions=True)
+            print("stopped before every service was up", file=out)
+            return 130
+        stopping.cancel()
+        try:
+            starting.result()
+        except (ClusterError, OSError, RuntimeError, TimeoutError) as exc:
+            # ports in use, the nats-server binary missing, a service that died at start
+            print(f"pokerctl up: {exc}", file=sys.stderr)
+            return 1
+        addrs = cluster.addresses
+        print("every service is healthy:", file=out)
+        for name, addr in addrs.items():
+            pid = cluster.pid(name)
+            print(f"  {name:<9} {addr:<24} pid {pid}", file=out)
+        print(f"data {cluster.data_dir}  logs {cluster.log_dir}", file=out)
+        print(f"clients: export POKER_NATS_URL={addrs['nats']} POKER_TABLE_ADDR={addrs['table']}"
+              "\nCtrl-C stops everything.", file=out, flush=True)
+        waiting = asyncio.create_task(stop.wait())
+        exited = asyncio.create_task(cluster.wait_any_exit())
+        await asyncio.wait({waiting, exited}, return_when=asyncio.FIRST_COMPLETED)
+        code = 0
+        if exited.done():
+            name, rc = exited.result()
+            print(f"pokerctl up: {name} exited with code {rc} (see {cluster.log_dir}); "
+                  "stopping the rest", file=sys.stderr)
+            code = 1
+        for t in (waiting, exited):
+            t.cancel()
+        print("stopping: table, then dealer, betting, showdown, rake, then NATS", file=out,
+              flush=True)
+        return code
+    finally:
+        await cluster.stop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def run(args: argparse.Namespace) -> int:
+    cluster = LocalCluster(Path(args.data_dir), base_port=args.base_port,
+                           nats_port=args.nats_port, log_level=args.log_level)
+    code = asyncio.run(serve(cluster))
+    print("stopped", flush=True)
+    return code
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("up", help="run nats-server and every service here until Ctrl-C")
+    p.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT,
+                   help=f"services listen at this + 1..5 (default {DEFAULT_BASE_PORT})")
+    p.add_argument("--nats-port", type=int, default=DEFAULT_NATS_PORT,
+                   help=f"NATS client port (default {DEFAULT_NATS_PORT})")
+    p.add_argument("--data-dir", default=str(default_data_dir()),
+                   help="JetStream store, logs and seat secret (default %(default)s)")
+    p.add_argument("--log-level", default="INFO", help="services' log level (default INFO)")
+    p.set_defaults(run=run)

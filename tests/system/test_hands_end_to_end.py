@@ -1,0 +1,237 @@
+"""Whole hands of every game and structure through every service (gRPC servers in process, a
+real nats-server), played by bots through the TableService API:
+
+- chips are conserved (the fold of each table's log: seats' stacks + rake = buy-ins), and the
+  log audits clean (hash chain, decks against their commitments, cards dealt in order);
+- no view served to any seat or to a spectator, by Watch or GetState, during play, holds a
+  card another seat holds face down before that seat shows it (checked against the cards
+  dealt, read from the log);
+- every view served equals the view of the fold of the log at the version it names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import defaultdict
+
+import grpc
+import pytest
+from poker.events.v1 import events_pb2 as ev
+from poker.table.v1 import table_pb2 as tpb
+
+from services.pokerctl.bots_cmd import (audit_commits, create_and_seat, decode_commit,
+                                        plan_tables)
+from services.pokerctl.botclient import play
+from services.table.server import view_message
+from shared.infra.eventstore import EventStore
+from shared.infra.repository import LoadedTable, fold_commit
+from shared.poker import events as E
+from shared.poker.view import table_view
+
+HANDS = 3
+SEATS = 4
+
+
+class LogIndex:
+    """One table's log, folded commit by commit: the state at every version, the down cards
+    each seat was dealt in each hand, and the version at which a seat showed its hand."""
+
+    def __init__(self, stored: list) -> None:
+        self.states = {}
+        self.down: dict[tuple[int, int], set[str]] = defaultdict(set)
+        self.dealt: dict[tuple[int, int], list[str]] = defaultdict(list)
+        self.shown_at: dict[tuple[int, int], int] = {}
+        lt = LoadedTable()
+        hand_no = 0
+        for s in stored:
+            lt = fold_commit(lt, s)
+            self.states[s.seq] = lt.state
+            for e in decode_commit(s.data):
+                if isinstance(e, E.HandStarted):
+                    hand_no = e.hand_no
+                elif isinstance(e, E.CardsDealt):
+                    for h in e.hole:
+                        for card, up in zip(h.cards, h.face_up):
+                            self.dealt[(hand_no, h.seat)].append(str(card))
+                            if not up:
+                                self.down[(hand_no, h.seat)].add(str(card))
+                elif isinstance(e, E.HandShown):
+                    self.shown_at[(hand_no, e.seat)] = s.seq
+        self.last = lt
+
+    def secret_from(self, viewer: int, hand_no: int, version: int) -> set[str]:
+        """Cards the viewer may not see at ``version``: other seats' down cards not shown."""
+        out: set[str] = set()
+        for (h, seat), cards in self.down.items():
+            if h == hand_no and seat != viewer and self.shown_at.get((h, seat), 1 << 62) > version:
+                out |= cards
+        return out
+
+
+def check_view(log: LogIndex, viewer: int, view: tpb.TableView) -> None:
+    state = log.states[view.version]
+    expected = view_message(table_view(state, viewer or None), view.version, state)
+    assert view == expected, f"seat {viewer} was served a view that is not the fold at " \
+                             f"version {view.version}"
+    visible = set(view.board) | {c for s in view.seats for c in s.cards}
+    leaked = visible & log.secret_from(viewer, view.hand_no, view.version)
+    assert not leaked, f"seat {viewer or 'spectator'} saw {leaked} at version {view.version}"
+    for s in view.seats:
+        if s.seat == viewer and s.in_hand:  # a seat sees all of its own cards
+            assert list(s.cards) == log.dealt[(view.hand_no, s.seat)][:len(s.cards)]
+            assert "??" not in s.cards
+
+
+async def _watch(stub, table_id: str, seat: int, token: str, out: list, first: asyncio.Event):
+    call = stub.Watch(tpb.ViewRequest(table_id=table_id, seat=seat, seat_token=token))
+    try:
+        async for view in call:
+            out.append((seat, view))
+            first.set()
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() is not grpc.StatusCode.CANCELLED:
+            raise
+    finally:
+        call.cancel()
+
+
+async def _sample(stub, bots, out: list, stop: asyncio.Event) -> None:
+    """GetState from every seat and a spectator, over and over, while the bots play."""
+    while not stop.is_set():
+        for seat in (0, *bots.tokens):
+            view = await stub.GetState(tpb.ViewRequest(
+                table_id=bots.table_id, seat=seat, seat_token=bots.tokens.get(seat, "")))
+            out.append((seat, view))
+        await asyncio.sleep(0)
+
+
+async def test_every_game_and_structure_end_to_end(table_stub, nats_server):
+    stub = table_stub
+    plans = plan_tables(run_id="e2e")
+    assert {(p.game, p.structure) for p in plans} == {
+        ("holdem", "fixed_limit"), ("holdem", "pot_limit"), ("holdem", "no_limit"),
+        ("omaha", "fixed_limit"), ("omaha", "pot_limit"), ("omaha", "no_limit"),
+        ("omaha_hilo", "fixed_limit"), ("omaha_hilo", "pot_limit"),
+        ("stud", "fixed_limit"), ("stud_hilo", "fixed_limit")}
+    bots = await asyncio.gather(*(create_and_seat(stub, p, SEATS) for p in plans))
+    views: dict[str, list] = {b.table_id: [] for b in bots}
+    watchers, firsts = [], []
+    for b in bots:
+        for seat in (0, *b.tokens):
+            first = asyncio.Event()
+            firsts.append(first)
+            watchers.append(asyncio.create_task(_watch(
+                stub, b.table_id, seat, b.tokens.get(seat, ""), views[b.table_id], first)))
+    await asyncio.wait_for(asyncio.gather(*(f.wait() for f in firsts)), timeout=20)
+    stop = asyncio.Event()
+    samplers = [asyncio.create_task(_sample(stub, b, views[b.table_id], stop)) for b in bots]
+    try:
+        played = await asyncio.wait_for(asyncio.gather(
+            *(play(stub, b, HANDS, random.Random(i)) for i, b in enumerate(bots))), timeout=60)
+    finally:
+        stop.set()
+        for w in watchers:
+            w.cancel()
+        await asyncio.gather(*samplers, *watchers, return_exceptions=True)
+    for s in samplers:
+        assert s.exception() is None
+
+    store = await EventStore.connect(nats_server.url, create=False)
+    try:
+        for p, b in zip(plans, played):
+            stored = await store.read(p.table_id)
+            audit = audit_commits(p.table_id, stored)
+            assert not audit.errors, audit.errors
+            assert audit.hands >= 1 and b.hands_seen == audit.hands
+            assert audit.buy_ins == SEATS * p.buy_in()
+            assert audit.conserved, (p.table_id, audit.stacks, audit.rake, audit.buy_ins)
+            table = audit.state.state
+            assert not table.hand_running
+            assert sum(s.stack for s in table.seats) + audit.rake == audit.buy_ins
+
+            log = LogIndex(stored)
+            served = views[p.table_id]
+            assert {seat for seat, _ in served} == {0, *b.tokens}
+            hands_watched = {v.hand_no for seat, v in served if seat == 0}
+            assert hands_watched >= set(range(1, audit.hands + 1))
+            secrets_kept = 0
+            for seat, view in served:
+                check_view(log, seat, view)
+                secrets_kept += len(log.secret_from(seat, view.hand_no, view.version))
+            assert secrets_kept > 0  # the check is not vacuous: there were cards to hide
+            assert any("??" in s.cards for seat, v in served if seat == 0 for s in v.seats)
+            # and the final state, as served now, is the fold of the whole log
+            for seat in (0, *b.tokens):
+                view = await stub.GetState(tpb.ViewRequest(
+                    table_id=p.table_id, seat=seat, seat_token=b.tokens.get(seat, "")))
+                assert view.version == log.last.seq
+                check_view(log, seat, view)
+    finally:
+        await store.close()
+
+
+@pytest.mark.xfail(strict=True, reason="bug: shared/poker/fold.py _after_hand gives the final "
+                   "stacks of a hand to seats by seat number, so a player who sits down in a "
+                   "seat vacated by a folded player during the hand gets the leaver's final "
+                   "stack at the end of the hand (and sees the leaver's hole cards meanwhile): "
+                   "chips are created or destroyed")
+async def test_a_seat_vacated_in_the_middle_of_a_hand_keeps_chips_conserved(table_stub,
+                                                                            nats_server):
+    stub = table_stub
+    settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
+                                 small_blind=1, big_blind=2, rake_basis_points=0)
+    await stub.CreateTable(tpb.CreateTableRequest(table_id="t1", settings=settings,
+                                                  command_id="c"))
+    tokens = {}
+    for seat in (1, 2, 3):
+        tokens[seat] = (await stub.SitDown(tpb.SitDownRequest(
+            table_id="t1", seat=seat, player_id=f"p{seat}", buy_in=400,
+            command_id=f"sit-{seat}"))).seat_token
+
+    async def act(seat, kind, n):
+        v = await stub.GetState(tpb.ViewRequest(table_id="t1"))
+        return (await stub.Act(tpb.ActRequest(table_id="t1", seat=seat,
+                                              seat_token=tokens[seat], hand_no=v.hand_no,
+                                              action=kind, command_id=f"a{n}"))).view
+
+    view = await stub.GetState(tpb.ViewRequest(table_id="t1"))
+    n = 0
+    while view.hand_no == 1:  # hand 1 (seats 1 and 2): the first to act folds
+        n += 1
+        view = await act(view.to_act, ev.ACTION_KIND_FOLD, n)
+    assert view.hand_no == 2 and len([s for s in view.seats if s.in_hand]) == 3
+    leaver = view.to_act
+    view = await act(leaver, ev.ACTION_KIND_FOLD, 100)
+    await stub.Leave(tpb.SeatRequest(table_id="t1", seat=leaver, seat_token=tokens[leaver],
+                                     command_id="leave"))
+    tokens[leaver] = (await stub.SitDown(tpb.SitDownRequest(
+        table_id="t1", seat=leaver, player_id="newcomer", buy_in=40,
+        command_id="sit-new"))).seat_token
+    mine = await stub.GetState(tpb.ViewRequest(table_id="t1", seat=leaver,
+                                               seat_token=tokens[leaver]))
+    newcomer = next(s for s in mine.seats if s.seat == leaver)
+    problems = []
+    if newcomer.in_hand or newcomer.cards:  # not dealt into this hand
+        problems.append(f"the newcomer is shown in the hand with cards {list(newcomer.cards)}"
+                        f" and stack {newcomer.stack}")
+    view = await stub.GetState(tpb.ViewRequest(table_id="t1"))
+    while view.hand_no == 2 and view.to_act:
+        n += 1
+        mine = await stub.GetState(tpb.ViewRequest(table_id="t1", seat=view.to_act,
+                                                   seat_token=tokens[view.to_act]))
+        kind = ev.ACTION_KIND_CHECK if mine.legal.can_check else ev.ACTION_KIND_CALL
+        view = await act(view.to_act, kind, n)
+    store = await EventStore.connect(nats_server.url, create=False)
+    try:
+        audit = audit_commits("t1", await store.read("t1"))
+    finally:
+        await store.close()
+    assert audit.hands >= 2 and not audit.errors
+    if not audit.conserved:
+        problems.append(f"chips: stacks {audit.stacks} + rake {audit.rake} + taken away "
+                        f"{audit.left_with} != buy-ins {audit.buy_ins}")
+    seats = {s.seat: s for s in audit.state.state.seats}
+    if seats[leaver].stack != 40:
+        problems.append(f"the newcomer bought in for 40 and has {seats[leaver].stack}")
+    assert not problems, problems

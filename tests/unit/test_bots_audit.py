@@ -30,12 +30,13 @@ def played(hands: int = 3) -> list[list[object]]:
     table = fold([e for d in decisions for e in d])
     stacks = {1: 200, 2: 200, 3: 200}
     for hand_no in range(1, hands + 1):
-        table, events = run_hand(table, hand_no, hand_no % 3 + 1, sorted(stacks.items()),
-                                 random_policy(rng), Dealer())
-        decisions += [[e] for e in events]
-        stacks = {p.seat: p.stack for p in table.hand.players}
-        if sum(1 for v in stacks.values() if v) < 2:
+        dealt_in = sorted((s, v) for s, v in stacks.items() if v)
+        if len(dealt_in) < 2:
             break
+        button = dealt_in[hand_no % len(dealt_in)][0]
+        table, events = run_hand(table, hand_no, button, dealt_in, random_policy(rng), Dealer())
+        decisions += [[e] for e in events]
+        stacks.update({p.seat: p.stack for p in table.hand.players})
     return decisions
 
 

@@ -34,8 +34,10 @@ class LocalStack:
     def addresses(self) -> dict[str, str]:
         return {name: s.address for name, s in self.servers.items()}
 
-    async def start_service(self, name: str) -> Server:
-        config = Config(nats_url=self.nats_url, host="127.0.0.1", port=0,
+    async def start_service(self, name: str, port: int = 0) -> Server:
+        """Start one service; ``port`` brings a stopped peer back where the table service
+        expects it."""
+        config = Config(nats_url=self.nats_url, host="127.0.0.1", port=port,
                         addresses=self.addresses, log_level="WARNING", stream_replicas=1)
         server, cleanup = await start(name, SETUPS[name], config)
         await server.start()

@@ -10,9 +10,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import demo_cmd, phh_cmd
+from . import bots_cmd, demo_cmd, phh_cmd, up_cmd
 
-GROUPS = (phh_cmd, demo_cmd)
+GROUPS = (up_cmd, bots_cmd, demo_cmd, phh_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

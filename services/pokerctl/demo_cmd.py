@@ -1,14 +1,16 @@
 """`pokerctl demo`: bots play hands at one table of every game and structure, then the log is
-replayed from the start and checked (the fold of the events equals the state played, chips
-are conserved, every deck matches its commitment).
+read back and audited (the fold of the events, chips conserved, every deck against its
+commitment).
 
-This runs the pure engine in process. The networked stack (dealer, betting, showdown and
-rake services over gRPC, the JetStream log) replaces the in-process driver as it lands.
+By default the whole system runs: an embedded NATS JetStream and every service as its own
+process on 127.0.0.1 (see netdemo.py). ``--in-process`` plays the same tables through the
+pure engine alone, which shows the rules without the network.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import random
 import time
 from dataclasses import dataclass
@@ -100,6 +102,13 @@ def audit(options: TableOptions, name: str, log: list[object], played) -> list[s
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.in_process:
+        from .netdemo import run_networked_demo
+        return asyncio.run(run_networked_demo(args.hands, args.seats, args.seed))
+    return run_in_process(args)
+
+
+def run_in_process(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
     started = time.perf_counter()
     reports = []
@@ -123,8 +132,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="bots play every game; the log is replayed and audited")
-    p.add_argument("--hands", type=int, default=200, help="hands per table (default 200)")
+    p = sub.add_parser("demo", help="start everything, bots play every game, audit the log")
+    p.add_argument("--hands", type=int, default=20, help="hands per table (default 20)")
     p.add_argument("--seats", type=int, default=6, help="bots per table (default 6)")
     p.add_argument("--seed", type=int, default=None, help="seed for the bots' choices")
+    p.add_argument("--in-process", action="store_true",
+                   help="play through the pure engine only (no NATS, no services)")
     p.set_defaults(run=run)

@@ -35,7 +35,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shared.infra.config import DEFAULT_BASE_PORT, DEFAULT_NATS_URL, PORT_OFFSETS
-from shared.infra.natsserver import NatsServer, free_port, server_binary, wait_for_port
+from shared.infra.natsserver import NatsServer, free_port
 
 #: the table service calls the others: it starts last and stops first
 SERVICES = ("dealer", "betting", "showdown", "rake", "table")
@@ -91,22 +91,6 @@ def _spawn(argv: list[str], log_path: Path, env: dict[str, str] | None = None
     with open(log_path, "ab") as out:
         return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
-
-
-class _SupervisedNats(NatsServer):
-    """:class:`NatsServer` started in its own session (Ctrl-C reaches only the supervisor, so
-    NATS stops after the services) and killed with the supervisor."""
-
-    def start(self, log_file: Path | None = None) -> NatsServer:
-        self.store_dir.mkdir(parents=True, exist_ok=True)
-        if not self.port:
-            self.port = free_port(self.host)
-        conf = self.store_dir / f"{self.name}.conf"
-        conf.write_text(self.config_text())
-        self.proc = _spawn([str(server_binary()), "-c", str(conf)],
-                           log_file or self.store_dir / "nats.log")
-        wait_for_port(self.host, self.port, proc=self.proc)
-        return self
 
 
 def _load_secret(data_dir: Path) -> str:
@@ -196,8 +180,9 @@ class LocalCluster:
             raise ClusterError(f"ports in use on {HOST}: {', '.join(busy)} (another `pokerctl "
                                f"up`? choose --base-port/--nats-port)")
         try:
-            self.nats = _SupervisedNats(self.data_dir / "jetstream", port=self.nats_port or 0)
-            self.nats.start(log_file=self.log_dir / "nats.log")
+            # In its own session: Ctrl-C reaches only the supervisor, so NATS stops last.
+            self.nats = NatsServer(self.data_dir / "jetstream", port=self.nats_port or 0)
+            self.nats.start(log_file=self.log_dir / "nats.log", spawn=_spawn)
             self.nats_port = self.nats.port
             for name in SERVICES:
                 self._start_process(name)

@@ -37,6 +37,13 @@ _SETTINGS_INTS = ("max_seats", "chip_unit", "small_blind", "big_blind", "small_b
                   "max_buy_in")
 
 
+def _enum_name(enum_type, value: int, prefix: str) -> str:
+    try:
+        return enum_type.Name(value)[len(prefix):].lower()
+    except ValueError:
+        raise BadRequest(f"{value} is not a known {prefix[:-1].lower()}") from None
+
+
 def options_from(settings: table_pb2.TableSettings):
     """Table options from the request: unset fields take the rule book's defaults."""
     game = _GAMES.get(settings.game, "GAME_UNSPECIFIED")
@@ -51,9 +58,10 @@ def options_from(settings: table_pb2.TableSettings):
     if settings.HasField("rake_cap"):
         kwargs["rake_cap"] = settings.rake_cap
     if settings.suit_order:
-        kwargs["suit_order"] = events_pb2.SuitOrder.Name(settings.suit_order)[11:].lower()
+        kwargs["suit_order"] = _enum_name(events_pb2.SuitOrder, settings.suit_order,
+                                          "SUIT_ORDER_")
     if settings.ante_type:
-        kwargs["ante_type"] = events_pb2.AnteType.Name(settings.ante_type)[10:].lower()
+        kwargs["ante_type"] = _enum_name(events_pb2.AnteType, settings.ante_type, "ANTE_TYPE_")
     return table_options(game[5:].lower(), structure[10:].lower(), **kwargs)
 
 
@@ -127,6 +135,8 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     async def SitDown(self, request, context):
         check_table_id(request.table_id)
         check_command_id(request.command_id)
+        if not 0 < len(request.player_id) <= T.PLAYER_ID_MAX:
+            raise BadRequest(f"a player id is 1 to {T.PLAYER_ID_MAX} characters")
         await self.repo.get(request.table_id)
         token = seat_token(self.secret, request.table_id, request.seat, request.player_id,
                            request.command_id)

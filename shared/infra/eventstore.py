@@ -67,9 +67,14 @@ class EventStore:
     @classmethod
     async def connect(cls, url: str, *, stream: str = STREAM, name: str = "poker",
                       settings: StreamSettings | None = None,
-                      create: bool = True) -> EventStore:
-        nc = await nats.connect(url, name=name, max_reconnect_attempts=-1,
-                                reconnect_time_wait=0.2, connect_timeout=5)
+                      create: bool = True, connect_timeout: float = 15.0) -> EventStore:
+        try:
+            # Reconnect for ever once connected; the first connection must come quickly.
+            nc = await asyncio.wait_for(nats.connect(
+                url, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.2,
+                connect_timeout=2, allow_reconnect=True), timeout=connect_timeout)
+        except (asyncio.TimeoutError, OSError, nats.errors.NoServersError) as exc:
+            raise StoreError(f"cannot reach NATS at {url}: {exc!r}") from None
         store = cls(nc, nc.jetstream(timeout=5), stream)
         if create:
             await store.ensure_stream(settings or StreamSettings())

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sysconfig
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,12 @@ def wait_for_port(host: str, port: int, timeout: float = 15.0,
             time.sleep(0.02)
 
 
+def _spawn(argv: list[str], log_path: Path) -> subprocess.Popen:
+    with open(log_path, "ab") as out:
+        return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+
+
 @dataclass
 class NatsServer:
     store_dir: Path
@@ -78,15 +85,18 @@ class NatsServer:
                       "}"]
         return "\n".join(lines) + "\n"
 
-    def start(self, log_file: Path | None = None) -> NatsServer:
+    def start(self, log_file: Path | None = None,
+              spawn: Callable[[list[str], Path], subprocess.Popen] | None = None) -> NatsServer:
+        """Write the config and start the server; ``spawn(argv, log_path)`` may start it
+        differently (a supervisor starts it in its own session)."""
         self.store_dir.mkdir(parents=True, exist_ok=True)
         if not self.port:
             self.port = free_port(self.host)
         conf = self.store_dir / f"{self.name}.conf"
         conf.write_text(self.config_text())
-        out = open(log_file, "ab") if log_file else subprocess.DEVNULL
-        self.proc = subprocess.Popen([str(server_binary()), "-c", str(conf)],
-                                     stdout=out, stderr=subprocess.STDOUT)
+        argv = [str(server_binary()), "-c", str(conf)]
+        log_path = log_file or self.store_dir / "nats.log"
+        self.proc = spawn(argv, log_path) if spawn else _spawn(argv, log_path)
         wait_for_port(self.host, self.port, proc=self.proc)
         return self
 

@@ -76,7 +76,10 @@ def fold_commit(lt: LoadedTable, stored: Stored) -> LoadedTable:
     command_id = ""
     for raw in commit.events:
         env = pb.EventEnvelope()
-        env.ParseFromString(raw)
+        try:
+            env.ParseFromString(raw)
+        except Exception as exc:  # protobuf's DecodeError
+            raise CorruptLog(f"commit {stored.seq}: an event does not parse: {exc}") from None
         if env.prev_hash != last_hash:
             raise CorruptLog(f"the hash chain breaks at commit {stored.seq} (event {count + 1})")
         try:
@@ -148,7 +151,7 @@ class TableRepository:
                     if seen[1] != command_digest:
                         raise CommandReused(f"command id {command_id!r} was already used "
                                             f"for a different command")
-                    return Outcome(lt.seq, 0, duplicate=True)
+                    return Outcome(seen[0], 0, duplicate=True)
                 events = decide(lt.state)
                 if not events:
                     return Outcome(lt.seq, 0)

@@ -27,8 +27,8 @@ from .repository import Aborted, CommandReused, CorruptLog, UnknownTable
 
 log = structlog.get_logger()
 
-COMMAND_ID = re.compile(r"^[A-Za-z0-9_.:@/-]{1,128}$")
-TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@/-]{1,128}")
+TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class BadRequest(ValueError):
@@ -84,13 +84,13 @@ def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
 
 
 def check_table_id(table_id: str) -> str:
-    if not TABLE_ID.match(table_id or ""):
+    if not TABLE_ID.fullmatch(table_id or ""):
         raise BadRequest("table_id must be 1 to 64 letters, digits, '-' or '_'")
     return table_id
 
 
 def check_command_id(command_id: str) -> str:
-    if not COMMAND_ID.match(command_id or ""):
+    if not COMMAND_ID.fullmatch(command_id or ""):
         raise BadRequest("command_id must be 1 to 128 characters of letters, digits and "
                          "'_.:@/-' (use a fresh id per command, the same id for its retries)")
     return command_id

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import events as E
-from .betting import LegalActions, bring_in_due, legal_actions
+from .betting import LegalActions, legal_actions
 from .cards import UNKNOWN_CARD, Card
 from .deck import commitment as deck_commitment
 from .errors import IllegalAction

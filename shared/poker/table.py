@@ -11,7 +11,7 @@ from .errors import IllegalAction
 from .options import TableOptions
 from .state import TableState
 
-TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 PLAYER_ID_MAX = 64
 
 
@@ -19,7 +19,7 @@ def create_table(table: TableState | None, table_id: str,
                  options: TableOptions) -> list[E.TableCreated]:
     if table is not None:
         raise IllegalAction(f"table {table_id} already exists")
-    if not TABLE_ID.match(table_id):
+    if not TABLE_ID.fullmatch(table_id):
         raise IllegalAction("a table id is 1 to 64 letters, digits, '-' or '_'")
     return [E.TableCreated(table_id, options)]
 
@@ -42,6 +42,8 @@ def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
         raise IllegalAction(f"a player id is 1 to {PLAYER_ID_MAX} characters")
     if table.seat(seat) is not None:
         raise IllegalAction(f"seat {seat} is taken")
+    if table.hand_running and any(p.seat == seat for p in table.hand.players):
+        raise IllegalAction(f"seat {seat} frees when the hand in progress ends")
     if any(s.player_id == player_id for s in table.seats):
         raise IllegalAction(f"player {player_id} already has a seat at this table")
     low, high = buy_in_limits(table.options)

@@ -24,9 +24,9 @@ How the two engines are driven in lockstep
   which engine deviates when they disagree. Our engine is also checked against it at every
   decision, whatever pokerkit says.
 * Every disagreement gets a cause. Causes where pokerkit deviates from RULES.md are listed in
-  ``KNOWN_DIVERGENCES`` (each cites pokerkit's behaviour against the rule book); causes where
-  our engine deviates are listed in ``ENGINE_BUGS`` with a minimal reproduction (each also has
-  an xfail test below, reported as XPASS once the engine is fixed, when the entry should go).
+  ``KNOWN_DIVERGENCES`` (each cites pokerkit's behaviour against the rule book); open bugs of
+  our engine go in ``ENGINE_BUGS`` with a minimal reproduction and an xfail test (none open
+  now: ``FIXED_ENGINE_BUGS`` keeps the two this harness found, with regression tests).
   Anything else fails the test with a reproduction (setup, deck, actions).
 * Our pots are checked against ``rules_pots`` (RULES §3/§5, written independently).
 * Final stacks are compared exactly. A difference is accepted only when a model of pokerkit's
@@ -98,8 +98,12 @@ from shared.poker.state import HandState  # noqa: E402
 
 #: pokerkit 0.7.7 against RULES.md (cause -> pokerkit's behaviour vs the rule book).
 KNOWN_DIVERGENCES: dict[str, str] = {}
-#: our engine against RULES.md (cause -> what goes wrong, minimal reproduction).
+#: our engine against RULES.md (cause -> what goes wrong, minimal reproduction): open bugs,
+#: counted (and the hands they spoil stopped) instead of failing the test.
 ENGINE_BUGS: dict[str, str] = {}
+#: engine bugs this harness found that are fixed since (kept for the record; a recurrence is
+#: an undocumented disagreement and fails the test; each has a regression test below).
+FIXED_ENGINE_BUGS: dict[str, str] = {}
 #: reasons a hand is stopped before its end (reason -> why).
 AVOIDED: dict[str, str] = {}
 
@@ -107,6 +111,11 @@ AVOIDED: dict[str, str] = {}
 def _doc(table: dict[str, str], name: str, text: str) -> str:
     table[name] = " ".join(text.split())
     return name
+
+
+def _open_bug(name: str) -> str | None:
+    """``name`` while it is an open ENGINE_BUGS entry; None (undocumented) once fixed."""
+    return name if name in ENGINE_BUGS else None
 
 
 PK_NO_FOLD_WHEN_CHECK = _doc(KNOWN_DIVERGENCES, "PK_NO_FOLD_WHEN_CHECK", """
@@ -210,7 +219,8 @@ PK_SIDE_POT_LOW = _doc(KNOWN_DIVERGENCES, "PK_SIDE_POT_LOW", """
     (max is None) and splits that half among every eligible hand still live. Accepted only
     where the pokerkit model reproduces its stacks exactly.""")
 
-ENGINE_SHORT_ALLIN_REOPENS = _doc(ENGINE_BUGS, "ENGINE_SHORT_ALLIN_REOPENS", """
+ENGINE_SHORT_ALLIN_REOPENS = _doc(FIXED_ENGINE_BUGS, "ENGINE_SHORT_ALLIN_REOPENS", """
+    Fixed in 68f97cc ("short all-ins do not reopen").
     RULES §4: an all-in short of a full raise does not reopen the betting to players who
     already acted. fold._raise_changes marks every other player acted=False after ANY raise,
     and betting._raise_allowed refuses a raise only when `p.acted and current_bet <
@@ -220,23 +230,25 @@ ENGINE_SHORT_ALLIN_REOPENS = _doc(ENGINE_BUGS, "ENGINE_SHORT_ALLIN_REOPENS", """
     raise 14 (all in, +4 < 10), 3 call: seat 1 is offered "raise to between 24 and 98";
     expected call or fold only (pokerkit agrees with the rule book here).""")
 
-ENGINE_DEAD_MONEY_POTS = _doc(ENGINE_BUGS, "ENGINE_DEAD_MONEY_POTS", """
+ENGINE_DEAD_MONEY_POTS = _doc(FIXED_ENGINE_BUGS, "ENGINE_DEAD_MONEY_POTS", """
+    Fixed in 68f97cc ("dead money (big-blind ante, dead blind) in the main pot").
     RULES §3/§5: a big-blind ante is dead money; only an all-in player is limited to the pots
-    up to their contribution. (a) At HEAD (53a8804..89b9e11) pots.form_pots makes a pot at the
+    up to their contribution. (a) From 53a8804 to 10aed60 pots.form_pots makes a pot at the
     largest contribution and makes eligible only players who contributed at least each level,
     so dead money (a big-blind ante, a dead small blind) puts the poster alone in the top pot:
     every other live player who is not all in loses their claim, and with all-ins the ante is
     spread over the side pots. Repro (test_engine_bug_big_blind_ante_pots): NL 1/2, big-blind
     ante 2, seats 1 (button, small blind) and 2, stacks 100/100, deck 7c As 2d Ah | Qs Kc 9h 5d
     | Qd 3s | Qh 8c, everyone checks/calls: PotsFormed(6, eligible (2,)): seat 1 (aces) must
-    muck and seat 2 (seven high) wins 6. (b) The uncommitted fix in the working tree (stake =
-    contributed - dead, dead money into the main pot) leaves a big blind all in from its ante
+    muck and seat 2 (seven high) wins 6. (b) A first fix (stake = contributed - dead, dead money
+    into the main pot; uncommitted, before 68f97cc) left a big blind all in from its ante
     (stake 0) out of every pot, even the main pot holding its own ante (the team's own ruling
     in test_rules_examples: the player who put money in may win it). Repro
     (test_engine_bug_big_blind_all_in_from_ante_pots): NL 2/4, big-blind ante 3, seats
     1 (100), 2 (1 chip), 3 (button, 100); 3 calls, 1 calls, checks down: ours PotsFormed(9,
-    eligible (1, 3)); expected (1, eligible 1, 2, 3) + (8, eligible 1, 3). Hands where our pots
-    differ from rules_pots are stopped at the pots (ENGINE:ENGINE_DEAD_MONEY_POTS).""")
+    eligible (1, 3)); expected (1, eligible 1, 2, 3) + (8, eligible 1, 3). While open, hands
+    whose pots differ from rules_pots were stopped at the pots (ENGINE:ENGINE_DEAD_MONEY_POTS);
+    now such a difference fails the test.""")
 
 STUD_OPEN_PAIR = _doc(AVOIDED, "STUD_OPEN_PAIR", """
     F7S only. RULES §4: stud high, 4th street, with an open pair showing any player may bet or
@@ -857,9 +869,9 @@ class HandRun:
         want = rules_pots(hand, self.dead)
         got = [(pot.amount, frozenset(pot.eligible)) for pot in e.pots if pot.amount]
         if got != want:
-            cause = ENGINE_DEAD_MONEY_POTS if sum(self.dead.values()) else None
-            self.count(cause, "pots", f"ours {got}, RULES {want}")
-            raise Stop("ENGINE:" + cause, f"pots: ours {got}, RULES {want}")
+            cause = _open_bug(ENGINE_DEAD_MONEY_POTS) if sum(self.dead.values()) else None
+            self.count(cause, "pots", f"ours {got}, RULES {want}")  # None: Divergence
+            raise Stop(f"ENGINE:{cause}", f"pots: ours {got}, RULES {want}")
 
     # --- decisions ---------------------------------------------------------------------
 
@@ -945,7 +957,7 @@ class HandRun:
                 bug = None
                 if (k == "raise" and got[k] and exp.why_no_raise == "acted, not reopened"
                         and self.oracle.short_allin):
-                    bug = ENGINE_SHORT_ALLIN_REOPENS
+                    bug = _open_bug(ENGINE_SHORT_ALLIN_REOPENS)
                 self.count(bug, f"rules:{k}", f"seat {ours.seat} street {hand.street}: ours "
                            f"{got[k]}, RULES {want[k]} ({exp.why_no_raise or 'raise allowed'}); "
                            f"ours {ours.describe_raise()}")
@@ -1271,8 +1283,8 @@ def test_differential_hypothesis() -> None:
 
 
 # ------------------------------------------------------------------------------------------
-# pokerkit facts the harness relies on, and the engine bugs found (xfail, not strict: their
-# owners are fixing them; an XPASS in the -ra summary means the ENGINE_BUGS entry can go)
+# pokerkit facts the harness relies on, and regression tests for the engine bugs found
+# (FIXED_ENGINE_BUGS; an open ENGINE_BUGS entry gets an xfail test here)
 # ------------------------------------------------------------------------------------------
 
 def test_pokerkit_fo8_class_is_pot_limit() -> None:
@@ -1335,8 +1347,8 @@ def _play(opts, button, stacks, script, deck=None):
     return events, seen
 
 
-@pytest.mark.xfail(strict=False, reason="ENGINE_BUGS['ENGINE_SHORT_ALLIN_REOPENS']")
 def test_engine_bug_short_allin_reopens() -> None:
+    """FIXED_ENGINE_BUGS['ENGINE_SHORT_ALLIN_REOPENS']."""
     opts = table_options("holdem", "no_limit", small_blind=1, big_blind=2, rake_basis_points=0)
     script = [(3, "call", None), (1, "call", None), (2, "check", None),
               (1, "bet", 10), (2, "raise", 14), (3, "call", None)]
@@ -1346,8 +1358,8 @@ def test_engine_bug_short_allin_reopens() -> None:
     assert legal.raise_kind is None, legal.describe_raise()
 
 
-@pytest.mark.xfail(strict=False, reason="ENGINE_BUGS['ENGINE_DEAD_MONEY_POTS']")
 def test_engine_bug_big_blind_ante_pots() -> None:
+    """FIXED_ENGINE_BUGS['ENGINE_DEAD_MONEY_POTS'] (a)."""
     opts = table_options("holdem", "no_limit", small_blind=1, big_blind=2, ante=2,
                          ante_type="big_blind", rake_basis_points=0)
     top = cards("7c As 2d Ah Qs Kc 9h 5d Qd 3s Qh 8c")
@@ -1359,8 +1371,8 @@ def test_engine_bug_big_blind_ante_pots() -> None:
         E.SeatStack(1, 104), E.SeatStack(2, 96))
 
 
-@pytest.mark.xfail(strict=False, reason="ENGINE_BUGS['ENGINE_DEAD_MONEY_POTS'] (b)")
 def test_engine_bug_big_blind_all_in_from_ante_pots() -> None:
+    """FIXED_ENGINE_BUGS['ENGINE_DEAD_MONEY_POTS'] (b)."""
     opts = table_options("holdem", "no_limit", small_blind=2, big_blind=4, ante=3,
                          ante_type="big_blind", rake_basis_points=0)
     events, _ = _play(opts, 3, [(1, 100), (2, 1), (3, 100)], [])

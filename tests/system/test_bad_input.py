@@ -125,28 +125,18 @@ async def test_malformed_table_ids_are_invalid(tables, table_id):
         action=ev.ACTION_KIND_CALL, command_id="x")), INVALID, C.NOT_FOUND)
 
 
-_NEWLINE_BUG = ("bug: shared/infra/rpc.py TABLE_ID/COMMAND_ID (and shared/poker/table.py "
-                "TABLE_ID) use re.match with '$', which also matches before a trailing newline: "
-                "use re.fullmatch or '\\Z'")
 
 
-@pytest.mark.xfail(strict=True, reason=_NEWLINE_BUG + "; CreateTable('t9\\n') reaches NATS as an "
-                   "invalid subject: BadSubjectError, status UNKNOWN")
 async def test_a_table_id_with_a_trailing_newline_is_invalid(tables):
     await refused(tables, lambda: tables.stub.CreateTable(tpb.CreateTableRequest(
         table_id="t9\n", settings=NL, command_id="x")), INVALID)
 
 
-@pytest.mark.xfail(strict=True, reason=_NEWLINE_BUG + "; 'sit-4\\n' is accepted and appended")
 async def test_a_command_id_with_a_trailing_newline_is_invalid(tables):
     await refused(tables, lambda: tables.stub.SitDown(tpb.SitDownRequest(
         table_id="t1", seat=4, player_id="p4", buy_in=200, command_id="sit-4\n")), INVALID)
 
 
-@pytest.mark.xfail(strict=True, reason=_NEWLINE_BUG + "; NATS drops the newline from the "
-                   "Nats-Msg-Id header, so 'x\\n' and 'x' share the msg id 't1:x': JetStream "
-                   "dedupes the second, different command and the client is told it succeeded "
-                   "(a seat token for a seat that was never taken)")
 async def test_command_ids_differing_by_a_newline_are_not_silently_merged(tables):
     t = tables
     try:
@@ -293,10 +283,6 @@ async def test_unknown_enum_values_are_invalid(tables):
         table_id="t9", settings=stud_nl, command_id="x")), INVALID)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: services/table/server.py options_from calls "
-                   "events_pb2.SuitOrder.Name / AnteType.Name on an unknown value, which "
-                   "raises ValueError, unmapped by rpc: the client gets UNKNOWN, not "
-                   "INVALID_ARGUMENT")
 @pytest.mark.parametrize("field", ["suit_order", "ante_type"])
 async def test_unknown_option_enums_are_invalid(tables, field):
     settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,

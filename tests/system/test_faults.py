@@ -26,10 +26,7 @@ from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.bots_cmd import audit_commits, decode_commit
 from services.pokerctl.up import LocalCluster
-from services.stack import SETUPS, LocalStack
 from services.table.driver import token_digest
-from shared.infra.boot import start
-from shared.infra.config import Config
 from shared.infra.eventstore import EventStore
 from shared.infra.repository import TableRepository, digest
 from shared.poker import events as E
@@ -56,17 +53,6 @@ def command_ids(stored: list) -> list[str]:
         assert len(ids) == 1, ids
         out += ids
     return out
-
-
-async def restart_on_same_port(stack: LocalStack, name: str, port: int) -> None:
-    """LocalStack.start_service binds port 0; the table service holds its peers' addresses
-    from start, so the peer comes back on its old port."""
-    config = Config(nats_url=stack.nats_url, host="127.0.0.1", port=port,
-                    addresses=stack.addresses, log_level="WARNING", stream_replicas=1)
-    server, cleanup = await start(name, SETUPS[name], config)
-    await server.start()
-    stack.servers[name] = server
-    stack.cleanups[name] = cleanup
 
 
 class StandIn:
@@ -130,7 +116,7 @@ async def test_a_peer_restarted_between_two_actions(stack, table_stub, nats_serv
     await asyncio.wait_for(stand_in.connected.wait(), timeout=15)
     assert not in_flight.done()
     await stand_in.close()
-    await restart_on_same_port(stack, peer, port)
+    await stack.start_service(peer, port=port)
     reply = await asyncio.wait_for(in_flight, timeout=30)
     assert reply.view.street >= 1 and len(reply.view.board) >= 3  # the flop came
 

@@ -12,7 +12,6 @@ from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker.cards import DECK, SuitOrder, cards
 from shared.poker.driver import check_call_policy
-from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind, ForcedKind, Portion
 from shared.poker.options import AnteType, RakeCap, table_options
 from tests.helpers.scenario import Scenario, board_deck, stud_deck

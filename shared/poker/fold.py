@@ -164,25 +164,29 @@ def _action_taken(s: HandState, e: E.ActionTaken) -> HandState:
     p = s.players[i]
     players = list(s.players)
     changes: dict = {}
-    if e.action is ActionKind.FOLD:
-        p = p.evolve(folded=True, acted=True)
+    action = e.action
+    if action is ActionKind.FOLD:
         live = sum(1 for q in players if not q.folded) - 1
         if s.options.heads_up_uncapped and live == 2 and s.bets_count < s.options.max_bets:
             changes["uncapped"] = True
-    elif e.action is ActionKind.CHECK:
-        p = p.evolve(acted=True)
-    else:
+    elif action is not ActionKind.CHECK:
         if e.added > p.stack or e.to != p.round_bet + e.added:
             raise InvalidEvent(f"seat {e.seat} cannot put in {e.added} to make {e.to}")
         if e.to > s.current_bet:
             changes = _raise_changes(s, p, e, players)
-        p = p.evolve(stack=p.stack - e.added, round_bet=e.to, acted=True,
+    current_bet = changes.get("current_bet", s.current_bet)
+    reopen_at = _reopen_level(
+        s, current_bet, changes.get("full_level", s.full_level),
+        changes.get("min_raise", s.min_raise), changes.get("big_bet_made", s.big_bet_made))
+    if action is ActionKind.FOLD:
+        p = p.evolve(folded=True, acted=True, reopen_at=reopen_at)
+    elif action is ActionKind.CHECK:
+        p = p.evolve(acted=True, reopen_at=reopen_at)
+    else:
+        p = p.evolve(stack=p.stack - e.added, round_bet=e.to, acted=True, reopen_at=reopen_at,
                      contributed=p.contributed + e.added,
                      all_in=e.all_in or p.stack == e.added)
-    current_bet = changes.get("current_bet", s.current_bet)
-    players[i] = p.evolve(reopen_at=_reopen_level(
-        s, current_bet, changes.get("full_level", s.full_level),
-        changes.get("min_raise", s.min_raise), changes.get("big_bet_made", s.big_bet_made)))
+    players[i] = p
     players_t = tuple(players)
     to_act = next_to_act(players_t, (i + 1) % len(players_t), current_bet)
     return s.evolve(players=players_t, to_act=to_act, **changes)

@@ -45,7 +45,7 @@ hands (not counting those stopped by an ENGINE_BUGS case) are compared to the en
 ``PYTHONPATH=. python -m pytest tests/property/test_differential_pokerkit.py -s`` prints a
 per-variant summary with the first example of every cause. ``DIFF_SEED`` and ``DIFF_HANDS``
 (hands per variant) change the run; a failure prints the seed of the failing hand, and
-``DIFF_REPLAY=<variant>:<hand seed>`` replays that one hand.
+``python -m tests.property.test_differential_pokerkit <variant>:<hand seed>`` (or ``DIFF_REPLAY=...``) replays that one hand.
 """
 
 from __future__ import annotations
@@ -59,7 +59,6 @@ from dataclasses import dataclass, field
 
 import pytest
 
-pokerkit = pytest.importorskip("pokerkit")
 
 from pokerkit import (  # noqa: E402
     Automation,
@@ -1260,16 +1259,8 @@ def test_differential(name: str) -> None:
     assert summary.compared >= 0.75 * summary.hands, summary.line()
 
 
-@pytest.mark.skipif("DIFF_REPLAY" not in os.environ, reason="set DIFF_REPLAY=<variant>:<seed>")
-def test_replay() -> None:
-    name, seed = os.environ["DIFF_REPLAY"].rsplit(":", 1)
-    r = play_hand(VARIANTS[name], Chooser(random.Random(int(seed))))
-    print(r)
-
-
 def test_differential_hypothesis() -> None:
     """The same comparison driven by hypothesis, which shrinks a failing hand."""
-    pytest.importorskip("hypothesis")
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
@@ -1512,3 +1503,15 @@ def test_repro_pk_extra_check() -> None:
     run = scripted("NT", {1: 3, 2: 100, 3: 100}, 3, [(3, "fold", None)], stop=False,
                    small_blind=2, big_blind=4)
     assert run.result.causes[PK_EXTRA_CHECK] == 1 and run.result.outcome == "identical"
+
+
+def replay(spec: str) -> None:
+    """Replay one hand printed by a failure: ``python -m tests.property.test_differential_pokerkit
+    NT:<seed>`` (or DIFF_REPLAY=NT:<seed>)."""
+    name, seed = spec.rsplit(":", 1)
+    print(play_hand(VARIANTS[name], Chooser(random.Random(int(seed)))))
+
+
+if __name__ == "__main__":
+    import sys
+    replay(sys.argv[1] if len(sys.argv) > 1 else os.environ["DIFF_REPLAY"])

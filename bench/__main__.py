@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-BENCHMARKS = ("bench.bench_evaluator", "bench.bench_hands")
+BENCHMARKS = ("bench.bench_evaluator", "bench.bench_hands", "bench.bench_services")
 
 
 def main() -> None:

@@ -7,8 +7,8 @@ from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2
 
 from shared.infra.repository import TableRepository, digest
-from shared.infra.rpc import BadRequest, check_step, rpc
-from shared.infra.steps import current_hand, reply
+from shared.infra.rpc import BadRequest, rpc
+from shared.infra.steps import for_hand, run_step
 from shared.poker import decide as D
 from shared.poker.events import ActionKind
 
@@ -40,32 +40,22 @@ class BettingService(betting_pb2_grpc.BettingServiceServicer):
 
     @rpc
     async def PostForcedBets(self, request: step_pb2.StepRequest, context):
-        check_step(request)
-        outcome = await self.repo.execute(
-            request.table_id, request.command_id, digest("forced", request.hand_no),
-            lambda t: D.post_forced_bets(current_hand(t, request.table_id, request.hand_no)))
-        return reply(outcome)
+        return await run_step(self.repo, request, digest("forced", request.hand_no),
+                              for_hand(request, D.post_forced_bets))
 
     @rpc
     async def CloseRound(self, request: step_pb2.StepRequest, context):
-        check_step(request)
-        outcome = await self.repo.execute(
-            request.table_id, request.command_id, digest("close", request.hand_no),
-            lambda t: D.close_round(current_hand(t, request.table_id, request.hand_no)))
-        return reply(outcome)
+        return await run_step(self.repo, request, digest("close", request.hand_no),
+                              for_hand(request, D.close_round))
 
     @rpc
     async def Act(self, request: betting_pb2.ActRequest, context):
         step = request.step
-        check_step(step)
         action = action_from(request.action)
         amount = amount_from(request)
-        outcome = await self.repo.execute(
-            step.table_id, step.command_id,
-            digest("act", step.hand_no, request.seat, action.value, amount),
-            lambda t: D.act(current_hand(t, step.table_id, step.hand_no), request.seat,
-                            action, amount))
-        return reply(outcome)
+        return await run_step(self.repo, step,
+                              digest("act", step.hand_no, request.seat, action.value, amount),
+                              for_hand(step, D.act, request.seat, action, amount))
 
 
 async def setup(server, repo, store, config):

@@ -11,7 +11,7 @@ from poker.engine.v1 import step_pb2
 
 from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import check_step, rpc
-from shared.infra.steps import current_hand, reply
+from shared.infra.steps import current_hand, for_hand, run_step
 from shared.infra.vault import DeckVault, HandDecks
 from shared.poker import decide as D
 from shared.poker.cards import DECK
@@ -30,67 +30,56 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
             raise IllegalAction(f"no deck was committed for hand {hand_no}")
         return stored
 
+    async def _hand(self, request: step_pb2.StepRequest):
+        check_step(request)
+        lt = await self.repo.get(request.table_id, request.version or None)
+        return current_hand(lt.state, request.table_id, request.hand_no)
+
     @rpc
     async def CommitDeck(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
-        check_step(request)
-        lt = await self.repo.get(request.table_id)
-        current_hand(lt.state, request.table_id, request.hand_no)
+        await self._hand(request)
         # Shuffle (CSPRNG) and store before committing; a retry reuses the stored deck.
         decks = await self.vault.create(request.table_id, request.hand_no,
                                         HandDecks((shuffled(DECK),), (new_salt(),)))
-        hash_ = commitment(decks.decks[0], decks.salts[0])
-        outcome = await self.repo.execute(
-            request.table_id, request.command_id, digest("commit_deck", request.hand_no),
-            lambda t: D.commit_deck(current_hand(t, request.table_id, request.hand_no), hash_))
-        return reply(outcome)
+        return await run_step(self.repo, request, digest("commit_deck", request.hand_no),
+                              for_hand(request, D.commit_deck,
+                                       commitment(decks.decks[0], decks.salts[0])))
 
     @rpc
     async def DealStreet(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         check_step(request)
         decks, _ = await self._decks(request.table_id, request.hand_no)
 
-        def decide(table):
-            hand = current_hand(table, request.table_id, request.hand_no)
+        def deal_from_deck(hand):
             step = D.next_step(hand)
             if not isinstance(step, D.Deal):
                 raise IllegalAction(f"no cards are due: the hand is at {hand.phase.value}")
             deck = decks.decks[len(hand.commitments) - 1]
-            pos = hand.dealt_from_deck
-            return D.deal(hand, deck[pos: pos + step.count])
+            return D.deal(hand, deck[hand.dealt_from_deck: hand.dealt_from_deck + step.count])
 
-        outcome = await self.repo.execute(request.table_id, request.command_id,
-                                          digest("deal", request.hand_no), decide)
-        return reply(outcome)
+        return await run_step(self.repo, request, digest("deal", request.hand_no),
+                              for_hand(request, deal_from_deck))
 
     @rpc
     async def Reshuffle(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
-        check_step(request)
-        lt = await self.repo.get(request.table_id)
-        hand = current_hand(lt.state, request.table_id, request.hand_no)
+        hand = await self._hand(request)
         decks, revision = await self._decks(request.table_id, request.hand_no)
         if len(decks.decks) == len(hand.commitments):
             # Shuffle the undealt and burned cards anew; stored before the commitment.
-            deck = decks.decks[-1]
-            cards = deck[hand.dealt_from_deck:] + hand.burned
+            cards = decks.decks[-1][hand.dealt_from_deck:] + hand.burned
             decks = HandDecks(decks.decks + (shuffled(cards),), decks.salts + (new_salt(),))
             await self.vault.update(request.table_id, request.hand_no, decks, revision)
-        hash_ = commitment(decks.decks[-1], decks.salts[-1])
-        size = len(decks.decks[-1])
-        outcome = await self.repo.execute(
-            request.table_id, request.command_id, digest("reshuffle", request.hand_no),
-            lambda t: D.reshuffle(current_hand(t, request.table_id, request.hand_no),
-                                  hash_, size))
-        return reply(outcome)
+        return await run_step(self.repo, request, digest("reshuffle", request.hand_no),
+                              for_hand(request, D.reshuffle,
+                                       commitment(decks.decks[-1], decks.salts[-1]),
+                                       len(decks.decks[-1])))
 
     @rpc
     async def RevealDeck(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         check_step(request)
         decks, _ = await self._decks(request.table_id, request.hand_no)
-        outcome = await self.repo.execute(
-            request.table_id, request.command_id, digest("reveal", request.hand_no),
-            lambda t: D.reveal_deck(current_hand(t, request.table_id, request.hand_no),
-                                    decks.decks, decks.salts))
-        return reply(outcome)
+        return await run_step(self.repo, request, digest("reveal", request.hand_no),
+                              for_hand(request, D.reveal_deck, decks.decks, decks.salts))
 
 
 async def setup(server, repo, store, config):

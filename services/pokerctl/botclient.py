@@ -63,17 +63,12 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
                 if leaving or view.phase in ("waiting", "done"):
                     break
                 continue
-        seat = view.to_act
+        seat = view.to_act  # every view carries the options of the player on turn
         token = bots.tokens[seat]
-        mine = await stub.GetState(table_pb2.ViewRequest(
-            table_id=bots.table_id, seat=seat, seat_token=token))
-        if mine.to_act != seat:
-            view = mine
-            continue
-        action, to = policy(None, legal_from(seat, mine.legal))
+        action, to = policy(None, legal_from(seat, view.legal))
         request = table_pb2.ActRequest(
-            table_id=bots.table_id, seat=seat, seat_token=token, hand_no=mine.hand_no,
-            action=_KIND_TO_PB[action], command_id=f"bot-{mine.version}-{seat}")
+            table_id=bots.table_id, seat=seat, seat_token=token, hand_no=view.hand_no,
+            action=_KIND_TO_PB[action], command_id=f"bot-{view.version}-{seat}")
         if to is not None:
             request.amount = to
         started = loop.time()

@@ -6,8 +6,8 @@ from poker.engine.v1 import step_pb2
 from poker.rake.v1 import rake_pb2_grpc
 
 from shared.infra.repository import TableRepository, digest
-from shared.infra.rpc import check_step, rpc
-from shared.infra.steps import current_hand, reply
+from shared.infra.rpc import rpc
+from shared.infra.steps import for_hand, run_step
 from shared.poker import decide as D
 
 
@@ -17,11 +17,8 @@ class RakeService(rake_pb2_grpc.RakeServiceServicer):
 
     @rpc
     async def TakeRake(self, request: step_pb2.StepRequest, context):
-        check_step(request)
-        outcome = await self.repo.execute(
-            request.table_id, request.command_id, digest("rake", request.hand_no),
-            lambda t: D.take_rake(current_hand(t, request.table_id, request.hand_no)))
-        return reply(outcome)
+        return await run_step(self.repo, request, digest("rake", request.hand_no),
+                              for_hand(request, D.take_rake))
 
 
 async def setup(server, repo, store, config):

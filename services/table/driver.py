@@ -84,60 +84,60 @@ class Driver:
         self.peers = peers
         self._running: dict[str, asyncio.Lock] = {}
 
-    async def advance(self, table_id: str) -> None:
-        """Run every automated step until the table waits for a player or for players."""
+    async def advance(self, table_id: str, version: int | None = None) -> int:
+        """Run every automated step until the table waits for a player or for players;
+        returns the table's version then. ``version``: the version the caller knows of."""
         lock = self._running.setdefault(table_id, asyncio.Lock())
         async with lock:
             for _ in range(MAX_STEPS):
-                lt = await self.repo.load(table_id)
+                lt = await self.repo.load(table_id, version)
                 if lt.state is None:
-                    return
+                    return lt.seq
                 step = T.table_step(lt.state)
                 if step is None:
-                    return
+                    return lt.seq
                 try:
-                    await self._run(table_id, lt.seq, lt.state, step)
+                    version = await self._run(table_id, lt.seq, lt.state, step)
                 except grpc.aio.AioRpcError as exc:
                     if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
                         # Another driver moved the table on: re-read and carry on.
                         log.info("step overtaken", table_id=table_id, reason=exc.details())
+                        version = None
                         continue
                     raise
+            raise RuntimeError(f"table {table_id} took more than {MAX_STEPS} automated steps")
 
-    async def _run(self, table_id: str, version: int, table, step) -> None:
+    async def _run(self, table_id: str, version: int, table, step) -> int:
+        """Call the service that owns ``step``; returns the table's version after it."""
         hand_no = table.hand.hand_no if table.hand is not None else 0
         name = type(step).__name__
         command_id = f"drv:{hand_no}:{name}:{version}"
-        request = step_pb2.StepRequest(table_id=table_id, hand_no=hand_no, command_id=command_id)
-        peers = self.peers
+        request = step_pb2.StepRequest(table_id=table_id, hand_no=hand_no, command_id=command_id,
+                                       version=version)
         if isinstance(step, T.StartHand):
-            await self.repo.execute(table_id, command_id, digest("start", version),
-                                    T.start_next_hand)
-        elif isinstance(step, D.CommitDeck):
-            await call_with_retry(peers.dealer.CommitDeck, request)
-        elif isinstance(step, D.Deal):
-            await call_with_retry(peers.dealer.DealStreet, request)
-        elif isinstance(step, D.Reshuffle):
-            await call_with_retry(peers.dealer.Reshuffle, request)
-        elif isinstance(step, D.RevealDeck):
-            await call_with_retry(peers.dealer.RevealDeck, request)
-        elif isinstance(step, D.CloseRound):
-            await call_with_retry(peers.betting.CloseRound, request)
-        elif isinstance(step, D.PostForcedBets):
-            await call_with_retry(peers.betting.PostForcedBets, request)
-        elif isinstance(step, D.FormPots):
-            await call_with_retry(peers.showdown.FormPots, request)
-        elif isinstance(step, D.AwardPots):
-            await call_with_retry(peers.showdown.AwardPots, request)
-        elif isinstance(step, D.Show):
-            await call_with_retry(peers.showdown.ShowOrMuck, showdown_pb2.ShowRequest(
+            outcome = await self.repo.execute(table_id, command_id, digest("start", version),
+                                              T.start_next_hand, min_version=version)
+            return outcome.version
+        if isinstance(step, D.Show):
+            reply = await call_with_retry(self.peers.showdown.ShowOrMuck, showdown_pb2.ShowRequest(
                 step=request, seat=step.seat, choice=showdown_pb2.SHOW_CHOICE_DEFAULT))
-        elif isinstance(step, D.TakeRake):
-            await call_with_retry(peers.rake.TakeRake, request)
-        elif isinstance(step, D.HandComplete):
-            return
         else:
-            raise AssertionError(f"no service owns {name}")
+            rpc = self._rpc_for(step)
+            if rpc is None:
+                raise AssertionError(f"no service owns {name}")
+            reply = await call_with_retry(rpc, request)
+        self.repo.absorb(table_id, reply.version, reply.commit)
+        return reply.version
+
+    def _rpc_for(self, step):
+        p = self.peers
+        return {
+            D.CommitDeck: p.dealer.CommitDeck, D.Deal: p.dealer.DealStreet,
+            D.Reshuffle: p.dealer.Reshuffle, D.RevealDeck: p.dealer.RevealDeck,
+            D.PostForcedBets: p.betting.PostForcedBets, D.CloseRound: p.betting.CloseRound,
+            D.FormPots: p.showdown.FormPots, D.AwardPots: p.showdown.AwardPots,
+            D.TakeRake: p.rake.TakeRake,
+        }.get(type(step))
 
 
 def seat_token(secret: bytes, table_id: str, seat: int, player_id: str, command_id: str) -> str:

@@ -106,14 +106,22 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         if s is None or not hmac.compare_digest(s.token_digest, token_digest(token)):
             raise Denied(f"that token does not hold seat {seat} at this table")
 
-    async def _seated(self, table_id: str, seat: int, token: str) -> LoadedTable:
+    async def _seated(self, table_id: str, seat: int, token: str,
+                      min_version: int | None = None) -> LoadedTable:
         check_table_id(table_id)
-        lt = await self.repo.get(table_id)
-        self._check_token(lt.state, seat, token)
+        lt = await self.repo.get(table_id, min_version)
+        try:
+            self._check_token(lt.state, seat, token)
+        except Denied:
+            if min_version is None:
+                raise
+            lt = await self.repo.get(table_id)  # the seat may be newer than this cache
+            self._check_token(lt.state, seat, token)
         return lt
 
-    async def _reply(self, table_id: str, viewer: int | None) -> table_pb2.TableReply:
-        lt = await self.repo.get(table_id)
+    async def _reply(self, table_id: str, viewer: int | None,
+                     version: int | None = None) -> table_pb2.TableReply:
+        lt = await self.repo.get(table_id, version)
         return table_pb2.TableReply(version=lt.seq,
                                     view=view_message(table_view(lt.state, viewer), lt.seq,
                                                       lt.state))
@@ -145,51 +153,61 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             digest("sit", request.seat, request.player_id, request.buy_in),
             lambda t: T.sit_down(t, request.seat, request.player_id, request.buy_in,
                                  token_digest(token)))
-        await self.driver.advance(request.table_id)
+        await self.driver.advance(request.table_id, outcome.version)
         return table_pb2.SitDownReply(seat_token=token, version=outcome.version)
 
     @rpc
     async def Leave(self, request, context):
         check_command_id(request.command_id)
         await self._seated(request.table_id, request.seat, request.seat_token)
-        await self.repo.execute(request.table_id, request.command_id,
-                                digest("leave", request.seat),
-                                lambda t: T.leave(t, request.seat))
-        await self.driver.advance(request.table_id)
-        return await self._reply(request.table_id, None)
+        outcome = await self.repo.execute(request.table_id, request.command_id,
+                                          digest("leave", request.seat),
+                                          lambda t: T.leave(t, request.seat))
+        version = await self.driver.advance(request.table_id, outcome.version)
+        return await self._reply(request.table_id, None, version)
 
     @rpc
     async def SitOut(self, request, context):
         seat = request.seat
         check_command_id(seat.command_id)
         await self._seated(seat.table_id, seat.seat, seat.seat_token)
-        await self.repo.execute(seat.table_id, seat.command_id,
-                                digest("sit_out", seat.seat, request.sit_out),
-                                lambda t: T.sit_out(t, seat.seat, request.sit_out))
-        await self.driver.advance(seat.table_id)
-        return await self._reply(seat.table_id, seat.seat)
+        outcome = await self.repo.execute(seat.table_id, seat.command_id,
+                                          digest("sit_out", seat.seat, request.sit_out),
+                                          lambda t: T.sit_out(t, seat.seat, request.sit_out))
+        version = await self.driver.advance(seat.table_id, outcome.version)
+        return await self._reply(seat.table_id, seat.seat, version)
 
     @rpc
     async def Act(self, request, context):
         check_command_id(request.command_id)
-        lt = await self._seated(request.table_id, request.seat, request.seat_token)
-        hand = lt.state.hand
-        if request.command_id not in lt.commands and (
-                hand is None or hand.hand_no != request.hand_no):
-            raise IllegalAction(f"hand {request.hand_no} is not the table's hand (it is at "
-                                f"hand {hand.hand_no if hand is not None else 0})")
+        lt = await self._seated(request.table_id, request.seat, request.seat_token, 0)
+        if self._stale(lt, request):
+            lt = await self.repo.get(request.table_id)  # this cache may be behind the player
+            if self._stale(lt, request):
+                hand = lt.state.hand
+                raise IllegalAction(f"hand {request.hand_no} is not the table's hand (it is "
+                                    f"at hand {hand.hand_no if hand is not None else 0})")
         act = betting_pb2.ActRequest(
             step=step_pb2.StepRequest(table_id=request.table_id, hand_no=request.hand_no,
-                                      command_id=request.command_id),
+                                      command_id=request.command_id, version=lt.seq),
             seat=request.seat, action=request.action)
         if request.HasField("amount"):
             act.amount = request.amount
         try:
-            await call_with_retry(self.driver.peers.betting.Act, act)
+            acted = await call_with_retry(self.driver.peers.betting.Act, act)
         except grpc.aio.AioRpcError as exc:
             await context.abort(exc.code(), exc.details())
-        await self.driver.advance(request.table_id)
-        return await self._reply(request.table_id, request.seat)
+        self.repo.absorb(request.table_id, acted.version, acted.commit)
+        version = await self.driver.advance(request.table_id, acted.version)
+        return await self._reply(request.table_id, request.seat, version)
+
+    @staticmethod
+    def _stale(lt: LoadedTable, request) -> bool:
+        """The request names another hand than the table's (a retry of a command already
+        applied is not stale: it gets its original outcome)."""
+        hand = lt.state.hand
+        return request.command_id not in lt.commands and (
+            hand is None or hand.hand_no != request.hand_no)
 
     @rpc
     async def GetState(self, request, context):

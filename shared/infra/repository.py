@@ -47,6 +47,7 @@ class Outcome:
     version: int  # the table's last commit sequence after the command
     events: int  # events appended (0 for a duplicate)
     duplicate: bool = False
+    commit: bytes = b""  # the commit appended
 
 
 @dataclass
@@ -126,26 +127,51 @@ class TableRepository:
             lock = self._locks[table_id] = asyncio.Lock()
         return lock
 
-    async def load(self, table_id: str) -> LoadedTable:
-        """The table caught up to the end of its log."""
+    async def load(self, table_id: str, min_version: int | None = None) -> LoadedTable:
+        """The table caught up to the end of its log; or, given ``min_version``, the cached
+        fold if it is at least that version (no read: a decision on it that turns out stale
+        loses its guarded append and is made again on a fresh read)."""
         lt = self._tables.get(table_id) or LoadedTable()
+        if min_version is not None and lt.state is not None and lt.seq >= min_version:
+            return lt
         for stored in await self.store.read(table_id, after_seq=lt.seq):
             lt = fold_commit(lt, stored)
         self._tables[table_id] = lt
         return lt
 
-    async def get(self, table_id: str) -> LoadedTable:
-        lt = await self.load(table_id)
+    def absorb(self, table_id: str, seq: int, data: bytes) -> None:
+        """Fold a commit another service just appended (from its reply) if it is the next one
+        of the cached table: its first event chains on the cached last hash (the chain is per
+        table, so nothing of this table came between). Otherwise the next load reads it."""
+        lt = self._tables.get(table_id)
+        if lt is None or not data or seq <= lt.seq:
+            return
+        commit = pb.Commit()
+        commit.ParseFromString(data)
+        if not commit.events:
+            return
+        first = pb.EventEnvelope()
+        first.ParseFromString(commit.events[0])
+        if first.prev_hash == lt.last_hash:
+            self._tables[table_id] = fold_commit(lt, Stored(seq, data))
+
+    async def get(self, table_id: str, min_version: int | None = None) -> LoadedTable:
+        lt = await self.load(table_id, min_version)
         if lt.state is None:
             raise UnknownTable(f"there is no table {table_id!r}")
         return lt
 
     async def execute(self, table_id: str, command_id: str, command_digest: bytes,
-                      decide: Callable[[TableState | None], list], hand_no: int = 0) -> Outcome:
-        """Decide on the current fold and append the events; idempotent by command id."""
+                      decide: Callable[[TableState | None], list], hand_no: int = 0,
+                      min_version: int | None = None) -> Outcome:
+        """Decide on the current fold and append the events; idempotent by command id.
+
+        ``min_version``: the table version the caller saw; a cached fold at least that recent
+        is decided on without a read. A lost race re-reads and decides once more.
+        """
         async with self.lock(table_id):
-            for _ in range(2):
-                lt = await self.load(table_id)
+            for attempt in range(2):
+                lt = await self.load(table_id, min_version if attempt == 0 else None)
                 seen = lt.commands.get(command_id)
                 if seen is not None:
                     if seen[1] != command_digest:
@@ -166,7 +192,7 @@ class TableRepository:
                     continue
                 if not duplicate:
                     self._tables[table_id] = fold_commit(lt, Stored(seq, data))
-                    return Outcome(seq, len(events))
+                    return Outcome(seq, len(events), commit=data)
                 return Outcome((await self.load(table_id)).seq, 0, duplicate=True)
             raise Aborted(f"table {table_id} changed under this command twice; "
                           f"retry with the same command id")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from poker.engine.v1 import step_pb2
 
 from shared.poker.errors import IllegalAction
 from shared.poker.state import HandState, TableState
 
-from .repository import Outcome, UnknownTable
+from .repository import Outcome, TableRepository, UnknownTable
+from .rpc import check_step
 
 
 def current_hand(table: TableState | None, table_id: str, hand_no: int) -> HandState:
@@ -25,4 +28,19 @@ def current_hand(table: TableState | None, table_id: str, hand_no: int) -> HandS
 
 def reply(outcome: Outcome) -> step_pb2.StepReply:
     return step_pb2.StepReply(version=outcome.version, events=outcome.events,
-                              duplicate=outcome.duplicate)
+                              duplicate=outcome.duplicate, commit=outcome.commit)
+
+
+async def run_step(repo: TableRepository, step, command_digest: bytes,
+                   decide: Callable[[TableState | None], list]) -> step_pb2.StepReply:
+    """One internal step: check the request, decide on the table's fold (the cached one when
+    it is at least the version the caller saw), append, reply."""
+    check_step(step)
+    outcome = await repo.execute(step.table_id, step.command_id, command_digest, decide,
+                                 min_version=step.version or None)
+    return reply(outcome)
+
+
+def for_hand(step, decision: Callable[..., list], *args) -> Callable[[TableState | None], list]:
+    """A decide function: ``decision(hand, *args)`` on the hand the step is for."""
+    return lambda table: decision(current_hand(table, step.table_id, step.hand_no), *args)

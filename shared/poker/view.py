@@ -38,7 +38,7 @@ class TableView:
     pots: tuple[Pot, ...]
     current_bet: int
     to_act: int
-    legal: LegalActions | None
+    legal: LegalActions | None  # the options of the player on turn (``to_act``)
     seats: tuple[SeatView, ...]
     rake: int
 
@@ -65,8 +65,10 @@ def table_view(table: TableState, viewer: int | None) -> TableView:
     if hand is None:
         return TableView(table.table_id, 0, "waiting", 0, 0, (), 0, (), 0, 0, None,
                          tuple(seats), 0)
-    legal = legal_actions(hand, viewer) if viewer is not None else None
     to_act = hand.to_act if hand.phase is Phase.BET and hand.to_act is not None else 0
+    # The options of the player on turn are public (they follow from stacks and bets alone),
+    # so every view carries them: a client need not ask again to know what it may do.
+    legal = legal_actions(hand, to_act) if to_act else None
     return TableView(table.table_id, hand.hand_no, hand.phase.value, hand.button, hand.street,
                      hand.board, hand.pot_total, hand.pots, hand.current_bet, to_act, legal,
                      tuple(seats), hand.rake)

@@ -83,6 +83,35 @@ class Driver:
         self.repo = repo
         self.peers = peers
         self._running: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task] = set()
+
+    def nudge(self, table_id: str) -> None:
+        """Advance the table in the background if it has an automated step pending (a driver
+        that died between steps left it so); a no-op while a driver is at work on it."""
+        lock = self._running.get(table_id)
+        if lock is not None and lock.locked():
+            return
+        task = asyncio.create_task(self._advance_logged(table_id))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _advance_logged(self, table_id: str) -> None:
+        try:
+            await self.advance(table_id)
+        except Exception:  # logged; the next command or nudge tries again
+            log.exception("advancing the table failed", table_id=table_id)
+
+    async def resume_all(self) -> int:
+        """On start: carry on every table of the log from where its fold says it is."""
+        tables = await self.repo.store.table_ids()
+        for table_id in tables:
+            self.nudge(table_id)
+        return len(tables)
+
+    async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
 
     async def advance(self, table_id: str, version: int | None = None) -> int:
         """Run every automated step until the table waits for a player or for players;

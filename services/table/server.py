@@ -213,6 +213,8 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     async def GetState(self, request, context):
         viewer = await self._viewer(request)
         lt = await self.repo.get(request.table_id)
+        if T.table_step(lt.state) is not None:
+            self.driver.nudge(request.table_id)  # a step is pending: carry on
         return view_message(table_view(lt.state, viewer), lt.seq, lt.state)
 
     async def _viewer(self, request) -> int | None:
@@ -256,4 +258,11 @@ async def setup(server, repo, store, config):
     driver = Driver(repo, peers)
     table_pb2_grpc.add_TableServiceServicer_to_server(
         TableService(repo, driver, secret.encode()), server)
-    return peers.close
+    resumed = await driver.resume_all()
+    structlog.get_logger().info("resuming tables from the log", tables=resumed)
+
+    async def cleanup() -> None:
+        await driver.close()
+        await peers.close()
+
+    return cleanup

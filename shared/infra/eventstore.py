@@ -131,6 +131,13 @@ class EventStore:
             raise StoreError(f"append to table {table_id} was not acknowledged: {exc!r}") from exc
         return ack.seq, bool(ack.duplicate)
 
+    async def table_ids(self) -> list[str]:
+        """Every table with at least one commit (the stream's subjects)."""
+        jsm = self.nc.jsm()
+        info = await jsm.stream_info(self.stream, subjects_filter=SUBJECT_PREFIX + ">")
+        subjects = info.state.subjects or {}
+        return sorted(s[len(SUBJECT_PREFIX):] for s in subjects)
+
     async def last(self, table_id: str) -> Stored | None:
         """The table's last commit, or None for a table with no events."""
         try:

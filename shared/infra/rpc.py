@@ -66,9 +66,13 @@ def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
     @functools.wraps(method)
     async def wrapper(self, request, context):
         structlog.contextvars.clear_contextvars()
-        table_id = getattr(request, "table_id", "") or getattr(
-            getattr(request, "step", None), "table_id", "")
-        structlog.contextvars.bind_contextvars(rpc=method.__name__, table_id=table_id)
+        step = getattr(request, "step", None) or request
+        seat = getattr(request, "seat", 0)
+        if not isinstance(seat, int):  # SitOut nests its seat request
+            step, seat = seat, seat.seat
+        structlog.contextvars.bind_contextvars(
+            rpc=method.__name__, table_id=getattr(step, "table_id", ""),
+            hand_no=getattr(step, "hand_no", 0), seat=seat)
         try:
             return await method(self, request, context)
         except Exception as exc:  # mapped below, or re-raised as INTERNAL

@@ -23,19 +23,7 @@ from shared.poker.events import CardsDealt, DeckCommitted, DeckRevealed, RakeTak
 from shared.poker.fold import fold
 from shared.poker.options import TableOptions, table_options
 
-#: One table of each game and structure the engine plays.
-DEMO_TABLES: tuple[tuple[str, str, dict], ...] = (
-    ("holdem", "fixed_limit", {"small_bet": 10}),
-    ("holdem", "pot_limit", {"small_blind": 1, "big_blind": 2}),
-    ("holdem", "no_limit", {"small_blind": 1, "big_blind": 2}),
-    ("omaha", "fixed_limit", {"small_bet": 10}),
-    ("omaha", "pot_limit", {"small_blind": 1, "big_blind": 2}),
-    ("omaha", "no_limit", {"small_blind": 1, "big_blind": 2}),
-    ("omaha_hilo", "fixed_limit", {"small_bet": 10}),
-    ("omaha_hilo", "pot_limit", {"small_blind": 1, "big_blind": 2}),
-    ("stud", "fixed_limit", {"small_bet": 10}),
-    ("stud_hilo", "fixed_limit", {"small_bet": 10}),
-)
+from .bots_cmd import TABLES
 
 
 @dataclass
@@ -113,7 +101,7 @@ def run_in_process(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     reports = []
     print(f"{'table':<26}{'hands':>7}{'events':>9}{'rake':>7}  chips in = out   audit")
-    for game, structure, stakes in DEMO_TABLES:
+    for game, structure, stakes in TABLES:
         options = table_options(game, structure, **stakes)
         name = f"{game}-{structure}"
         seats = min(args.seats, options.max_seats)

@@ -295,17 +295,12 @@ class _Replay:
             return D.commit_deck(hand, "")  # an import has no deck to commit to
         if isinstance(step, D.Reshuffle):
             return D.reshuffle(hand, "", step.deck_size)
-        if isinstance(step, D.PostForcedBets):
-            return D.post_forced_bets(hand)
-        if isinstance(step, D.FormPots):
-            return D.form_pots(hand)
-        if isinstance(step, D.TakeRake):
-            return D.take_rake(hand)
-        if isinstance(step, D.AwardPots):
-            return D.award_pots(hand)
         if isinstance(step, D.RevealDeck):
             return D.reveal_deck(hand, [], [])
-        raise ReplayError(f"unexpected engine step {step!r}")
+        events = D.house_decision(hand, step)
+        if events is None:
+            raise ReplayError(f"unexpected engine step {step!r}")
+        return events
 
     def _next(self, expecting: str) -> Action:
         if not self.queue:

@@ -496,3 +496,19 @@ def award_pots(state: HandState) -> list[object]:
         after = apply_hand(after, a)
     stacks = tuple(E.SeatStack(p.seat, p.stack) for p in after.players)
     return [*awards, E.HandEnded(stacks)]
+
+
+_HOUSE_DECISIONS = {
+    PostForcedBets: post_forced_bets,
+    CloseRound: close_round,
+    FormPots: form_pots,
+    TakeRake: take_rake,
+    AwardPots: award_pots,
+}
+
+
+def house_decision(state: HandState, step: Step) -> list[object] | None:
+    """The decision for a step that needs nothing but the state (no cards, no player's
+    choice): forced bets, closing a round, pots, rake, awards. None for any other step."""
+    decision = _HOUSE_DECISIONS.get(type(step))
+    return decision(state) if decision is not None else None

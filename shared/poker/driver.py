@@ -112,31 +112,35 @@ def run_hand(table: TableState, hand_no: int, button: int,
         events.extend(new)
 
 
-def _decide_step(hand: HandState, step: D.Step, policy: Policy, dealer: Dealer,
-                 show_policy: Callable[[HandState, int], list] | None) -> list:
-    if isinstance(step, D.Act):
-        action, to = policy(hand, step.legal)
-        return D.act(hand, step.seat, action, to)
+def dealer_decision(hand: HandState, step: D.Step, dealer: Dealer) -> list[object] | None:
+    """The dealer's decisions, with the deck(s) of ``dealer``; None for any other step."""
     if isinstance(step, D.Deal):
         return D.deal(hand, dealer.take(hand, step.count))
     if isinstance(step, D.CommitDeck):
         return D.commit_deck(hand, dealer.new_deck())
     if isinstance(step, D.Reshuffle):
         return D.reshuffle(hand, dealer.new_deck(dealer.undealt_and_burned(hand)), step.deck_size)
-    if isinstance(step, D.CloseRound):
-        return D.close_round(hand)
-    if isinstance(step, D.PostForcedBets):
-        return D.post_forced_bets(hand)
-    if isinstance(step, D.FormPots):
-        return D.form_pots(hand)
+    if isinstance(step, D.RevealDeck):
+        return D.reveal_deck(hand, dealer.decks, dealer.salts)
+    return None
+
+
+def automatic_decision(hand: HandState, step: D.Step, dealer: Dealer) -> list[object] | None:
+    """Every step that needs no player: the house's and the dealer's."""
+    events = D.house_decision(hand, step)
+    return events if events is not None else dealer_decision(hand, step, dealer)
+
+
+def _decide_step(hand: HandState, step: D.Step, policy: Policy, dealer: Dealer,
+                 show_policy: Callable[[HandState, int], list] | None) -> list:
+    if isinstance(step, D.Act):
+        action, to = policy(hand, step.legal)
+        return D.act(hand, step.seat, action, to)
     if isinstance(step, D.Show):
         if show_policy is not None and not step.must_show:
             return show_policy(hand, step.seat)
         return D.showdown_default(hand, step.seat)
-    if isinstance(step, D.TakeRake):
-        return D.take_rake(hand)
-    if isinstance(step, D.AwardPots):
-        return D.award_pots(hand)
-    if isinstance(step, D.RevealDeck):
-        return D.reveal_deck(hand, dealer.decks, dealer.salts)
-    raise AssertionError(f"unknown step {step!r}")
+    events = automatic_decision(hand, step, dealer)
+    if events is None:
+        raise AssertionError(f"unknown step {step!r}")
+    return events

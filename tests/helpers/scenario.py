@@ -22,7 +22,7 @@ from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker.betting import LegalActions
 from shared.poker.cards import DECK, Card, cards
-from shared.poker.driver import Dealer, Policy, new_table
+from shared.poker.driver import Dealer, Policy, automatic_decision, new_table
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind
 from shared.poker.fold import apply
@@ -171,27 +171,10 @@ class Scenario:
         return new
 
     def _auto(self, step: D.Step) -> list[object]:
-        hand, dealer = self.hand, self.dealer
-        if isinstance(step, D.CommitDeck):
-            return D.commit_deck(hand, dealer.new_deck())
-        if isinstance(step, D.PostForcedBets):
-            return D.post_forced_bets(hand)
-        if type(step).__name__ == "CloseRound":  # a round nobody acts in, with a bet to return
-            return D.close_round(hand)
-        if isinstance(step, D.Deal):
-            return D.deal(hand, dealer.take(hand, step.count))
-        if isinstance(step, D.Reshuffle):
-            return D.reshuffle(hand, dealer.new_deck(dealer.undealt_and_burned(hand)),
-                               step.deck_size)
-        if isinstance(step, D.FormPots):
-            return D.form_pots(hand)
-        if isinstance(step, D.TakeRake):
-            return D.take_rake(hand)
-        if isinstance(step, D.AwardPots):
-            return D.award_pots(hand)
-        if isinstance(step, D.RevealDeck):
-            return D.reveal_deck(hand, dealer.decks, dealer.salts)
-        raise AssertionError(f"step {step!r} needs a decision from the test")
+        events = automatic_decision(self.hand, step, self.dealer)
+        if events is None:
+            raise AssertionError(f"step {step!r} needs a decision from the test")
+        return events
 
     def advance(self, stop: tuple[type, ...] = (D.Act, D.Show), limit: int = 500) -> D.Step:
         """Take automatic steps until one of ``stop`` (or the end of the hand)."""

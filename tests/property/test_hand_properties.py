@@ -28,7 +28,7 @@ from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker.betting import legal_actions
 from shared.poker.cards import DECK
-from shared.poker.driver import Dealer, new_table, random_policy
+from shared.poker.driver import Dealer, automatic_decision, new_table, random_policy
 from shared.poker.events import ActionKind
 from shared.poker.fold import apply, fold
 from shared.poker.options import RakeCap, TableOptions, table_options
@@ -103,25 +103,10 @@ class PlayedHand:
 
 
 def auto(hand: HandState, step: D.Step, dealer: Dealer) -> list[object]:
-    if isinstance(step, D.CommitDeck):
-        return D.commit_deck(hand, dealer.new_deck())
-    if isinstance(step, D.PostForcedBets):
-        return D.post_forced_bets(hand)
-    if isinstance(step, D.Deal):
-        return D.deal(hand, dealer.take(hand, step.count))
-    if isinstance(step, D.Reshuffle):
-        return D.reshuffle(hand, dealer.new_deck(dealer.undealt_and_burned(hand)), step.deck_size)
-    if type(step).__name__ == "CloseRound":
-        return D.close_round(hand)
-    if isinstance(step, D.FormPots):
-        return D.form_pots(hand)
-    if isinstance(step, D.TakeRake):
-        return D.take_rake(hand)
-    if isinstance(step, D.AwardPots):
-        return D.award_pots(hand)
-    if isinstance(step, D.RevealDeck):
-        return D.reveal_deck(hand, dealer.decks, dealer.salts)
-    raise AssertionError(f"unexpected step {step!r}")
+    events = automatic_decision(hand, step, dealer)
+    if events is None:
+        raise AssertionError(f"unexpected step {step!r}")
+    return events
 
 
 def passive_policy(rng: random.Random):

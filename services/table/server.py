@@ -150,9 +150,10 @@ class TableService(table_pb2_grpc.TableServiceServicer):
                            request.command_id)
         outcome = await self.repo.execute(
             request.table_id, request.command_id,
-            digest("sit", request.seat, request.player_id, request.buy_in),
+            digest("sit", request.seat, request.player_id, request.buy_in,
+                   request.post_big_blind),
             lambda t: T.sit_down(t, request.seat, request.player_id, request.buy_in,
-                                 token_digest(token)))
+                                 token_digest(token), request.post_big_blind))
         await self.driver.advance(request.table_id, outcome.version)
         return table_pb2.SitDownReply(seat_token=token, version=outcome.version)
 
@@ -171,9 +172,21 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         seat = request.seat
         check_command_id(seat.command_id)
         await self._seated(seat.table_id, seat.seat, seat.seat_token)
-        outcome = await self.repo.execute(seat.table_id, seat.command_id,
-                                          digest("sit_out", seat.seat, request.sit_out),
-                                          lambda t: T.sit_out(t, seat.seat, request.sit_out))
+        outcome = await self.repo.execute(
+            seat.table_id, seat.command_id,
+            digest("sit_out", seat.seat, request.sit_out, request.post_big_blind),
+            lambda t: T.sit_out(t, seat.seat, request.sit_out, request.post_big_blind))
+        version = await self.driver.advance(seat.table_id, outcome.version)
+        return await self._reply(seat.table_id, seat.seat, version)
+
+    @rpc
+    async def TopUp(self, request, context):
+        seat = request.seat
+        check_command_id(seat.command_id)
+        await self._seated(seat.table_id, seat.seat, seat.seat_token)
+        outcome = await self.repo.execute(
+            seat.table_id, seat.command_id, digest("top_up", seat.seat, request.amount),
+            lambda t: T.top_up(t, seat.seat, request.amount))
         version = await self.driver.advance(seat.table_id, outcome.version)
         return await self._reply(seat.table_id, seat.seat, version)
 

@@ -90,6 +90,9 @@ class PlayerSeated:
     player_id: str
     stack: int
     token_digest: str
+    # A newcomer at a running table posts a big blind to be dealt in at once (True) or waits
+    # until the big blind reaches the seat (False).
+    post_big_blind: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +104,15 @@ class PlayerLeft:
 class PlayerSatOut:
     seat: int
     sitting_out: bool  # False: the player came back
+    post_big_blind: bool = False  # coming back: post the missed blinds now (else wait)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerToppedUp:
+    """Chips added to a stack between hands (table stakes: never during a hand)."""
+
+    seat: int
+    amount: int
 
 
 # --- hand: table service -------------------------------------------------------------------
@@ -113,6 +125,9 @@ class HandStarted:
     button: int
     players: tuple[SeatStack, ...]
     forced_bets: tuple[ForcedBet, ...]
+    # seats sitting out that the blinds passed this hand: they owe them to come back
+    missed_big_blind: tuple[int, ...] = ()
+    missed_small_blind: tuple[int, ...] = ()
 
 
 # --- hand: dealer --------------------------------------------------------------------------
@@ -233,9 +248,9 @@ HAND_EVENTS = (
     BetReturned, BettingRoundClosed, PotsFormed, HandShown, HandMucked, PotAwarded, HandEnded,
     RakeTaken,
 )
-TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut)
+TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut, PlayerToppedUp)
 Event = (
-    TableCreated | PlayerSeated | PlayerLeft | PlayerSatOut | HandStarted | DeckCommitted | CardsDealt | DeckRevealed | ForcedBetPosted
+    TableCreated | PlayerSeated | PlayerLeft | PlayerSatOut | PlayerToppedUp | HandStarted | DeckCommitted | CardsDealt | DeckRevealed | ForcedBetPosted
     | ActionTaken | BetReturned | BettingRoundClosed | PotsFormed | HandShown | HandMucked
     | PotAwarded | HandEnded | RakeTaken
 )

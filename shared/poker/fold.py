@@ -344,28 +344,59 @@ def apply_hand(state: HandState, event: object) -> HandState:
     return result
 
 
+def _with_seat(table: TableState, number: int, **changes) -> TableState:
+    return table.evolve(seats=tuple(s.evolve(**changes) if s.seat == number else s
+                                    for s in table.seats))
+
+
 def _table_event(table: TableState, event: object) -> TableState:
     if isinstance(event, E.PlayerSeated):
         if table.seat(event.seat) is not None:
             raise InvalidEvent(f"seat {event.seat} was already taken")
+        # At a running table a newcomer owes a big blind (posted now, or when it comes round).
+        owes = table.last_hand_no > 0 and not table.options.game.is_stud
         seat = Seat(event.seat, event.player_id, event.stack, event.token_digest,
-                    arrival=table.arrivals + 1)
+                    arrival=table.arrivals + 1, owes_big_blind=owes,
+                    post_big_blind=event.post_big_blind)
         seats = tuple(sorted(table.seats + (seat,), key=lambda s: s.seat))
         return table.evolve(seats=seats, arrivals=table.arrivals + 1)
     if isinstance(event, E.PlayerLeft):
         return table.evolve(seats=tuple(s for s in table.seats if s.seat != event.seat))
     if isinstance(event, E.PlayerSatOut):
-        return table.evolve(seats=tuple(
-            Seat(s.seat, s.player_id, s.stack, s.token_digest, event.sitting_out, s.arrival)
-            if s.seat == event.seat else s for s in table.seats))
+        return _with_seat(table, event.seat, sitting_out=event.sitting_out,
+                          post_big_blind=event.post_big_blind)
+    if isinstance(event, E.PlayerToppedUp):
+        seat = table.seat(event.seat)
+        if seat is None or table.hand_running and any(
+                p.seat == event.seat for p in table.hand.players):
+            raise InvalidEvent(f"seat {event.seat} cannot top up now")
+        return _with_seat(table, event.seat, stack=seat.stack + event.amount)
     raise InvalidEvent(f"{type(event).__name__} is not a table event")
+
+
+def _hand_started(table: TableState, e: E.HandStarted) -> TableState:
+    """Players dealt in owe no blinds any more; players away whom the blinds passed owe them."""
+    dealt = {p.seat for p in e.players}
+    seats = []
+    for s in table.seats:
+        if s.seat in dealt:
+            s = s.evolve(owes_big_blind=False, owes_small_blind=False, post_big_blind=False)
+        elif s.seat in e.missed_big_blind or s.seat in e.missed_small_blind:
+            s = s.evolve(owes_big_blind=s.owes_big_blind or s.seat in e.missed_big_blind,
+                         owes_small_blind=s.owes_small_blind or s.seat in e.missed_small_blind)
+        seats.append(s)
+    small = next((f.seat for f in e.forced_bets if f.kind is ForcedKind.SMALL_BLIND), None)
+    big = next((f.seat for f in e.forced_bets if f.kind is ForcedKind.BIG_BLIND), None)
+    return table.evolve(seats=tuple(seats), hand=start_hand_state(table, e),
+                        last_hand_no=e.hand_no, button=e.button, last_small_blind=small,
+                        last_big_blind=big)
 
 
 def _after_hand(table: TableState, hand: HandState) -> TableState:
     """The hand is over: its final stacks become the seats' stacks."""
     final = {p.seat: p.stack for p in hand.players}
-    seats = tuple(Seat(s.seat, s.player_id, final.get(s.seat, s.stack), s.token_digest,
-                       s.sitting_out, s.arrival) for s in table.seats)
+    seats = tuple(s.evolve(stack=final[s.seat]) if s.seat in final else s
+                  for s in table.seats)
     return table.evolve(seats=seats, hand=hand, hands_played=table.hands_played + 1)
 
 
@@ -387,8 +418,7 @@ def apply(table: TableState | None, event: object) -> TableState:
     if isinstance(event, E.HandStarted):
         if table.hand_running:
             raise InvalidEvent("a hand started while another is running")
-        return table.evolve(hand=start_hand_state(table, event), last_hand_no=event.hand_no,
-                            button=event.button)
+        return _hand_started(table, event)
     return _table_event(table, event)
 
 

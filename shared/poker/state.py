@@ -162,6 +162,11 @@ class Seat:
     token_digest: str
     sitting_out: bool = False
     arrival: int = 0  # order of seating: the first player seated takes the button first
+    owes_big_blind: bool = False  # joined a running table, or missed the big blind away
+    owes_small_blind: bool = False  # missed the small blind while sitting out (posted dead)
+    post_big_blind: bool = False  # chose to post what is owed now rather than wait
+
+    evolve = None  # set below: a fast replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +179,8 @@ class TableState:
     last_hand_no: int = 0
     button: int | None = None  # the last hand's button
     arrivals: int = 0
+    last_small_blind: int | None = None  # who posted the blinds in the last hand
+    last_big_blind: int | None = None
 
     def seat(self, number: int) -> Seat | None:
         for s in self.seats:
@@ -191,3 +198,4 @@ class TableState:
 Player.evolve = evolver(Player)
 HandState.evolve = evolver(HandState)
 TableState.evolve = evolver(TableState)
+Seat.evolve = evolver(Seat)

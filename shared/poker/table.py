@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import events as E
 from .decide import Act, next_step, start_hand
 from .errors import IllegalAction
 from .options import TableOptions
+from .seating import plan_hand
 from .state import TableState
 
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -33,8 +34,9 @@ def buy_in_limits(options: TableOptions) -> tuple[int, int]:
 
 
 def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
-             token_digest: str) -> list[E.PlayerSeated]:
-    """Take a free seat with a buy-in inside the table's limits; one seat per player."""
+             token_digest: str, post_big_blind: bool = False) -> list[E.PlayerSeated]:
+    """Take a free seat with a buy-in inside the table's limits; one seat per player. At a
+    running table the newcomer posts a big blind to be dealt in at once, or waits for it."""
     max_seats = table.options.max_seats
     if isinstance(seat, bool) or not isinstance(seat, int) or not 1 <= seat <= max_seats:
         raise IllegalAction(f"seats at this table are numbered 1 to {max_seats}")
@@ -52,7 +54,7 @@ def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
     if buy_in % table.options.chip_unit:
         raise IllegalAction(f"the buy-in must be a multiple of the chip unit "
                             f"{table.options.chip_unit}")
-    return [E.PlayerSeated(seat, player_id, buy_in, token_digest)]
+    return [E.PlayerSeated(seat, player_id, buy_in, token_digest, bool(post_big_blind))]
 
 
 def _seated(table: TableState, seat: int):
@@ -69,36 +71,44 @@ def leave(table: TableState, seat: int) -> list[E.PlayerLeft]:
     return [E.PlayerLeft(seat)]
 
 
-def sit_out(table: TableState, seat: int, sitting_out: bool) -> list[E.PlayerSatOut]:
+def sit_out(table: TableState, seat: int, sitting_out: bool,
+            post_big_blind: bool = False) -> list[E.PlayerSatOut]:
+    """Sit out from the next hand, or come back; a player who missed blinds posts them now
+    (``post_big_blind``) or waits for the big blind."""
     s = _seated(table, seat)
     if s.sitting_out == sitting_out:
         raise IllegalAction("you are already sitting out" if sitting_out
                             else "you are not sitting out")
-    return [E.PlayerSatOut(seat, sitting_out)]
+    return [E.PlayerSatOut(seat, sitting_out, bool(post_big_blind) and not sitting_out)]
 
 
-def players_ready(table: TableState) -> list[tuple[int, int]]:
-    """(seat, stack) of every seated player who will be dealt in: chips, not sitting out."""
-    return [(s.seat, s.stack) for s in table.seats if s.stack > 0 and not s.sitting_out]
-
-
-def next_button(table: TableState, seats: list[int]) -> int:
-    """The button moves clockwise to the next player dealt into the new hand; the first
-    player seated takes it first."""
-    if table.button is None:
-        return min((s for s in table.seats if s.seat in seats), key=lambda s: s.arrival).seat
-    later = [s for s in seats if s > table.button]
-    return later[0] if later else seats[0]
+def top_up(table: TableState, seat: int, amount: int) -> list[E.PlayerToppedUp]:
+    """Add chips between hands, up to the table's maximum buy-in (table stakes)."""
+    s = _seated(table, seat)
+    if table.hand_running and any(p.seat == seat for p in table.hand.players):
+        raise IllegalAction("chips are added between hands: wait for this hand to end")
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+        raise IllegalAction("a top-up is a positive whole number of chips")
+    _, high = buy_in_limits(table.options)
+    if s.stack + amount > high:
+        raise IllegalAction(f"a stack may hold at most {high} chips: you may add up to "
+                            f"{max(0, high - s.stack)}")
+    if amount % table.options.chip_unit:
+        raise IllegalAction(f"a top-up must be a multiple of the chip unit "
+                            f"{table.options.chip_unit}")
+    return [E.PlayerToppedUp(seat, amount)]
 
 
 def start_next_hand(table: TableState) -> list[E.HandStarted]:
     if table.hand_running:
         raise IllegalAction("a hand is already running")
-    ready = players_ready(table)
-    if len(ready) < 2:
+    plan = plan_hand(table)
+    if plan is None:
         raise IllegalAction("waiting for at least two players with chips")
-    button = next_button(table, [s for s, _ in ready])
-    return start_hand(table, table.last_hand_no + 1, button, ready)
+    started = start_hand(table, table.last_hand_no + 1, plan.button, plan.dealt,
+                         plan.forced_bets)
+    return [replace(started[0], missed_big_blind=plan.missed_big_blind,
+                    missed_small_blind=plan.missed_small_blind)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,4 +122,4 @@ def table_step(table: TableState) -> object | None:
     if table.hand_running:
         step = next_step(table.hand)
         return None if isinstance(step, Act) else step
-    return StartHand() if len(players_ready(table)) >= 2 else None
+    return StartHand() if plan_hand(table) is not None else None

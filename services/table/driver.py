@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import grpc
 import structlog
-from poker.betting.v1 import betting_pb2_grpc
+from poker.betting.v1 import betting_pb2, betting_pb2_grpc
 from poker.dealer.v1 import dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
+from poker.events.v1 import events_pb2
 from poker.rake.v1 import rake_pb2_grpc
 from poker.showdown.v1 import showdown_pb2, showdown_pb2_grpc
 
@@ -147,6 +148,16 @@ class Driver:
             outcome = await self.repo.execute(table_id, command_id, digest("start", version),
                                               T.start_next_hand, min_version=version)
             return outcome.version
+        if isinstance(step, T.FreeSeat):
+            outcome = await self.repo.execute(
+                table_id, command_id, digest("free", step.seat),
+                lambda t: T.free_seat(t, step.seat), min_version=version)
+            return outcome.version
+        if isinstance(step, T.FoldLeaver):
+            reply = await call_with_retry(self.peers.betting.Act, betting_pb2.ActRequest(
+                step=request, seat=step.seat, action=events_pb2.ACTION_KIND_FOLD))
+            self.repo.absorb(table_id, reply.version, reply.commit)
+            return reply.version
         if isinstance(step, D.Show):
             reply = await call_with_retry(self.peers.showdown.ShowOrMuck, showdown_pb2.ShowRequest(
                 step=request, seat=step.seat, choice=showdown_pb2.SHOW_CHOICE_DEFAULT))

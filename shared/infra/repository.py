@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from poker.events.v1 import events_pb2 as pb
 
+from shared.poker.clock import TurnClock, clock_after
 from shared.poker.errors import InvalidEvent
 from shared.poker.fold import apply
 from shared.poker.state import TableState
@@ -59,6 +60,7 @@ class LoadedTable:
     last_hash: bytes = b""
     events: int = 0
     commands: dict[str, tuple[int, bytes]] = field(default_factory=dict)  # id -> (seq, digest)
+    clock: TurnClock | None = None  # the decision being timed, from the commits' times
 
 
 def digest(*parts: object) -> bytes:
@@ -75,6 +77,8 @@ def fold_commit(lt: LoadedTable, stored: Stored) -> LoadedTable:
         raise CorruptLog(f"commit {stored.seq} does not parse: {exc}") from None
     state, last_hash, count = lt.state, lt.last_hash, lt.events
     command_id = ""
+    decoded: list[object] = []
+    at_ms = 0
     for raw in commit.events:
         env = pb.EventEnvelope()
         try:
@@ -84,16 +88,20 @@ def fold_commit(lt: LoadedTable, stored: Stored) -> LoadedTable:
         if env.prev_hash != last_hash:
             raise CorruptLog(f"the hash chain breaks at commit {stored.seq} (event {count + 1})")
         try:
-            state = apply(state, decode_body(env))
+            event = decode_body(env)
+            state = apply(state, event)
         except (CodecError, InvalidEvent) as exc:
             raise CorruptLog(f"commit {stored.seq}: {exc}") from None
+        decoded.append(event)
         last_hash = hashlib.sha256(raw).digest()
         command_id = env.command_id
+        at_ms = env.occurred_at_unix_ms
         count += 1
     commands = lt.commands
     if command_id:
         commands = {**commands, command_id: (stored.seq, commit.command_digest)}
-    return LoadedTable(state, stored.seq, last_hash, count, commands)
+    return LoadedTable(state, stored.seq, last_hash, count, commands,
+                       clock_after(lt.clock, state, decoded, at_ms))
 
 
 def build_commit(table_id: str, hand_no: int, command_id: str, command_digest: bytes,

@@ -17,7 +17,7 @@ from .deck import commitment as deck_commitment
 from .errors import IllegalAction
 from .events import ActionKind, ForcedKind
 from .fold import apply_hand
-from .options import AnteType, TableOptions
+from .options import AnteType, TableOptions, TimeoutPolicy
 from .pots import form_pots as _form_pots
 from .pots import rake_due, take_from_pots, uncalled_bet
 from .showdown import award, hand_names, would_win_or_tie
@@ -512,3 +512,26 @@ def house_decision(state: HandState, step: Step) -> list[object] | None:
     choice): forced bets, closing a round, pots, rake, awards. None for any other step."""
     decision = _HOUSE_DECISIONS.get(type(step))
     return decision(state) if decision is not None else None
+
+
+def time_out(state: HandState, seat: int) -> list[object]:
+    """The player on turn ran out of time (RULES §7). With nothing to call they check (a
+    bring-in due is posted). Facing a bet, under the ``sources`` policy a player who already
+    put chips into this hand (forced bets included) is treated as all in for what they put in;
+    anyone else folds. Under ``check_fold``: check if free, else fold."""
+    legal = legal_actions(state, seat)
+    if legal is None:
+        raise IllegalAction(_whose_turn(state, seat))
+    if legal.bring_in:
+        action = ActionKind.BRING_IN
+    elif legal.can_check:
+        action = ActionKind.CHECK
+    else:
+        player = state.player(seat)
+        if (state.options.timeout_policy is TimeoutPolicy.SOURCES and player.contributed > 0
+                and player.stack > 0):
+            timed_out = E.PlayerTimedOut(seat, all_in=True)
+            after = apply_hand(state, timed_out)
+            return [timed_out, *(_closing(after) if after.to_act is None else [])]
+        action = ActionKind.FOLD
+    return [E.PlayerTimedOut(seat), *act(state, seat, action)]

@@ -115,6 +115,26 @@ class PlayerToppedUp:
     amount: int
 
 
+@dataclass(frozen=True, slots=True)
+class PlayerLeaving:
+    """The player left during a hand: their hand is folded when it is their turn, and the seat
+    frees when the hand ends."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerDisconnected:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerReconnected:
+    """Back while still on the clock: 20 more seconds, once per decision (RULES §7)."""
+
+    seat: int
+
+
 # --- hand: table service -------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +207,17 @@ class ActionTaken:
 
 
 @dataclass(frozen=True, slots=True)
+class PlayerTimedOut:
+    """The player on turn let the clock run out. ``all_in``: under the ``sources`` policy a
+    player facing a bet who already put chips in is treated as all in for what they put in
+    (eligible for the pot so far, out of later betting); otherwise an action follows (check,
+    fold, or the forced bring-in)."""
+
+    seat: int
+    all_in: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class BetReturned:
     """The uncalled part of a bet went back to its owner."""
 
@@ -245,12 +276,15 @@ class RakeTaken:
 
 HAND_EVENTS = (
     HandStarted, DeckCommitted, CardsDealt, DeckRevealed, ForcedBetPosted, ActionTaken,
+    PlayerTimedOut,
     BetReturned, BettingRoundClosed, PotsFormed, HandShown, HandMucked, PotAwarded, HandEnded,
     RakeTaken,
 )
-TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut, PlayerToppedUp)
+TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut, PlayerToppedUp,
+                PlayerDisconnected, PlayerReconnected, PlayerLeaving)
 Event = (
-    TableCreated | PlayerSeated | PlayerLeft | PlayerSatOut | PlayerToppedUp | HandStarted | DeckCommitted | CardsDealt | DeckRevealed | ForcedBetPosted
+    TableCreated | PlayerSeated | PlayerLeft | PlayerSatOut | PlayerToppedUp
+    | PlayerDisconnected | PlayerReconnected | PlayerTimedOut | PlayerLeaving | HandStarted | DeckCommitted | CardsDealt | DeckRevealed | ForcedBetPosted
     | ActionTaken | BetReturned | BettingRoundClosed | PotsFormed | HandShown | HandMucked
     | PotAwarded | HandEnded | RakeTaken
 )

@@ -219,6 +219,19 @@ def _raise_changes(s: HandState, p: Player, e: E.ActionTaken, players: list[Play
     return changes
 
 
+def _timed_out(s: HandState, e: E.PlayerTimedOut) -> HandState:
+    if s.phase is not Phase.BET or s.to_act != e.seat:
+        raise InvalidEvent(f"seat {e.seat} timed out while not on the clock")
+    if not e.all_in:
+        return s  # the action that follows (check, fold, bring-in) moves the hand on
+    i = s.index(e.seat)
+    players = list(s.players)
+    players[i] = players[i].evolve(all_in=True, acted=True)
+    players_t = tuple(players)
+    to_act = next_to_act(players_t, (i + 1) % len(players_t), s.current_bet)
+    return s.evolve(players=players_t, to_act=to_act)
+
+
 def _bet_returned(s: HandState, e: E.BetReturned) -> HandState:
     p = s.player(e.seat)
     if e.amount <= 0 or e.amount > p.round_bet:
@@ -304,6 +317,7 @@ _HAND_HANDLERS = {
     E.ForcedBetPosted: _forced_bet_posted,
     E.CardsDealt: _cards_dealt,
     E.ActionTaken: _action_taken,
+    E.PlayerTimedOut: _timed_out,
     E.BetReturned: _bet_returned,
     E.BettingRoundClosed: _round_closed,
     E.PotsFormed: _pots_formed,
@@ -365,6 +379,15 @@ def _table_event(table: TableState, event: object) -> TableState:
     if isinstance(event, E.PlayerSatOut):
         return _with_seat(table, event.seat, sitting_out=event.sitting_out,
                           post_big_blind=event.post_big_blind)
+    if isinstance(event, E.PlayerLeaving):
+        if table.seat(event.seat) is None:
+            raise InvalidEvent(f"seat {event.seat} is empty")
+        return _with_seat(table, event.seat, leaving=True, sitting_out=True)
+    if isinstance(event, E.PlayerDisconnected | E.PlayerReconnected):
+        if table.seat(event.seat) is None:
+            raise InvalidEvent(f"seat {event.seat} is empty")
+        return _with_seat(table, event.seat,
+                          connected=isinstance(event, E.PlayerReconnected))
     if isinstance(event, E.PlayerToppedUp):
         seat = table.seat(event.seat)
         if seat is None or table.hand_running and any(

@@ -165,6 +165,8 @@ class Seat:
     owes_big_blind: bool = False  # joined a running table, or missed the big blind away
     owes_small_blind: bool = False  # missed the small blind while sitting out (posted dead)
     post_big_blind: bool = False  # chose to post what is owed now rather than wait
+    connected: bool = True
+    leaving: bool = False  # left during a hand: folded at their turn, freed after the hand
 
     evolve = None  # set below: a fast replace
 

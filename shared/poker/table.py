@@ -42,9 +42,11 @@ def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
         raise IllegalAction(f"seats at this table are numbered 1 to {max_seats}")
     if not player_id or len(player_id) > PLAYER_ID_MAX:
         raise IllegalAction(f"a player id is 1 to {PLAYER_ID_MAX} characters")
-    if table.seat(seat) is not None:
+    taken = table.seat(seat)
+    if taken is not None and not taken.leaving:
         raise IllegalAction(f"seat {seat} is taken")
-    if table.hand_running and any(p.seat == seat for p in table.hand.players):
+    if taken is not None or table.hand_running and any(
+            p.seat == seat for p in table.hand.players):
         raise IllegalAction(f"seat {seat} frees when the hand in progress ends")
     if any(s.player_id == player_id for s in table.seats):
         raise IllegalAction(f"player {player_id} already has a seat at this table")
@@ -64,11 +66,27 @@ def _seated(table: TableState, seat: int):
     return s
 
 
-def leave(table: TableState, seat: int) -> list[E.PlayerLeft]:
-    _seated(table, seat)
-    if table.hand_running and any(p.seat == seat and not p.folded for p in table.hand.players):
-        raise IllegalAction("you are in a hand: fold or wait for the hand to end, then leave")
+def leave(table: TableState, seat: int) -> list[object]:
+    """Leave the table. During a hand the player is marked leaving: their hand is folded at
+    their turn and the seat frees when the hand ends (RULES §7)."""
+    s = _seated(table, seat)
+    if table.hand_running and any(p.seat == seat for p in table.hand.players):
+        if s.leaving:
+            raise IllegalAction("you are already leaving: the seat frees when the hand ends")
+        return [E.PlayerLeaving(seat)]
     return [E.PlayerLeft(seat)]
+
+
+def disconnect(table: TableState, seat: int) -> list[E.PlayerDisconnected]:
+    if not _seated(table, seat).connected:
+        raise IllegalAction(f"seat {seat} is already disconnected")
+    return [E.PlayerDisconnected(seat)]
+
+
+def reconnect(table: TableState, seat: int) -> list[E.PlayerReconnected]:
+    if _seated(table, seat).connected:
+        raise IllegalAction(f"seat {seat} is connected")
+    return [E.PlayerReconnected(seat)]
 
 
 def sit_out(table: TableState, seat: int, sitting_out: bool,
@@ -116,10 +134,39 @@ class StartHand:
     owner: str = "table"
 
 
+@dataclass(frozen=True, slots=True)
+class FoldLeaver:
+    """A player who left during the hand is on turn: their hand is folded."""
+
+    seat: int
+    owner: str = "betting"
+
+
+@dataclass(frozen=True, slots=True)
+class FreeSeat:
+    """The hand is over: the seat of a player who left during it frees."""
+
+    seat: int
+    owner: str = "table"
+
+
 def table_step(table: TableState) -> object | None:
     """What the table needs next without a player: a hand step owned by a service, the next
     hand, or None (waiting for a player's decision, or for players)."""
     if table.hand_running:
         step = next_step(table.hand)
-        return None if isinstance(step, Act) else step
+        if isinstance(step, Act):
+            seat = table.seat(step.seat)
+            return FoldLeaver(step.seat) if seat is not None and seat.leaving else None
+        return step
+    leaver = next((s.seat for s in table.seats if s.leaving), None)
+    if leaver is not None:
+        return FreeSeat(leaver)
     return StartHand() if plan_hand(table) is not None else None
+
+
+def free_seat(table: TableState, seat: int) -> list[E.PlayerLeft]:
+    s = _seated(table, seat)
+    if not s.leaving or table.hand_running:
+        raise IllegalAction(f"seat {seat} is not waiting to be freed")
+    return [E.PlayerLeft(seat)]

@@ -383,10 +383,14 @@ async def test_leaving_or_sitting_out_twice_in_the_middle_of_a_hand_is_refused(t
     s = t.stub
     v = await t.view()
     seat = v.to_act
+    # leaving during a hand folds it (the seat frees after the hand); twice is refused
+    await s.Leave(tpb.SeatRequest(table_id="t1", seat=seat, seat_token=t.tokens[seat],
+                                  command_id="leave-1"))
+    still_seated = any(x.seat == seat for x in (await t.view()).seats)
     e = await refused(t, lambda: s.Leave(tpb.SeatRequest(
-        table_id="t1", seat=seat, seat_token=t.tokens[seat], command_id="leave-1")),
-        PRECONDITION)
-    assert "in a hand" in e.details()
+        table_id="t1", seat=seat, seat_token=t.tokens[seat], command_id="leave-2")),
+        PRECONDITION if still_seated else grpc.StatusCode.PERMISSION_DENIED)
+    assert ("already leaving" if still_seated else "does not hold seat") in e.details()
     await s.SitOut(tpb.SitOutRequest(seat=tpb.SeatRequest(
         table_id="t1", seat=3, seat_token=t.tokens[3], command_id="out-3"), sit_out=True))
     await refused(t, lambda: s.SitOut(tpb.SitOutRequest(seat=tpb.SeatRequest(

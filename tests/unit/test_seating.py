@@ -40,11 +40,12 @@ class Table:
         self._do(T.sit_out(self.state, seat, sitting_out, post))
 
     def start(self) -> E.HandStarted:
+        self.dealer = Dealer()  # the hand's deck, shared by every step of the hand
         return self._do(T.start_next_hand(self.state))[0]
 
     def finish(self, first_to_act_folds: bool = True) -> None:
         """Play the running hand out: the first decision folds, everyone else checks/calls."""
-        dealer = Dealer()
+        dealer = self.dealer
         folded = not first_to_act_folds
         while True:
             hand = self.state.hand
@@ -64,7 +65,7 @@ class Table:
                 self._do(automatic_decision(hand, step, dealer))
 
     def until_act(self) -> Act:
-        dealer = Dealer()
+        dealer = self.dealer
         while not isinstance(step := next_step(self.state.hand), Act):
             self._do(automatic_decision(self.state.hand, step, dealer))
         return step
@@ -234,11 +235,27 @@ def test_top_ups_happen_between_hands_within_the_buy_in():
     assert t.state.seat(1).stack == before + 20
 
 
-def test_leaving_in_a_hand_is_refused_until_folded():
+def test_leaving_in_a_hand_folds_it_at_the_players_turn_and_frees_the_seat_after():
     t = Table()
     for s in (1, 2, 3):
         t.sit(s)
     t.start()
     seat = t.until_act().seat
-    with pytest.raises(IllegalAction, match="in a hand"):
-        T.leave(t.state, seat)
+    leaver = 1 + seat % 3  # someone who acts later this round
+    assert t._do(T.leave(t.state, leaver)) == [E.PlayerLeaving(leaver)]
+    with pytest.raises(IllegalAction, match="already leaving"):
+        T.leave(t.state, leaver)
+    assert T.table_step(t.state) is None  # `seat` is on turn, not the leaver
+    kind, to = check_call_policy(t.state.hand, t.until_act().legal)
+    t._do(act(t.state.hand, seat, kind, to))
+    step = T.table_step(t.state)
+    while not isinstance(step, T.FoldLeaver):  # the other player acts first, if between
+        kind, to = check_call_policy(t.state.hand, t.until_act().legal)
+        t._do(act(t.state.hand, t.until_act().seat, kind, to))
+        step = T.table_step(t.state)
+    assert step == T.FoldLeaver(leaver)
+    t._do(act(t.state.hand, leaver, ActionKind.FOLD))
+    t.finish(first_to_act_folds=False)
+    assert T.table_step(t.state) == T.FreeSeat(leaver)
+    t._do(T.free_seat(t.state, leaver))
+    assert t.state.seat(leaver) is None

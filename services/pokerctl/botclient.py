@@ -30,13 +30,14 @@ def legal_from(seat: int, legal: table_pb2.Legal) -> LegalActions:
 class BotTable:
     table_id: str
     tokens: dict[int, str] = field(default_factory=dict)
+    buy_in: int = 0
     actions: int = 0
     hands_seen: int = 0
 
 
 async def seat_bots(stub: table_pb2_grpc.TableServiceStub, table_id: str, seats: int,
                     buy_in: int) -> BotTable:
-    bots = BotTable(table_id)
+    bots = BotTable(table_id, buy_in=buy_in)
     for seat in range(1, seats + 1):
         reply = await stub.SitDown(table_pb2.SitDownRequest(
             table_id=table_id, seat=seat, player_id=f"bot-{table_id}-{seat}", buy_in=buy_in,
@@ -60,8 +61,13 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
         if view.to_act == 0:
             view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id))
             if view.to_act == 0:
-                if leaving or view.phase in ("waiting", "done"):
+                if leaving:
                     break
+                if view.phase in ("waiting", "done"):
+                    # Between hands: bots that went broke buy back in; else the table is over.
+                    if not await _rebuy(stub, bots, view):
+                        break
+                    view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id))
                 continue
         seat = view.to_act  # every view carries the options of the player on turn
         token = bots.tokens[seat]
@@ -85,6 +91,19 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
         view = reply.view
     bots.hands_seen = view.hand_no
     return bots
+
+
+async def _rebuy(stub: table_pb2_grpc.TableServiceStub, bots: BotTable,
+                 view: table_pb2.TableView) -> bool:
+    """Every bot that went broke buys back in for its first buy-in (between hands)."""
+    broke = [s for s in view.seats if s.stack == 0 and s.seat in bots.tokens]
+    if not broke or not bots.buy_in:
+        return False
+    for s in broke:
+        await stub.TopUp(table_pb2.TopUpRequest(seat=table_pb2.SeatRequest(
+            table_id=bots.table_id, seat=s.seat, seat_token=bots.tokens[s.seat],
+            command_id=f"rebuy-{view.version}-{s.seat}"), amount=bots.buy_in))
+    return True
 
 
 async def _sit_out_all(stub: table_pb2_grpc.TableServiceStub, bots: BotTable) -> None:

@@ -138,7 +138,7 @@ async def play_tables(stub: table_pb2_grpc.TableServiceStub, plans: list[TablePl
     async def one(i: int, plan: TablePlan) -> Played:
         started = time.perf_counter()
         rng = random.Random(f"{seed}/{i}") if seed is not None else random.Random()
-        bots = BotTable(plan.table_id)
+        bots = BotTable(plan.table_id, buy_in=plan.buy_in())
         try:
             bots = await create_and_seat(stub, plan, seats)
             bots = await play(stub, bots, hands, rng)
@@ -159,7 +159,7 @@ class Audit:
     commits: int = 0
     events: int = 0
     hands: int = 0
-    buy_ins: int = 0
+    buy_ins: int = 0  # chips brought to the table: buy-ins and top-ups
     stacks: int = 0  # at the end: seats' stacks (and what a running hand holds)
     rake: int = 0
     left_with: int = 0  # chips taken away by players who left
@@ -216,6 +216,8 @@ def audit_commits(table_id: str, stored: list) -> Audit:
         for e in events:
             if isinstance(e, E.PlayerSeated):
                 a.buy_ins += e.stack
+            elif isinstance(e, E.PlayerToppedUp):
+                a.buy_ins += e.amount
             elif isinstance(e, E.PlayerLeft) and before is not None:
                 if before.hand_running and any(p.seat == e.seat for p in before.hand.players):
                     leaving_mid_hand.add(e.seat)

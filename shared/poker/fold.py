@@ -68,49 +68,56 @@ def _reopen_level(s: HandState, current_bet: int, full_level: int, min_raise: in
 
 
 def _start_round(state: HandState) -> HandState:
-    """Open the betting round of ``state.street`` (or skip it when nobody can bet)."""
+    """Open the betting round of ``state.street`` (or skip it when nobody can bet).
+
+    Players come in with their round fields reset (by the previous round's close, or fresh
+    for the first round, where the live blinds already stand as bets).
+    """
     opts = state.options
-    players = tuple(p.evolve(acted=False, reopen_at=0) for p in state.players)
-    state = state.evolve(players=players, current_bet=0, full_level=0, bets_count=0,
-                    min_raise=opts.big_blind, big_bet_made=False, last_aggressor=None,
-                    round_first=None, bring_in_seat=None,
-                    uncapped=opts.heads_up_uncapped and len(state.live_players) == 2)
+    players = state.players
+    live = sum(1 for p in players if not p.folded)
+    round_: dict = dict(current_bet=0, full_level=0, bets_count=0, min_raise=opts.big_blind,
+                        big_bet_made=False, last_aggressor=None, bring_in_seat=None,
+                        uncapped=opts.heads_up_uncapped and live == 2)
     if opts.game.is_stud:
         if state.street == 0:
-            bring_in = bring_in_seat(state.players, opts.suit_order)
-            state = state.evolve(bring_in_seat=bring_in)
+            bring_in = bring_in_seat(players, opts.suit_order)
+            round_["bring_in_seat"] = bring_in
             start = state.index(bring_in) if bring_in is not None else 0
         else:
             order = state.clockwise_from(state.button)
             best = first_to_act_showing(order, state.board, state.button)
             start = state.index(best) if best is not None else 0
     elif state.street == 0:
-        live_blinds = [f for f in state.forced_bets if f.kind.live]
-        current = max((f.amount for f in live_blinds), default=0)
+        current = max((f.amount for f in state.forced_bets if f.kind.live), default=0)
         big = next((f for f in state.forced_bets if f.kind is ForcedKind.BIG_BLIND), None)
-        state = state.evolve(current_bet=current, full_level=current,
-                        bets_count=1 if big is not None else 0)
+        round_.update(current_bet=current, full_level=current,
+                      bets_count=1 if big is not None else 0)
         start = _index_after(state, big.seat if big else state.button)
     else:
         start = _index_after(state, state.button)
-    to_act = next_to_act(state.players, start, state.current_bet)
+    to_act = next_to_act(players, start, round_["current_bet"])
     if to_act is None:
-        if uncalled_bet(state.players) is not None:
+        if uncalled_bet(players) is not None:
             # Nobody can act, but a blind stands uncalled: the betting service returns it.
-            return state.evolve(phase=Phase.BET, to_act=None)
-        return _close_round(state, betting=False)
+            return state.evolve(phase=Phase.BET, to_act=None, round_first=None, **round_)
+        return _close_round(state.evolve(round_first=None, **round_), betting=False)
     return state.evolve(phase=Phase.BET, to_act=to_act, round_first=to_act,
-                   betting_streets=state.betting_streets + 1)
+                        betting_streets=state.betting_streets + 1, **round_)
 
 
 def _close_round(state: HandState, betting: bool) -> HandState:
-    players = tuple(p.evolve(round_bet=0) for p in state.players)
+    """The round is over: bets become part of the pot and every player's round resets."""
+    players = tuple(p if not (p.round_bet or p.acted or p.reopen_at)
+                    else p.evolve(round_bet=0, acted=False, reopen_at=0)
+                    for p in state.players)
     last = state.street == state.streets - 1
     live = sum(1 for p in players if not p.folded)
-    state = state.evolve(players=players, to_act=None, final_round_bet=betting and last)
     if live <= 1 or last:
-        return state.evolve(phase=Phase.POTS)
-    return state.evolve(phase=Phase.DEAL, street=state.street + 1, reshuffled=False)
+        return state.evolve(players=players, to_act=None, final_round_bet=betting and last,
+                            phase=Phase.POTS)
+    return state.evolve(players=players, to_act=None, final_round_bet=False, phase=Phase.DEAL,
+                        street=state.street + 1, reshuffled=False)
 
 
 # --- event handlers ----------------------------------------------------------------------------

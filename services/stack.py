@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shared.infra.boot import start
@@ -27,6 +28,8 @@ START_ORDER = ("dealer", "betting", "showdown", "rake", "table")
 @dataclass
 class LocalStack:
     nats_url: str
+    #: every service's time source (commit times, the action clock); None: the wall clock
+    now_ms: Callable[[], int] | None = None
     servers: dict[str, Server] = field(default_factory=dict)
     cleanups: dict[str, object] = field(default_factory=dict)
 
@@ -39,7 +42,7 @@ class LocalStack:
         expects it."""
         config = Config(nats_url=self.nats_url, host="127.0.0.1", port=port,
                         addresses=self.addresses, log_level="WARNING", stream_replicas=1)
-        server, cleanup = await start(name, SETUPS[name], config)
+        server, cleanup = await start(name, SETUPS[name], config, now_ms=self.now_ms)
         await server.start()
         self.servers[name] = server
         self.cleanups[name] = cleanup
@@ -50,15 +53,24 @@ class LocalStack:
         await server.stop(grace)
         await self.cleanups.pop(name)()
 
+    @property
+    def keeper(self):
+        """The table service's clock keeper (its ``tick()`` enforces the clocks)."""
+        from .table.server import keeper_for
+        return keeper_for(self.servers["table"].server)
+
     async def stop(self) -> None:
         for name in reversed(START_ORDER):
             if name in self.servers:
                 await self.stop_service(name)
 
 
-async def start_local(nats_url: str) -> LocalStack:
+async def start_local(nats_url: str, now_ms: Callable[[], int] | None = None) -> LocalStack:
+    """Every service in this process. ``now_ms``: a time source for all of them (tests
+    drive the action clock with it; set POKER_CLOCK_TICK_MS=0 and call ``stack.keeper.tick()``
+    so that nothing happens in real time)."""
     os.environ.setdefault("POKER_SEAT_SECRET", "local-stack-secret")
-    stack = LocalStack(nats_url)
+    stack = LocalStack(nats_url, now_ms)
     for name in START_ORDER:
         await stack.start_service(name)
     return stack

@@ -6,10 +6,12 @@ from poker.betting.v1 import betting_pb2, betting_pb2_grpc
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2
 
-from shared.infra.repository import TableRepository, digest
+from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import BadRequest, rpc
 from shared.infra.steps import for_hand, run_step
 from shared.poker import decide as D
+from shared.poker.clock import is_late
+from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind
 
 #: protobuf ActionKind -> domain
@@ -56,6 +58,29 @@ class BettingService(betting_pb2_grpc.BettingServiceServicer):
         return await run_step(self.repo, step,
                               digest("act", step.hand_no, request.seat, action.value, amount),
                               for_hand(step, D.act, request.seat, action, amount))
+
+    @rpc
+    async def TimeOut(self, request: betting_pb2.TimeOutRequest, context):
+        """A time-out is this service's decision: it checks on its own fold (and clock) that
+        the seat is on the clock the caller saw and that the deadline has passed."""
+        step = request.step
+        seat, started = request.seat, request.clock_started_unix_ms
+
+        def on_that_clock_and_late(lt: LoadedTable) -> None:
+            if lt.state is None:
+                return  # the decision says there is no such table
+            clock = lt.clock
+            if clock is None or (clock.hand_no, clock.seat, clock.started_ms) != (
+                    step.hand_no, seat, started):
+                raise IllegalAction(f"seat {seat} is not on the clock of hand {step.hand_no} "
+                                    f"that started at {started}: that decision is over")
+            now = self.repo.now_ms()
+            if not is_late(clock, lt.state.options, now):
+                raise IllegalAction(f"seat {seat} has time left: the deadline is "
+                                    f"{clock.deadline_ms(lt.state.options)}, it is {now}")
+
+        return await run_step(self.repo, step, digest("timeout", step.hand_no, seat, started),
+                              for_hand(step, D.time_out, seat), guard=on_that_clock_and_late)
 
 
 async def setup(server, repo, store, config):

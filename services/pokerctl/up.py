@@ -7,6 +7,7 @@ the same environment variables a deployment uses.
     await cluster.start()          # NATS, then the services; returns once all are healthy
     cluster.addresses              # {"nats": "nats://...", "table": "127.0.0.1:50051", ...}
     cluster.kill("dealer")         # kill -9 (tests)
+    await cluster.add_replica("table", "table-b", env={...})  # another instance, free port
     await cluster.restart("dealer")  # same port, same environment, waits until healthy
     await cluster.stop()           # SIGTERM the table service, then the others, then NATS
 
@@ -122,6 +123,9 @@ class LocalCluster:
     ports: dict[str, int] = field(default_factory=dict)
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     nats: NatsServer | None = None
+    #: extra instances (process name -> service) and the environment they add
+    replicas: dict[str, str] = field(default_factory=dict)
+    replica_env: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
@@ -166,8 +170,9 @@ class LocalCluster:
         })
         if self.base_port is not None:
             env["POKER_BASE_PORT"] = str(self.base_port)
-        for peer, port in self.ports.items():
-            env[f"POKER_{peer.upper()}_ADDR"] = f"{HOST}:{port}"
+        for peer in SERVICES:
+            env[f"POKER_{peer.upper()}_ADDR"] = f"{HOST}:{self.ports[peer]}"
+        env.update(self.replica_env.get(name, {}))
         return env
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -195,8 +200,23 @@ class LocalCluster:
     def _start_process(self, name: str) -> None:
         if name in self.procs and self.procs[name].poll() is None:
             raise ClusterError(f"{name} is already running (pid {self.procs[name].pid})")
-        self.procs[name] = _spawn([sys.executable, "-m", f"services.{name}"],
+        service = self.replicas.get(name, name)
+        self.procs[name] = _spawn([sys.executable, "-m", f"services.{service}"],
                                   self.log_dir / f"{name}.log", env=self.env(name))
+
+    async def add_replica(self, service: str, name: str,
+                          env: dict[str, str] | None = None) -> None:
+        """Start another instance of ``service`` as process ``name`` on a free port, with
+        ``env`` on top of the service's environment (POKER_INSTANCE_ID, say); wait until it
+        is healthy. ``kill``, ``restart`` and ``pid`` take its name; ``stop`` stops it with
+        its service. Clients find it in ``addresses[name]``; peers keep calling the first."""
+        if service not in SERVICES or name in self.ports:
+            raise ClusterError(f"cannot add {name!r} as an instance of {service!r}")
+        self.ports[name] = free_port(HOST)
+        self.replicas[name] = service
+        self.replica_env[name] = dict(env or {})
+        self._start_process(name)
+        await self.wait_healthy([name])
 
     async def wait_healthy(self, names: Iterable[str], timeout: float | None = None) -> None:
         """Wait until each service answers the gRPC health check with SERVING."""
@@ -280,8 +300,9 @@ class LocalCluster:
     async def stop(self) -> None:
         """SIGTERM the table service (it calls the others), then the rest; wait for each
         (SIGKILL after 10 s); then stop NATS. Safe to call twice."""
-        await self._terminate(["table"])
-        await self._terminate([n for n in SERVICES if n != "table"])
+        tables = ["table", *(n for n, s in self.replicas.items() if s == "table")]
+        await self._terminate(tables)
+        await self._terminate([n for n in self.procs if n not in tables])
         if self.nats is not None:
             await asyncio.to_thread(self.nats.stop)
 

@@ -2,8 +2,10 @@
 service that owns it, until the table waits for a player (or for players).
 
 Nothing here is remembered between calls: a driver that dies is replaced by any other that
-reads the log. Command ids of driver steps are derived from the table version a step is based
-on, so two drivers that race on a table make the same command and JetStream keeps one.
+reads the log (the clock keeper of the instance holding the table's lease carries on a table
+left with a step pending; clock.py). Command ids of driver steps are derived from the table
+version a step is based on, so two drivers that race on a table make the same command and
+JetStream keeps one.
 """
 
 from __future__ import annotations
@@ -86,6 +88,11 @@ class Driver:
         self._running: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task] = set()
 
+    def lock(self, table_id: str) -> asyncio.Lock:
+        """Held while the driver works on the table; others (the clock keeper) hold it to keep
+        automated steps out between commits of their own."""
+        return self._running.setdefault(table_id, asyncio.Lock())
+
     def nudge(self, table_id: str) -> None:
         """Advance the table in the background if it has an automated step pending (a driver
         that died between steps left it so); a no-op while a driver is at work on it."""
@@ -102,13 +109,6 @@ class Driver:
         except Exception:  # logged; the next command or nudge tries again
             log.exception("advancing the table failed", table_id=table_id)
 
-    async def resume_all(self) -> int:
-        """On start: carry on every table of the log from where its fold says it is."""
-        tables = await self.repo.store.table_ids()
-        for table_id in tables:
-            self.nudge(table_id)
-        return len(tables)
-
     async def close(self) -> None:
         for task in list(self._background):
             task.cancel()
@@ -117,8 +117,7 @@ class Driver:
     async def advance(self, table_id: str, version: int | None = None) -> int:
         """Run every automated step until the table waits for a player or for players;
         returns the table's version then. ``version``: the version the caller knows of."""
-        lock = self._running.setdefault(table_id, asyncio.Lock())
-        async with lock:
+        async with self.lock(table_id):
             for _ in range(MAX_STEPS):
                 lt = await self.repo.load(table_id, version)
                 if lt.state is None:

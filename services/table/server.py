@@ -1,7 +1,13 @@
-"""TableService: the client-facing API (create table, sit, leave, sit out, act, state, watch).
+"""TableService: the client-facing API (create table, sit, leave, sit out, top up, act,
+disconnect, reconnect, state, watch).
 
 Player actions go to the betting service, which owns their events; everything else that a
-hand needs is run by the driver after each command.
+hand needs is run by the driver after each command. The clock keeper (clock.py) times out late
+players at the tables whose lease this instance holds (lease: shared/infra/lease.py).
+
+Environment: POKER_SEAT_SECRET (seat tokens), POKER_INSTANCE_ID (the lease holder's name;
+default host-pid-random), POKER_LEASE_TTL_MS (default 5000), POKER_CLOCK_TICK_MS (default 200;
+0: the keeper only ticks when told, for tests).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import hmac
 import os
 import secrets
 import uuid
+import weakref
 
 import grpc
 import structlog
@@ -20,21 +27,25 @@ from poker.events.v1 import events_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.infra.eventstore import subject
+from shared.infra.lease import Leases, instance_id_from_env, ttl_ms_from_env
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import BadRequest, Denied, check_command_id, check_table_id, rpc
 from shared.poker import table as T
+from shared.poker.clock import TurnClock
 from shared.poker.errors import IllegalAction
 from shared.poker.options import table_options
 from shared.poker.state import TableState
 from shared.poker.view import TableView, table_view
 
+from .clock import DEFAULT_TICK_MS, ClockKeeper, clock_subject
 from .driver import Driver, Peers, call_with_retry, seat_token, token_digest
 
 _GAMES = {v: k for k, v in events_pb2.Game.items()}
 _STRUCTURES = {v: k for k, v in events_pb2.Structure.items()}
 _SETTINGS_INTS = ("max_seats", "chip_unit", "small_blind", "big_blind", "small_bet", "big_bet",
                   "ante", "bring_in", "max_bets", "rake_basis_points", "min_buy_in",
-                  "max_buy_in")
+                  "max_buy_in", "decision_seconds", "countdown_seconds",
+                  "reconnect_bonus_seconds")
 
 
 def _enum_name(enum_type, value: int, prefix: str) -> str:
@@ -62,10 +73,16 @@ def options_from(settings: table_pb2.TableSettings):
                                           "SUIT_ORDER_")
     if settings.ante_type:
         kwargs["ante_type"] = _enum_name(events_pb2.AnteType, settings.ante_type, "ANTE_TYPE_")
+    if settings.timeout_policy:
+        kwargs["timeout_policy"] = _enum_name(events_pb2.TimeoutPolicy, settings.timeout_policy,
+                                              "TIMEOUT_POLICY_")
     return table_options(game[5:].lower(), structure[10:].lower(), **kwargs)
 
 
-def view_message(view: TableView, version: int, table: TableState) -> table_pb2.TableView:
+def view_message(view: TableView, version: int, table: TableState,
+                 clock: TurnClock | None = None, now_ms: int = 0) -> table_pb2.TableView:
+    """The protobuf view; ``clock``: the decision being timed (``LoadedTable.clock``),
+    ``now_ms``: the server's time as the view is made."""
     msg = table_pb2.TableView(
         table_id=view.table_id, version=version,
         game=events_pb2.Game.Value("GAME_" + table.options.game.name),
@@ -79,7 +96,7 @@ def view_message(view: TableView, version: int, table: TableState) -> table_pb2.
         msg.seats.add(seat=s.seat, player_id=s.player_id, stack=s.stack, bet=s.bet,
                       in_hand=s.in_hand, folded=s.folded, all_in=s.all_in,
                       sitting_out=s.sitting_out, cards=[str(c) for c in s.cards],
-                      shown=s.shown)
+                      shown=s.shown, connected=_connected(table, s.seat))
     if view.legal is not None:
         legal = view.legal
         msg.legal.CopyFrom(table_pb2.Legal(
@@ -88,7 +105,17 @@ def view_message(view: TableView, version: int, table: TableState) -> table_pb2.
             raise_kind=(events_pb2.ActionKind.Value("ACTION_KIND_" + legal.raise_kind.name)
                         if legal.raise_kind else 0),
             raise_sizes=legal.raise_sizes, min_to=legal.min_to, max_to=legal.max_to))
+    if clock is not None and view.to_act == clock.seat and view.hand_no == clock.hand_no:
+        msg.deadline_unix_ms = clock.deadline_ms(table.options)
+        msg.countdown_unix_ms = clock.countdown_ms(table.options)
+        msg.clock_bonus = clock.bonus
+    msg.server_unix_ms = now_ms
     return msg
+
+
+def _connected(table: TableState, seat: int) -> bool:
+    s = table.seat(seat)
+    return s is not None and s.connected
 
 
 class TableService(table_pb2_grpc.TableServiceServicer):
@@ -119,12 +146,23 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             self._check_token(lt.state, seat, token)
         return lt
 
+    def _view(self, lt: LoadedTable, viewer: int | None) -> table_pb2.TableView:
+        return view_message(table_view(lt.state, viewer), lt.seq, lt.state, lt.clock,
+                            self.repo.now_ms())
+
     async def _reply(self, table_id: str, viewer: int | None,
                      version: int | None = None) -> table_pb2.TableReply:
         lt = await self.repo.get(table_id, version)
-        return table_pb2.TableReply(version=lt.seq,
-                                    view=view_message(table_view(lt.state, viewer), lt.seq,
-                                                      lt.state))
+        return table_pb2.TableReply(version=lt.seq, view=self._view(lt, viewer))
+
+    async def _seat_event(self, request, kind: str, decide) -> table_pb2.TableReply:
+        """A seat's own table event (disconnect, reconnect): token checked, appended."""
+        check_command_id(request.command_id)
+        await self._seated(request.table_id, request.seat, request.seat_token)
+        outcome = await self.repo.execute(request.table_id, request.command_id,
+                                          digest(kind, request.seat),
+                                          lambda t: decide(t, request.seat))
+        return await self._reply(request.table_id, request.seat, outcome.version)
 
     # --- RPCs ----------------------------------------------------------------------------
 
@@ -214,6 +252,14 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         version = await self.driver.advance(request.table_id, acted.version)
         return await self._reply(request.table_id, request.seat, version)
 
+    @rpc
+    async def Disconnect(self, request, context):
+        return await self._seat_event(request, "disconnect", T.disconnect)
+
+    @rpc
+    async def Reconnect(self, request, context):
+        return await self._seat_event(request, "reconnect", T.reconnect)
+
     @staticmethod
     def _stale(lt: LoadedTable, request) -> bool:
         """The request names another hand than the table's (a retry of a command already
@@ -228,7 +274,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         lt = await self.repo.get(request.table_id)
         if T.table_step(lt.state) is not None:
             self.driver.nudge(request.table_id)  # a step is pending: carry on
-        return view_message(table_view(lt.state, viewer), lt.seq, lt.state)
+        return self._view(lt, viewer)
 
     async def _viewer(self, request) -> int | None:
         check_table_id(request.table_id)
@@ -241,24 +287,40 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     async def Watch(self, request, context):
         viewer = await self._viewer(request)
         changed = asyncio.Event()
+        countdown = False  # a countdown started: push a view even at the same version
 
         async def on_commit(_msg) -> None:
             changed.set()
 
-        sub = await self.repo.store.nc.subscribe(subject(request.table_id), cb=on_commit)
+        async def on_clock(_msg) -> None:
+            nonlocal countdown
+            countdown = True
+            changed.set()
+
+        nc = self.repo.store.nc
+        subs = [await nc.subscribe(subject(request.table_id), cb=on_commit),
+                await nc.subscribe(clock_subject(request.table_id), cb=on_clock)]
         try:
             last = -1
             while True:
+                changed.clear()  # before reading: a commit from now on wakes the next round
                 lt = await self.repo.get(request.table_id)
-                if lt.seq != last:
-                    last = lt.seq
-                    await context.write(view_message(table_view(lt.state, viewer), lt.seq,
-                                                     lt.state))
-                changed.clear()
+                if lt.seq != last or countdown:
+                    last, countdown = lt.seq, False
+                    await context.write(self._view(lt, viewer))
                 await changed.wait()
         finally:
-            await sub.unsubscribe()
+            for sub in subs:
+                await sub.unsubscribe()
 
+
+#: the clock keeper of each table server set up in this process (tests reach it here)
+_KEEPERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def keeper_for(server) -> ClockKeeper:
+    """The clock keeper of a table service's gRPC server (``Server.server``)."""
+    return _KEEPERS[server]
 
 
 async def setup(server, repo, store, config):
@@ -271,10 +333,20 @@ async def setup(server, repo, store, config):
     driver = Driver(repo, peers)
     table_pb2_grpc.add_TableServiceServicer_to_server(
         TableService(repo, driver, secret.encode()), server)
-    resumed = await driver.resume_all()
-    structlog.get_logger().info("resuming tables from the log", tables=resumed)
+    leases = await Leases.open(store.js, ttl_ms=ttl_ms_from_env(),
+                               instance_id=instance_id_from_env(),
+                               replicas=config.stream_replicas)
+    # The keeper takes the tables of the log (their leases), carries on any with a pending
+    # step and enforces their clocks.
+    keeper = ClockKeeper(repo, driver, leases,
+                         tick_ms=int(os.environ.get("POKER_CLOCK_TICK_MS", DEFAULT_TICK_MS)))
+    _KEEPERS[server] = keeper
+    keeper.start()
+    structlog.get_logger().info("keeping table clocks", instance=leases.instance_id,
+                                lease_ttl_ms=int(leases.ttl_s * 1000), tick_ms=keeper.tick_ms)
 
     async def cleanup() -> None:
+        await keeper.close()
         await driver.close()
         await peers.close()
 

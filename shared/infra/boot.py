@@ -19,11 +19,14 @@ Setup = Callable[[grpc.aio.Server, TableRepository, EventStore, Config],
                  Awaitable[Callable[[], Awaitable] | None]]
 
 
-async def start(name: str, setup: Setup, config: Config) -> tuple[Server, Callable]:
-    """Connect, build and start the service; returns the server and its cleanup."""
+async def start(name: str, setup: Setup, config: Config,
+                now_ms: Callable[[], int] | None = None) -> tuple[Server, Callable]:
+    """Connect, build and start the service; returns the server and its cleanup.
+    ``now_ms``: the service's time source (commit times, the action clock); default the wall
+    clock, a fake one in tests."""
     store = await EventStore.connect(config.nats_url, name=f"poker-{name}",
                                      settings=StreamSettings(replicas=config.stream_replicas))
-    repo = TableRepository(store, producer=name)
+    repo = TableRepository(store, producer=name, now_ms=now_ms)
     server = Server(name, config.host, config.port)
     extra_cleanup = await setup(server.server, repo, store, config)
 

@@ -104,11 +104,20 @@ def fold_commit(lt: LoadedTable, stored: Stored) -> LoadedTable:
                        clock_after(lt.clock, state, decoded, at_ms))
 
 
+def wall_clock_ms() -> int:
+    """Milliseconds since the epoch: the default time source of commits."""
+    return int(time.time() * 1000)
+
+
 def build_commit(table_id: str, hand_no: int, command_id: str, command_digest: bytes,
-                 producer: str, events: list, prev_hash: bytes) -> bytes:
-    """Envelope each event, chain them by hash, and pack them as one commit."""
+                 producer: str, events: list, prev_hash: bytes,
+                 now_ms: int | None = None) -> bytes:
+    """Envelope each event, chain them by hash, and pack them as one commit made at
+    ``now_ms`` (default: the wall clock). Nothing is ordered by that time; the action clock
+    (shared/poker/clock.py) measures decisions from it."""
     commit = pb.Commit(command_digest=command_digest)
-    now_ms = int(time.time() * 1000)  # for people reading the log; nothing is ordered by it
+    if now_ms is None:
+        now_ms = wall_clock_ms()
     for event in events:
         env = pb.EventEnvelope(event_id=uuid.uuid4().hex, table_id=table_id, hand_no=hand_no,
                                command_id=command_id, occurred_at_unix_ms=now_ms,
@@ -121,11 +130,16 @@ def build_commit(table_id: str, hand_no: int, command_id: str, command_digest: b
 
 
 class TableRepository:
-    """Per-process cache of folded tables over an :class:`EventStore`."""
+    """Per-process cache of folded tables over an :class:`EventStore`.
 
-    def __init__(self, store: EventStore, producer: str) -> None:
+    ``now_ms``: the time source of the commits it appends (tests inject a fake clock).
+    """
+
+    def __init__(self, store: EventStore, producer: str,
+                 now_ms: Callable[[], int] | None = None) -> None:
         self.store = store
         self.producer = producer
+        self.now_ms: Callable[[], int] = now_ms or wall_clock_ms
         self._tables: dict[str, LoadedTable] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -163,6 +177,14 @@ class TableRepository:
         if first.prev_hash == lt.last_hash:
             self._tables[table_id] = fold_commit(lt, Stored(seq, data))
 
+    def cached(self, table_id: str) -> LoadedTable | None:
+        """The cached fold of the table, without reading the log (None: never loaded)."""
+        return self._tables.get(table_id)
+
+    def cached_ids(self) -> list[str]:
+        """The tables this process has loaded."""
+        return list(self._tables)
+
     async def get(self, table_id: str, min_version: int | None = None) -> LoadedTable:
         lt = await self.load(table_id, min_version)
         if lt.state is None:
@@ -171,11 +193,14 @@ class TableRepository:
 
     async def execute(self, table_id: str, command_id: str, command_digest: bytes,
                       decide: Callable[[TableState | None], list], hand_no: int = 0,
-                      min_version: int | None = None) -> Outcome:
+                      min_version: int | None = None,
+                      guard: Callable[[LoadedTable], None] | None = None) -> Outcome:
         """Decide on the current fold and append the events; idempotent by command id.
 
         ``min_version``: the table version the caller saw; a cached fold at least that recent
         is decided on without a read. A lost race re-reads and decides once more.
+        ``guard``: a precondition on the loaded table that ``decide`` cannot see (its clock,
+        say), checked on the fold decided on, after the duplicate check; it raises to refuse.
         """
         async with self.lock(table_id):
             for attempt in range(2):
@@ -186,13 +211,15 @@ class TableRepository:
                         raise CommandReused(f"command id {command_id!r} was already used "
                                             f"for a different command")
                     return Outcome(seen[0], 0, duplicate=True)
+                if guard is not None:
+                    guard(lt)
                 events = decide(lt.state)
                 if not events:
                     return Outcome(lt.seq, 0)
                 hand = lt.state.hand if lt.state is not None else None
                 hand_no = hand_no or (hand.hand_no if hand is not None else 0)
                 data = build_commit(table_id, hand_no, command_id, command_digest,
-                                    self.producer, events, lt.last_hash)
+                                    self.producer, events, lt.last_hash, self.now_ms())
                 try:
                     seq, duplicate = await self.store.append(
                         table_id, data, lt.seq, msg_id=f"{table_id}:{command_id}")

@@ -9,7 +9,7 @@ from poker.engine.v1 import step_pb2
 from shared.poker.errors import IllegalAction
 from shared.poker.state import HandState, TableState
 
-from .repository import Outcome, TableRepository, UnknownTable
+from .repository import LoadedTable, Outcome, TableRepository, UnknownTable
 from .rpc import check_step
 
 
@@ -32,12 +32,14 @@ def reply(outcome: Outcome) -> step_pb2.StepReply:
 
 
 async def run_step(repo: TableRepository, step, command_digest: bytes,
-                   decide: Callable[[TableState | None], list]) -> step_pb2.StepReply:
+                   decide: Callable[[TableState | None], list],
+                   guard: Callable[[LoadedTable], None] | None = None) -> step_pb2.StepReply:
     """One internal step: check the request, decide on the table's fold (the cached one when
-    it is at least the version the caller saw), append, reply."""
+    it is at least the version the caller saw), append, reply. ``guard``: see
+    :meth:`TableRepository.execute`."""
     check_step(step)
     outcome = await repo.execute(step.table_id, step.command_id, command_digest, decide,
-                                 min_version=step.version or None)
+                                 min_version=step.version or None, guard=guard)
     return reply(outcome)
 
 

@@ -39,6 +39,7 @@ class LogIndex:
 
     def __init__(self, stored: list) -> None:
         self.states = {}
+        self.clocks = {}
         self.down: dict[tuple[int, int], set[str]] = defaultdict(set)
         self.dealt: dict[tuple[int, int], list[str]] = defaultdict(list)
         self.shown_at: dict[tuple[int, int], int] = {}
@@ -47,6 +48,7 @@ class LogIndex:
         for s in stored:
             lt = fold_commit(lt, s)
             self.states[s.seq] = lt.state
+            self.clocks[s.seq] = lt.clock
             for e in decode_commit(s.data):
                 if isinstance(e, E.HandStarted):
                     hand_no = e.hand_no
@@ -71,7 +73,8 @@ class LogIndex:
 
 def check_view(log: LogIndex, viewer: int, view: tpb.TableView) -> None:
     state = log.states[view.version]
-    expected = view_message(table_view(state, viewer or None), view.version, state)
+    expected = view_message(table_view(state, viewer or None), view.version, state,
+                            log.clocks[view.version], view.server_unix_ms)
     assert view == expected, f"seat {viewer} was served a view that is not the fold at " \
                              f"version {view.version}"
     visible = set(view.board) | {c for s in view.seats for c in s.cards}

@@ -1,0 +1,113 @@
+"""`pokerctl seat`: a seated player's table commands, through the TableService API.
+
+    pokerctl seat sit-out    --table-id T --seat N --token TOKEN
+    pokerctl seat return     --table-id T --seat N --token TOKEN [--post-big-blind]
+    pokerctl seat top-up     --table-id T --seat N --token TOKEN --amount A
+    pokerctl seat leave      --table-id T --seat N --token TOKEN
+    pokerctl seat disconnect --table-id T --seat N --token TOKEN
+    pokerctl seat reconnect  --table-id T --seat N --token TOKEN
+
+The token is the seat token SitDown returned (or POKER_SEAT_TOKEN, which keeps it out of the
+process list). Sitting out and returning take effect from the next hand; a player who timed
+out was sat out and comes back with ``return``; leaving mid-hand folds the hand and frees the
+seat when it ends; topping up happens between hands; a reconnect while on the clock adds the
+table's reconnect bonus once per decision. ``--command-id``: the same id makes a retry
+harmless. Prints the seat afterwards (``--json``: the whole view as JSON). Exit 1 if the
+service refuses (with its reason), 2 for bad arguments.
+
+The table service defaults to what `pokerctl up` runs (POKER_TABLE_ADDR overrides it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import uuid
+
+import grpc
+from google.protobuf.json_format import MessageToJson
+from poker.table.v1 import table_pb2, table_pb2_grpc
+
+from .up import default_table_addr
+
+ACTIONS = ("sit-out", "return", "top-up", "leave", "disconnect", "reconnect")
+
+
+def call(stub: table_pb2_grpc.TableServiceStub, args: argparse.Namespace,
+         timeout: float = 10.0) -> table_pb2.TableReply:
+    seat = table_pb2.SeatRequest(table_id=args.table_id, seat=args.seat, seat_token=args.token,
+                                 command_id=args.command_id)
+    if args.action in ("sit-out", "return"):
+        return stub.SitOut(table_pb2.SitOutRequest(
+            seat=seat, sit_out=args.action == "sit-out", post_big_blind=args.post_big_blind),
+            timeout=timeout)
+    if args.action == "top-up":
+        return stub.TopUp(table_pb2.TopUpRequest(seat=seat, amount=args.amount), timeout=timeout)
+    method = {"leave": stub.Leave, "disconnect": stub.Disconnect,
+              "reconnect": stub.Reconnect}[args.action]
+    return method(seat, timeout=timeout)
+
+
+def describe(reply: table_pb2.TableReply, seat: int) -> str:
+    view = reply.view
+    s = next((s for s in view.seats if s.seat == seat), None)
+    if s is None:
+        state = "empty (left)"
+    else:
+        flags = [f"stack {s.stack}", "sitting out" if s.sitting_out else "playing",
+                 "connected" if s.connected else "disconnected"]
+        if s.in_hand and view.phase != "done":
+            flags.append("folded" if s.folded else "in the hand")
+        state = f"{s.player_id}: " + ", ".join(flags)
+    line = (f"table {view.table_id} seat {seat} {state}; hand {view.hand_no}, "
+            f"version {reply.version}")
+    if view.to_act == seat and view.deadline_unix_ms:
+        left = max(0, view.deadline_unix_ms - view.server_unix_ms) / 1000
+        line += f"; on the clock, {left:.1f} s left"
+    return line
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.token:
+        print("pokerctl seat: --token (or POKER_SEAT_TOKEN) is required", file=sys.stderr)
+        return 2
+    if args.action == "top-up" and (args.amount is None or args.amount <= 0):
+        print("pokerctl seat top-up: --amount must be a positive number of chips",
+              file=sys.stderr)
+        return 2
+    if args.action != "top-up" and args.amount is not None:
+        print("pokerctl seat: --amount goes with top-up only", file=sys.stderr)
+        return 2
+    if args.post_big_blind and args.action != "return":
+        print("pokerctl seat: --post-big-blind goes with return only", file=sys.stderr)
+        return 2
+    args.command_id = args.command_id or f"cli-{args.action}-{uuid.uuid4().hex[:16]}"
+    with grpc.insecure_channel(args.table) as channel:
+        try:
+            reply = call(table_pb2_grpc.TableServiceStub(channel), args)
+        except grpc.RpcError as exc:
+            print(f"pokerctl seat {args.action}: {exc.code().name}: {exc.details()}",
+                  file=sys.stderr)
+            return 1
+    print(MessageToJson(reply, indent=None) if args.json else describe(reply, args.seat))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("seat", help="a seated player's commands: sit out, return, top up, "
+                                    "leave, disconnect, reconnect")
+    p.add_argument("action", choices=ACTIONS)
+    p.add_argument("--table-id", required=True)
+    p.add_argument("--seat", type=int, required=True)
+    p.add_argument("--token", default=os.environ.get("POKER_SEAT_TOKEN", ""),
+                   help="the seat token SitDown returned (default POKER_SEAT_TOKEN)")
+    p.add_argument("--amount", type=int, default=None, help="top-up: chips to add")
+    p.add_argument("--post-big-blind", action="store_true",
+                   help="return: post the missed blinds now (else wait for the big blind)")
+    p.add_argument("--command-id", default=None,
+                   help="idempotency key (default: a fresh one); reuse it to retry")
+    p.add_argument("--json", action="store_true", help="print the whole view as JSON")
+    p.add_argument("--table", default=default_table_addr(),
+                   help="table service address (default POKER_TABLE_ADDR or %(default)s)")
+    p.set_defaults(run=run)

@@ -8,8 +8,8 @@ keeper that loses its lease stops at once; if two ever act on one table, the tim
 id (derived from the clock) makes one commit of their two, and appends are sequence-guarded.
 
 A time-out is the betting service's decision (``BettingService.TimeOut``, which checks the
-deadline on its own fold); sitting the player out from the next hand is the table service's
-own (``PlayerSatOut``); then the driver carries the hand on. When a countdown starts the keeper
+deadline on its own fold); its fold also sits the player out from the next hand; then the
+driver carries the hand on. When a countdown starts the keeper
 publishes a nudge on ``poker.clock.<table_id>`` (plain NATS, outside the event stream) so that
 every Watch pushes a view a client can draw the countdown from.
 
@@ -30,10 +30,9 @@ from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 
 from shared.infra.lease import Leases
-from shared.infra.repository import LoadedTable, TableRepository, digest
+from shared.infra.repository import LoadedTable, TableRepository
 from shared.poker import table as T
 from shared.poker.clock import TurnClock, is_late
-from shared.poker.errors import IllegalAction
 from shared.poker.options import TableOptions
 
 from .driver import Driver, call_with_retry
@@ -215,15 +214,10 @@ class ClockKeeper:
                     self._seen.pop(table_id, None)
                     return
                 raise
+            # (the fold of the time-out sits the player out from the next hand)
             self.repo.absorb(table_id, reply.version, reply.commit)
             log.info("player timed out", table_id=table_id, hand_no=clock.hand_no,
                      seat=clock.seat, duplicate=reply.duplicate)
-            try:
-                await self.repo.execute(
-                    table_id, f"timeout-sit-out:{tag}", digest("timeout_sit_out", tag),
-                    lambda t: T.sit_out(t, clock.seat, True), min_version=reply.version)
-            except IllegalAction:  # already sitting out, or gone
-                pass
         await self.driver.advance(table_id)
 
     async def _nudge_countdown(self, table_id: str, lt: LoadedTable) -> None:

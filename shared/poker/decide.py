@@ -19,7 +19,7 @@ from .events import ActionKind, ForcedKind
 from .fold import apply_hand
 from .options import AnteType, TableOptions, TimeoutPolicy
 from .pots import form_pots as _form_pots
-from .pots import rake_due, take_from_pots, uncalled_bet
+from .pots import rake_due, take_from_pots, uncalled_bet, uncalled_stake
 from .showdown import award, hand_names, would_win_or_tie
 from .state import HandState, Phase, TableState
 
@@ -432,9 +432,17 @@ def close_round(state: HandState) -> list[object]:
 # --- showdown -----------------------------------------------------------------------------------
 
 
-def form_pots(state: HandState) -> list[E.PotsFormed]:
+def form_pots(state: HandState) -> list[object]:
+    """The main pot and side pots; a stake nobody matched (after the rounds' own uncalled
+    bets, only an ante can be) goes back to its owner first."""
     _require(state, Phase.POTS, "form the pots")
-    return [E.PotsFormed(_form_pots(state.players))]
+    events: list[object] = []
+    excess = uncalled_stake(state.players)
+    if excess is not None:
+        returned = E.BetReturned(*excess)
+        events.append(returned)
+        state = apply_hand(state, returned)
+    return events + [E.PotsFormed(_form_pots(state.players))]
 
 
 def _showdown_turn(state: HandState, seat: int) -> None:

@@ -240,11 +240,15 @@ def _timed_out(s: HandState, e: E.PlayerTimedOut) -> HandState:
 
 
 def _bet_returned(s: HandState, e: E.BetReturned) -> HandState:
+    """An uncalled bet comes back at the end of its round; after the betting (forming the
+    pots) an uncalled stake does (an ante nobody could match)."""
     p = s.player(e.seat)
-    if e.amount <= 0 or e.amount > p.round_bet:
+    from_round = s.phase is not Phase.POTS
+    limit = p.round_bet if from_round else p.contributed - p.dead
+    if e.amount <= 0 or e.amount > limit:
         raise InvalidEvent(f"seat {e.seat} cannot get back {e.amount}")
-    p = p.evolve(stack=p.stack + e.amount, round_bet=p.round_bet - e.amount,
-                contributed=p.contributed - e.amount)
+    p = p.evolve(stack=p.stack + e.amount, contributed=p.contributed - e.amount,
+                 round_bet=p.round_bet - e.amount if from_round else p.round_bet)
     return s.evolve(players=s.with_player(p))
 
 
@@ -442,6 +446,9 @@ def apply(table: TableState | None, event: object) -> TableState:
         if table.hand is None:
             raise InvalidEvent(f"{type(event).__name__} outside a hand")
         hand = apply_hand(table.hand, event)
+        if isinstance(event, E.PlayerTimedOut):
+            # A player who timed out is sat out from the next hand until they come back.
+            table = _with_seat(table, event.seat, sitting_out=True)
         if hand.phase is Phase.DONE:
             return _after_hand(table, hand)
         return table.evolve(hand=hand)

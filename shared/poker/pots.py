@@ -27,6 +27,19 @@ def uncalled_bet(players: Sequence[Player]) -> tuple[int, int] | None:
     return top_seat, top - second
 
 
+def uncalled_stake(players: Sequence[Player]) -> tuple[int, int] | None:
+    """After the betting: a live player's stake above everyone else's (an ante nobody else
+    could match in full, say) was never called; it goes back. (seat, chips) or None."""
+    stakes = sorted(((p.contributed - p.dead, p) for p in players), key=lambda x: x[0],
+                    reverse=True)
+    if len(stakes) < 2:
+        return None
+    (top, p), (second, _) = stakes[0], stakes[1]
+    if top > second and not p.folded:
+        return p.seat, top - second
+    return None
+
+
 def form_pots(players: Sequence[Player]) -> tuple[Pot, ...]:
     """Main pot and side pots from what each player put in.
 

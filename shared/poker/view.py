@@ -52,6 +52,8 @@ def visible_cards(p: Player, viewer: int | None) -> tuple[Card, ...]:
 def table_view(table: TableState, viewer: int | None) -> TableView:
     """The table as seat ``viewer`` (None: a spectator) may see it."""
     hand: HandState | None = table.hand
+    # Once the hand is over the seats' own stacks count (a top-up shows at once).
+    running = hand is not None and hand.phase is not Phase.DONE
     in_hand = {p.seat: p for p in hand.players} if hand is not None else {}
     seats = []
     for s in table.seats:
@@ -60,8 +62,9 @@ def table_view(table: TableState, viewer: int | None) -> TableView:
             seats.append(SeatView(s.seat, s.player_id, s.stack, 0, False, False, False,
                                   s.sitting_out, (), False))
         else:
-            seats.append(SeatView(s.seat, s.player_id, p.stack, p.round_bet, True, p.folded,
-                                  p.all_in, s.sitting_out, visible_cards(p, viewer), p.shown))
+            seats.append(SeatView(s.seat, s.player_id, p.stack if running else s.stack,
+                                  p.round_bet, True, p.folded, p.all_in, s.sitting_out,
+                                  visible_cards(p, viewer), p.shown))
     if hand is None:
         return TableView(table.table_id, 0, "waiting", 0, 0, (), 0, (), 0, 0, None,
                          tuple(seats), 0)

@@ -1,0 +1,84 @@
+"""Split a table's log into hands.
+
+A hand is every event from its ``HandStarted`` up to the next ``HandStarted`` that belongs to a
+hand (table events between hands, such as a player sitting down or topping up, are not part
+of it; a time-out or a player leaving during the hand is). Player names are the
+``player_id`` of the ``PlayerSeated`` that put the player in the seat, as of the hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from shared.poker import events as E
+from shared.poker.options import TableOptions
+
+#: events that happen inside a hand besides the hand events proper
+_IN_HAND = E.HAND_EVENTS + (E.PlayerTimedOut, E.PlayerLeaving, E.PlayerDisconnected,
+                            E.PlayerReconnected)
+
+
+@dataclass(frozen=True)
+class HandRecord:
+    table_id: str
+    options: TableOptions
+    hand_no: int
+    button: int
+    names: dict[int, str]  # seat -> player name, for the seats dealt in
+    events: tuple[object, ...]  # HandStarted first
+    started_at_ms: int | None = None  # when the hand started (the commit time), if known
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def start(self) -> E.HandStarted:
+        return self.events[0]
+
+    @property
+    def complete(self) -> bool:
+        return any(isinstance(e, E.HandEnded) for e in self.events)
+
+    def of(self, kind: type) -> list:
+        return [e for e in self.events if isinstance(e, kind)]
+
+    def name(self, seat: int) -> str:
+        return self.names.get(seat) or f"Seat {seat}"
+
+
+def hands(events: Iterable[object], at_ms: Sequence[int | None] | None = None,
+          *, options: TableOptions | None = None, table_id: str = "") -> list[HandRecord]:
+    """The hands in a table's events (in log order). ``at_ms``: each event's time (unix ms),
+    parallel to ``events``; ``options``/``table_id`` stand in for a missing TableCreated."""
+    events = list(events)
+    times = list(at_ms) if at_ms is not None else [None] * len(events)
+    if len(times) != len(events):
+        raise ValueError("at_ms must give one time per event")
+    names: dict[int, str] = {}
+    out: list[HandRecord] = []
+    current: list[object] | None = None
+    started: int | None = None
+    hand_names: dict[int, str] = {}
+
+    def close() -> None:
+        if current:
+            if options is None:
+                raise ValueError("the log has no TableCreated event: pass options=")
+            start: E.HandStarted = current[0]
+            out.append(HandRecord(table_id, options, start.hand_no, start.button,
+                                  dict(hand_names), tuple(current), started))
+
+    for e, t in zip(events, times):
+        if isinstance(e, E.TableCreated):
+            options, table_id = e.options, e.table_id
+        elif isinstance(e, E.PlayerSeated):
+            names[e.seat] = e.player_id
+        elif isinstance(e, E.PlayerLeft):
+            names.pop(e.seat, None)
+        if isinstance(e, E.HandStarted):
+            close()
+            current, started = [e], t
+            hand_names = {p.seat: names.get(p.seat, f"Seat {p.seat}") for p in e.players}
+        elif current is not None and isinstance(e, _IN_HAND):
+            current.append(e)
+    close()
+    return out

@@ -1,0 +1,402 @@
+"""Renderers for one :class:`HandRecord`: PokerStars text, a JSON-ready object, PHH.
+
+PokerStars layout (play-money style: amounts are plain chip integers):
+
+- header ``PokerStars Hand #<hand_no>:  Hold'em No Limit (1/2) - 2026/11/30 8:00:00 ET``
+  (the hand's commit time in US Eastern time; without one, the unix epoch);
+- ``Table '<id>' 6-max Seat #<button> is the button`` (stud: no button), seats with their
+  starting stacks, forced bets, streets with hole cards and actions, uncalled bets, the show
+  down, collections by pot (``pot`` with one pot, else ``main pot``, ``side pot`` or, with
+  several side pots, ``side pot-1`` ...), the summary (pot amounts after rake, ``| Rake R``).
+- ``viewer=None`` is the auditor's history (every seat's cards, also mucked ones);
+  ``viewer=seat`` is that player's (their own cards, the others' up cards and shown hands).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from zoneinfo import ZoneInfo
+
+from shared.phh.export import export
+from shared.poker import events as E
+from shared.poker.cards import UNKNOWN_CARD, Card
+from shared.poker.events import ActionKind, ForcedKind
+from shared.poker.options import Game, Structure
+
+from .record import HandRecord
+
+_GAME = {Game.HOLDEM: "Hold'em", Game.OMAHA: "Omaha", Game.OMAHA_HILO: "Omaha Hi/Lo",
+         Game.STUD: "7 Card Stud", Game.STUD_HILO: "7 Card Stud Hi/Lo"}
+_STRUCTURE = {Structure.NO_LIMIT: "No Limit", Structure.POT_LIMIT: "Pot Limit",
+              Structure.FIXED_LIMIT: "Limit"}
+_BOARD_STREETS = ("Flop", "Flop", "Turn", "River")  # summary: "folded before/on the ..."
+_STUD_STREETS = ("3rd Street", "4th Street", "5th Street", "6th Street", "River")
+_STUD_HEADERS = ("3rd STREET", "4th STREET", "5th STREET", "6th STREET", "RIVER")
+_ET = ZoneInfo("America/New_York")
+
+
+def _cards(cs: tuple[Card, ...] | list[Card]) -> str:
+    return "[" + " ".join(str(c) for c in cs) + "]"
+
+
+def game_name(record: HandRecord) -> str:
+    o = record.options
+    return f"{_GAME[o.game]} {_STRUCTURE[o.structure]}"
+
+
+def stakes(record: HandRecord) -> str:
+    o = record.options
+    if o.structure is Structure.FIXED_LIMIT:
+        return f"{o.small_bet}/{o.big_bet}"
+    return f"{o.small_blind}/{o.big_blind}"
+
+
+def et_time(ms: int | None) -> str:
+    t = _dt.datetime.fromtimestamp((ms or 0) / 1000, _ET)
+    return f"{t:%Y/%m/%d} {t.hour}:{t:%M:%S} ET"
+
+
+class _Hand:
+    """What the renderers need, worked out once from the hand's events."""
+
+    def __init__(self, r: HandRecord) -> None:
+        self.r = r
+        self.stud = r.options.game.is_stud
+        self.hilo = r.options.game.is_hilo
+        self.order = [p.seat for p in r.start.players]
+        self.stacks = {p.seat: p.stack for p in r.start.players}
+        self.dealt: dict[int, list[Card]] = {s: [] for s in self.order}
+        self.up: dict[int, list[bool]] = {s: [] for s in self.order}
+        self.board: list[Card] = []
+        self.shown: dict[int, E.HandShown] = {}
+        self.mucked: set[int] = set()
+        self.folded_on: dict[int, int] = {}  # seat -> street index
+        self.voluntary: set[int] = set()  # put chips in by an action or a live blind
+        self.positions: dict[int, list[str]] = {s: [] for s in self.order}
+        if not self.stud:
+            self.positions.setdefault(r.button, []).append("button")
+        street = 0
+        for e in r.events:
+            if isinstance(e, E.CardsDealt):
+                street = e.street
+                for h in e.hole:
+                    self.dealt[h.seat] += h.cards
+                    self.up[h.seat] += h.face_up
+                self.board += e.board
+            elif isinstance(e, E.ActionTaken):
+                if e.action is ActionKind.FOLD:
+                    self.folded_on[e.seat] = street
+                if e.added:
+                    self.voluntary.add(e.seat)
+            elif isinstance(e, E.ForcedBetPosted):
+                if e.kind is ForcedKind.SMALL_BLIND:
+                    self.positions[e.seat].append("small blind")
+                elif e.kind is ForcedKind.BIG_BLIND:
+                    self.positions[e.seat].append("big blind")
+                if e.kind.live:
+                    self.voluntary.add(e.seat)
+            elif isinstance(e, E.HandShown):
+                self.shown[e.seat] = e
+            elif isinstance(e, E.HandMucked):
+                self.mucked.add(e.seat)
+        formed = r.of(E.PotsFormed)
+        self.pots = list(formed[-1].pots) if formed else []
+        rakes = r.of(E.RakeTaken)
+        self.rake = sum(x.amount for x in rakes)
+        self.rake_from = [0] * len(self.pots)
+        for x in rakes:
+            for i, amount in enumerate(x.from_pots[:len(self.pots)]):
+                self.rake_from[i] += amount
+        self.awards = r.of(E.PotAwarded)
+        self.won: dict[int, int] = {}
+        for a in self.awards:
+            for sh in a.shares:
+                self.won[sh.seat] = self.won.get(sh.seat, 0) + sh.amount
+        self.returned = {x.seat: x.amount for x in r.of(E.BetReturned)}
+        ended = r.of(E.HandEnded)
+        self.final = {x.seat: x.stack for x in ended[-1].stacks} if ended else None
+
+    @property
+    def total_pot(self) -> int:
+        return sum(p.amount for p in self.pots)
+
+    def pot_name(self, index: int) -> str:
+        if len(self.pots) == 1:
+            return "pot"
+        if index == 0:
+            return "main pot"
+        return "side pot" if len(self.pots) == 2 else f"side pot-{index}"
+
+    def visible(self, seat: int, viewer: int | None) -> list[Card]:
+        """The cards of ``seat`` the viewer sees (unknown cards as ``??``)."""
+        if viewer is None or viewer == seat or seat in self.shown:
+            return list(self.dealt[seat])
+        return [c if up else UNKNOWN_CARD for c, up in zip(self.dealt[seat], self.up[seat])]
+
+    def hand_name(self, seat: int) -> str:
+        e = self.shown[seat]
+        if self.hilo:
+            return f"HI: {e.high}" + (f"; LO: {e.low}" if e.low else "")
+        return e.high
+
+
+# --- PokerStars ------------------------------------------------------------------------------
+
+
+def pokerstars(record: HandRecord, viewer: int | None = None) -> str:
+    """The hand as PokerStars hand history text (no trailing blank lines)."""
+    h = _Hand(record)
+    r = record
+    name = r.name
+    out = [f"PokerStars Hand #{r.hand_no}:  {game_name(r)} ({stakes(r)}) - "
+           f"{et_time(r.started_at_ms)}"]
+    table = f"Table '{r.table_id}' {r.options.max_seats}-max"
+    out.append(table if h.stud else f"{table} Seat #{r.button} is the button")
+    for s in sorted(h.order):
+        out.append(f"Seat {s}: {name(s)} ({h.stacks[s]} in chips)")
+    current = 0  # the bet to match this round
+    big_blind = {f.seat: f.amount for f in r.start.forced_bets if f.kind is ForcedKind.BIG_BLIND}
+    # a returning player's dead small blind and big blind together: "posts small & big blinds"
+    both = [f for f in r.of(E.ForcedBetPosted)
+            if f.kind in (ForcedKind.DEAD_SMALL_BLIND, ForcedKind.BIG_BLIND)]
+    pairs = {f.seat for f in both if f.kind is ForcedKind.DEAD_SMALL_BLIND} & \
+        {f.seat for f in both if f.kind is ForcedKind.BIG_BLIND}
+    seen: dict[int, int] = {s: 0 for s in h.order}  # cards of each seat already printed
+    for e in r.events:
+        if isinstance(e, E.ForcedBetPosted):
+            allin = " and is all-in" if e.all_in else ""
+            if e.seat in pairs and e in both:
+                mine = [f for f in both if f.seat == e.seat]
+                if e is mine[-1]:
+                    out.append(f"{name(e.seat)}: posts small & big blinds "
+                               f"{sum(f.amount for f in mine)}{allin}")
+            elif e.kind is ForcedKind.ANTE:
+                out.append(f"{name(e.seat)}: posts the ante {e.amount}{allin}")
+            elif e.kind in (ForcedKind.SMALL_BLIND, ForcedKind.DEAD_SMALL_BLIND):
+                out.append(f"{name(e.seat)}: posts small blind {e.amount}{allin}")
+            else:
+                out.append(f"{name(e.seat)}: posts big blind {e.amount}{allin}")
+            if e.kind is ForcedKind.BIG_BLIND:
+                current = max(current, e.amount, big_blind.get(e.seat, 0))
+            elif e.kind is ForcedKind.SMALL_BLIND:
+                current = max(current, e.amount)
+        elif isinstance(e, E.CardsDealt):
+            out += _street_lines(h, e, viewer, seen)
+        elif isinstance(e, E.ActionTaken):
+            out.append(f"{name(e.seat)}: {_action_words(e, current)}")
+            current = max(current, e.to)
+        elif isinstance(e, E.PlayerTimedOut):
+            out.append(f"{name(e.seat)} has timed out")
+        elif isinstance(e, E.BetReturned):
+            out.append(f"Uncalled bet ({e.amount}) returned to {name(e.seat)}")
+        elif isinstance(e, E.BettingRoundClosed):
+            current = 0
+    if h.shown or h.mucked:  # after the last card dealt, whenever the hands were shown
+        out += _showdown(h)
+    out += _collections(h)
+    if not (h.shown or h.mucked) and len(h.won) == 1:
+        out.append(f"{name(next(iter(h.won)))}: doesn't show hand")
+    out.append("*** SUMMARY ***")
+    pots = [p.amount - rk for p, rk in zip(h.pots, h.rake_from)]
+    line = f"Total pot {h.total_pot}"
+    if len(pots) > 1:
+        line += f" Main pot {pots[0]}."
+        line += "".join(f" Side pot{'' if len(pots) == 2 else f'-{i}'} {amount}."
+                        for i, amount in enumerate(pots[1:], start=1))
+    out.append(f"{line} | Rake {h.rake}")
+    if h.board:
+        out.append(f"Board {_cards(h.board)}")
+    for s in sorted(h.order):
+        out.append(_seat_summary(h, s, viewer))
+    return "\n".join(out)
+
+
+def _action_words(e: E.ActionTaken, current: int) -> str:
+    allin = " and is all-in" if e.all_in else ""
+    k = e.action
+    if k is ActionKind.FOLD:
+        return "folds"
+    if k is ActionKind.CHECK:
+        return "checks"
+    if k is ActionKind.CALL:
+        return f"calls {e.added}{allin}"
+    if k is ActionKind.BET:
+        return f"bets {e.added}{allin}"
+    if k is ActionKind.RAISE:
+        return f"raises {e.to - current} to {e.to}{allin}"
+    if k is ActionKind.BRING_IN:
+        return f"brings in for {e.added}{allin}"
+    return f"completes it to {e.to}{allin}"
+
+
+def _street_lines(h: _Hand, e: E.CardsDealt, viewer: int | None,
+                  seen: dict[int, int]) -> list[str]:
+    out: list[str] = []
+    name = h.r.name
+    if h.stud:
+        out.append(f"*** {_STUD_HEADERS[e.street]} ***" + (f" {_cards(e.board)}" if e.board else ""))
+    elif e.street == 0:
+        out.append("*** HOLE CARDS ***")
+    else:
+        before = h.board[:{1: 0, 2: 3, 3: 4}[e.street]]
+        label = {1: "FLOP", 2: "TURN", 3: "RIVER"}[e.street]
+        out.append(f"*** {label} *** " + (f"{_cards(before)} " if before else "")
+                   + _cards(e.board))
+    for deal in e.hole:
+        s = deal.seat
+        start = seen[s]
+        seen[s] += len(deal.cards)
+        if not h.stud:
+            if viewer is None or viewer == s:
+                out.append(f"Dealt to {name(s)} {_cards(deal.cards)}")
+            continue
+        own = viewer is None or viewer == s
+        if own:
+            old, new = list(h.dealt[s][:start]), list(deal.cards)
+        else:
+            old = [c for c, up in zip(h.dealt[s][:start], h.up[s][:start]) if up]
+            new = [c for c, up in zip(deal.cards, deal.face_up) if up]
+            if not new:
+                continue
+        out.append(f"Dealt to {name(s)} " + (f"{_cards(old)} " if old else "") + _cards(new))
+    return out
+
+
+def _showdown(h: _Hand) -> list[str]:
+    out = ["*** SHOW DOWN ***"]
+    for e in h.r.events:
+        if isinstance(e, E.HandShown):
+            out.append(f"{h.r.name(e.seat)}: shows {_cards(e.cards)} ({h.hand_name(e.seat)})")
+        elif isinstance(e, E.HandMucked):
+            out.append(f"{h.r.name(e.seat)}: mucks hand")
+    return out
+
+
+def _collections(h: _Hand) -> list[str]:
+    """``name collected X from ...``: side pots last to first, then the main pot."""
+    out = []
+    for a in sorted(h.awards, key=lambda a: -a.pot_index):
+        for sh in a.shares:
+            if sh.amount:
+                out.append(f"{h.r.name(sh.seat)} collected {sh.amount} from "
+                           f"{h.pot_name(a.pot_index)}")
+    return out
+
+
+def _seat_summary(h: _Hand, s: int, viewer: int | None) -> str:
+    label = "".join(f" ({p})" for p in h.positions.get(s, []))
+    head = f"Seat {s}: {h.r.name(s)}{label}"
+    streets = _STUD_STREETS if h.stud else _BOARD_STREETS
+    if s in h.folded_on:
+        street = h.folded_on[s]
+        where = "before Flop" if not h.stud and street == 0 else f"on the {streets[street]}"
+        didnt = "" if s in h.voluntary else " (didn't bet)"
+        return f"{head} folded {where}{didnt}"
+    won = h.won.get(s, 0)
+    if s in h.shown:
+        cards = _cards(h.shown[s].cards)
+        if won:
+            return f"{head} showed {cards} and won ({won}) with {h.hand_name(s)}"
+        return f"{head} showed {cards} and lost with {h.hand_name(s)}"
+    if s in h.mucked:
+        known = h.visible(s, viewer)
+        if won:
+            return f"{head} mucked and won ({won})"
+        if all(c.known for c in known):
+            return f"{head} mucked {_cards(known)}"
+        return f"{head} mucked"
+    if won:
+        return f"{head} collected ({won})"
+    return f"{head} lost"
+
+
+# --- JSON --------------------------------------------------------------------------------------
+
+
+def _street_name(h: _Hand, street: int) -> str:
+    if h.stud:
+        return ("third", "fourth", "fifth", "sixth", "seventh")[street]
+    return ("preflop", "flop", "turn", "river")[street]
+
+
+def to_json(record: HandRecord, viewer: int | None = None) -> dict:
+    """One hand as a JSON-ready object: players, forced bets, streets (cards and actions),
+    uncalled bets, pots (before rake, with the rake taken from each), shows, awards, final
+    stacks. ``total_pot == sum(awards) + rake``."""
+    h = _Hand(record)
+    r = record
+
+    def cs(cards: list[Card] | tuple[Card, ...]) -> list[str]:
+        return [str(c) for c in cards]
+
+    streets: list[dict] = []
+    forced = []
+    for e in r.events:
+        if isinstance(e, E.ForcedBetPosted):
+            forced.append({"seat": e.seat, "name": r.name(e.seat), "kind": e.kind.value,
+                           "amount": e.amount, "all_in": e.all_in})
+        elif isinstance(e, E.CardsDealt):
+            hole = []
+            for d in e.hole:
+                own = viewer is None or viewer == d.seat or d.seat in h.shown
+                hole.append({"seat": d.seat, "name": r.name(d.seat),
+                             "cards": [str(c) if own or up else str(UNKNOWN_CARD)
+                                       for c, up in zip(d.cards, d.face_up)],
+                             "face_up": list(d.face_up)})
+            streets.append({"street": e.street, "name": _street_name(h, e.street),
+                            "board": cs(e.board), "hole": hole, "actions": []})
+        elif isinstance(e, (E.ActionTaken, E.PlayerTimedOut, E.BetReturned)) and streets:
+            if isinstance(e, E.ActionTaken):
+                item = {"seat": e.seat, "name": r.name(e.seat), "action": e.action.value,
+                        "to": e.to, "added": e.added, "all_in": e.all_in}
+            elif isinstance(e, E.PlayerTimedOut):
+                item = {"seat": e.seat, "name": r.name(e.seat), "action": "timed_out",
+                        "all_in": e.all_in}
+            else:
+                item = {"seat": e.seat, "name": r.name(e.seat), "action": "uncalled_returned",
+                        "amount": e.amount}
+            streets[-1]["actions"].append(item)
+    shows = []
+    for e in r.events:
+        if isinstance(e, E.HandShown):
+            shows.append({"seat": e.seat, "name": r.name(e.seat), "cards": cs(e.cards),
+                          "high": e.high, "low": e.low})
+        elif isinstance(e, E.HandMucked):
+            shows.append({"seat": e.seat, "name": r.name(e.seat), "mucked": True})
+    awards = [{"pot_index": a.pot_index, "portion": a.portion.value, "hand": a.hand,
+               "shares": [{"seat": s.seat, "name": r.name(s.seat), "amount": s.amount}
+                          for s in a.shares]} for a in h.awards]
+    return {
+        "table_id": r.table_id,
+        "hand_no": r.hand_no,
+        "started_at_unix_ms": r.started_at_ms,
+        "game": r.options.game.value,
+        "structure": r.options.structure.value,
+        "stakes": stakes(r),
+        "button": r.button,
+        "players": [{"seat": s, "name": r.name(s), "stack": h.stacks[s]} for s in h.order],
+        "forced_bets": forced,
+        "streets": streets,
+        "board": cs(h.board),
+        "uncalled": [{"seat": s, "name": r.name(s), "amount": a}
+                     for s, a in h.returned.items()],
+        "pots": [{"amount": p.amount, "eligible": list(p.eligible), "rake": rk}
+                 for p, rk in zip(h.pots, h.rake_from)],
+        "total_pot": h.total_pot,
+        "rake": h.rake,
+        "shows": shows,
+        "awards": awards,
+        "won": {str(s): w for s, w in sorted(h.won.items())},
+        "final_stacks": ([{"seat": s, "name": r.name(s), "stack": st}
+                          for s, st in h.final.items()] if h.final is not None else None),
+        "complete": r.complete,
+    }
+
+
+# --- PHH ---------------------------------------------------------------------------------------
+
+
+def phh(record: HandRecord) -> str:
+    """The hand as PHH (the engine's exporter; rake is not expressible in PHH: the finishing
+    stacks are after any rake)."""
+    return export(list(record.events), dict(record.names), record.options)

@@ -1,0 +1,127 @@
+"""`pokerctl history`: hand histories from a table's event log.
+
+    pokerctl history --table T [--hand N] [--format pokerstars|json|phh] [--seat S] [--nats URL]
+
+Reads the table's commits from JetStream, checks the hash chain and the fold (a corrupt log is
+an error, exit 1), splits the events into hands (:func:`shared.history.hands`) and prints each
+finished hand (or hand N):
+
+- ``pokerstars`` (default): PokerStars hand history text, hands separated by two blank lines;
+  the auditor's history shows every seat's cards, ``--seat S`` limits it to that player's view;
+- ``json``: one JSON object per line per hand (``--seat`` hides the other seats' down cards);
+- ``phh``: PHH (``.phhs`` style ``[1]``, ``[2]`` ... sections when there are several hands);
+  always the full hand (``--seat`` is refused).
+
+Exit 0 with the histories, 1 when the log cannot be read or holds no such table or hand,
+2 on bad arguments. A hand still running is left out (reported on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from poker.events.v1 import events_pb2 as pb
+
+from shared.history import hands, phh, pokerstars, to_json
+from shared.infra.codec import decode_body
+from shared.infra.eventstore import StoreError
+from shared.infra.repository import CorruptLog, LoadedTable, fold_commit
+
+from .bots_cmd import connect_store
+from .up import default_nats_url
+
+FORMATS = ("pokerstars", "json", "phh")
+
+
+def decode_log(stored: list) -> tuple[list[object], list[int]]:
+    """Every event of the commits with its time (unix ms); the chain and fold are checked."""
+    lt = LoadedTable()
+    events: list[object] = []
+    times: list[int] = []
+    for s in stored:
+        lt = fold_commit(lt, s)  # raises CorruptLog
+        commit = pb.Commit()
+        commit.ParseFromString(s.data)
+        for raw in commit.events:
+            env = pb.EventEnvelope()
+            env.ParseFromString(raw)
+            events.append(decode_body(env))
+            times.append(env.occurred_at_unix_ms or None)
+    return events, times
+
+
+async def read_log(nats_url: str, table_id: str) -> list:
+    store = await connect_store(nats_url)
+    try:
+        return await store.read(table_id)
+    finally:
+        await store.close()
+
+
+def render(records: list, fmt: str, seat: int | None) -> str:
+    if fmt == "json":
+        return "".join(json.dumps(to_json(r, seat)) + "\n" for r in records)
+    if fmt == "phh":
+        texts = [phh(r) for r in records]
+        if len(texts) == 1:
+            return texts[0]
+        return "\n".join(f"[{i}]\n{t}" for i, t in enumerate(texts, start=1))
+    return "\n\n\n".join(pokerstars(r, seat) for r in records) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.format == "phh" and args.seat is not None:
+        print("pokerctl history: --seat applies to pokerstars and json (PHH is the full hand)",
+              file=sys.stderr)
+        return 2
+    try:
+        stored = asyncio.run(read_log(args.nats, args.table))
+    except (StoreError, OSError, asyncio.TimeoutError) as exc:
+        print(f"pokerctl history: {exc}", file=sys.stderr)
+        return 1
+    if not stored:
+        print(f"pokerctl history: no table {args.table!r} in the log", file=sys.stderr)
+        return 1
+    try:
+        events, times = decode_log(stored)
+        records = hands(events, times)
+    except (CorruptLog, ValueError) as exc:
+        print(f"pokerctl history: table {args.table}: {exc}", file=sys.stderr)
+        return 1
+    running = [r for r in records if not r.complete]
+    records = [r for r in records if r.complete]
+    if args.hand is not None:
+        records = [r for r in records if r.hand_no == args.hand]
+        if not records:
+            state = "still running" if any(r.hand_no == args.hand for r in running) else \
+                "not in the log"
+            print(f"pokerctl history: hand {args.hand} of table {args.table} is {state}",
+                  file=sys.stderr)
+            return 1
+    elif running:
+        print(f"pokerctl history: hand {running[-1].hand_no} is still running: left out",
+              file=sys.stderr)
+    if args.seat is not None and records and \
+            not any(args.seat in r.names for r in records):
+        print(f"pokerctl history: seat {args.seat} was not dealt in", file=sys.stderr)
+        return 1
+    if not records:
+        print(f"pokerctl history: table {args.table} has no finished hand", file=sys.stderr)
+        return 0
+    sys.stdout.write(render(records, args.format, args.seat))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("history", help="hand histories of a table from the event log")
+    p.add_argument("--table", required=True, help="table id")
+    p.add_argument("--hand", type=int, default=None, help="one hand (default: every hand)")
+    p.add_argument("--format", choices=FORMATS, default="pokerstars")
+    p.add_argument("--seat", type=int, default=None,
+                   help="one player's view: their own cards, the others' shown cards only")
+    p.add_argument("--nats", default=default_nats_url(),
+                   help="NATS URL (default POKER_NATS_URL or %(default)s)")
+    p.set_defaults(run=run)

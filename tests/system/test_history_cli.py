@@ -1,0 +1,122 @@
+"""`python -m services.pokerctl history` as a subprocess against the real stack: bots play a
+few hands through the TableService API, then the table's histories are read from JetStream in
+each format: exit 0, one history per hand, totals consistent with the log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from collections import deque
+from pathlib import Path
+
+from pokerkit import HandHistory
+
+from services.pokerctl.bots_cmd import create_and_seat, plan_tables
+from services.pokerctl.botclient import play
+
+ROOT = Path(__file__).resolve().parents[2]
+HANDS = 4
+
+
+async def pokerctl(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "services.pokerctl", "history", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+async def played_table(table_stub, game: str, structure: str) -> tuple[str, int]:
+    (plan,) = plan_tables(1, game, structure)
+    bots = await create_and_seat(table_stub, plan, 3)
+    bots = await play(table_stub, bots, HANDS, random.Random(1))
+    return plan.table_id, bots.hands_seen
+
+
+async def test_history_of_played_hands(stack, table_stub, nats_server):
+    table, played = await played_table(table_stub, "holdem", "no_limit")
+    assert played >= 2
+
+    done = await pokerctl("--table", table, "--format", "json", "--nats", nats_server.url)
+    assert done.returncode == 0, done.stderr
+    objs = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [o["hand_no"] for o in objs] == list(range(1, len(objs) + 1))
+    assert len(objs) == played
+    for o in objs:
+        awarded = sum(s["amount"] for a in o["awards"] for s in a["shares"])
+        assert o["total_pot"] == sum(p["amount"] for p in o["pots"]) == awarded + o["rake"]
+        assert sum(p["stack"] for p in o["players"]) == \
+            sum(p["stack"] for p in o["final_stacks"]) + o["rake"]
+        assert o["started_at_unix_ms"] and o["table_id"] == table
+        assert all(p["name"].startswith("bot-") for p in o["players"])
+    for before, after in zip(objs, objs[1:]):  # stacks carry over (bots only buy in when broke)
+        carried = {p["seat"]: p["stack"] for p in before["final_stacks"]}
+        for p in after["players"]:
+            if p["seat"] in carried:  # a seat dealt in both hands
+                assert p["stack"] == carried[p["seat"]] or carried[p["seat"]] == 0
+
+    done = await pokerctl("--table", table, "--format", "pokerstars", "--nats", nats_server.url)
+    assert done.returncode == 0, done.stderr
+    texts = done.stdout.strip().split("\n\n\n")
+    assert len(texts) == played
+    for text, o in zip(texts, objs):
+        assert text.startswith(f"PokerStars Hand #{o['hand_no']}:  Hold'em No Limit (1/2) - ")
+        assert re.search(r" \d{4}/\d\d/\d\d \d{1,2}:\d\d:\d\d ET\n", text)
+        total = re.search(r"^Total pot (\d+)(.*)\| Rake (\d+)$", text, re.M)
+        assert int(total[1]) == o["total_pot"] and int(total[3]) == o["rake"]
+        collected = sum(int(x) for x in re.findall(r"^.* collected (\d+) from", text, re.M))
+        assert collected + o["rake"] == o["total_pot"]
+        assert text.count("*** SUMMARY ***") == 1
+
+    done = await pokerctl("--table", table, "--hand", "1", "--format", "phh",
+                          "--nats", nats_server.url)
+    assert done.returncode == 0, done.stderr
+    assert "hand = 1\n" in done.stdout and "variant = 'NT'" in done.stdout
+
+    one = await pokerctl("--table", table, "--hand", "2", "--seat", "1", "--nats",
+                         nats_server.url)
+    assert one.returncode == 0, one.stderr
+    dealt = [line for line in one.stdout.splitlines() if line.startswith("Dealt to")]
+    assert len(dealt) == 1 and dealt[0].startswith(f"Dealt to bot-{table}-1 ")
+
+
+async def test_phh_of_every_logged_hand_replays_in_pokerkit(stack, table_stub, nats_server):
+    """Through the real services the table rakes (5%): pokerkit replays PHH without rake, so
+    the stacks are compared for the hands that were not raked."""
+    table, played = await played_table(table_stub, "holdem", "no_limit")
+    done = await pokerctl("--table", table, "--format", "json", "--nats", nats_server.url)
+    objs = [json.loads(line) for line in done.stdout.splitlines()]
+    compared = 0
+    for o in objs:
+        if o["rake"] or len({s["amount"] for a in o["awards"] for s in a["shares"]}) > 1:
+            continue
+        out = await pokerctl("--table", table, "--hand", str(o["hand_no"]), "--format", "phh",
+                             "--nats", nats_server.url)
+        assert out.returncode == 0, out.stderr
+        state = deque(HandHistory.loads(out.stdout), maxlen=1).pop()
+        seats = json.loads(next(x for x in out.stdout.splitlines()
+                                if x.startswith("seats = ")).split("=", 1)[1])
+        final = {p["seat"]: p["stack"] for p in o["final_stacks"]}
+        assert list(state.stacks) == [final[s] for s in seats], out.stdout
+        compared += 1
+    assert played == len(objs)
+
+
+async def test_errors(stack, table_stub, nats_server):
+    done = await pokerctl("--table", "no-such-table", "--nats", nats_server.url)
+    assert done.returncode == 1 and "no table" in done.stderr
+    table, _ = await played_table(table_stub, "stud", "fixed_limit")
+    done = await pokerctl("--table", table, "--hand", "99", "--nats", nats_server.url)
+    assert done.returncode == 1 and "not in the log" in done.stderr
+    done = await pokerctl("--table", table, "--format", "phh", "--seat", "1",
+                          "--nats", nats_server.url)
+    assert done.returncode == 2
+    done = await pokerctl("--table", table, "--hand", "1", "--nats", nats_server.url)
+    assert done.returncode == 0, done.stderr
+    assert "7 Card Stud Limit (10/20)" in done.stdout and "*** 3rd STREET ***" in done.stdout
+    done = await pokerctl("--table", table, "--nats", "nats://127.0.0.1:1")
+    assert done.returncode == 1 and "cannot connect" in done.stderr

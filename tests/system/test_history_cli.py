@@ -103,7 +103,7 @@ async def test_phh_of_every_logged_hand_replays_in_pokerkit(stack, table_stub, n
         final = {p["seat"]: p["stack"] for p in o["final_stacks"]}
         assert list(state.stacks) == [final[s] for s in seats], out.stdout
         compared += 1
-    assert played == len(objs)
+    assert played == len(objs) and compared >= 1
 
 
 async def test_errors(stack, table_stub, nats_server):

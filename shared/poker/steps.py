@@ -1,0 +1,152 @@
+"""What a hand needs next: ``next_step(state)``, derived from the fold alone, and the plan of
+the cards each street takes. Each step names the service that owns its decision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .betting import LegalActions, legal_actions
+from .errors import IllegalAction
+from .state import HandState, Phase
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    owner: str  # the service whose decision this is: dealer, betting, showdown, rake, table
+
+
+@dataclass(frozen=True, slots=True)
+class CommitDeck(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class PostForcedBets(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Reshuffle(Step):
+    deck_size: int  # undealt plus burned cards
+
+
+@dataclass(frozen=True, slots=True)
+class Deal(Step):
+    street: int
+    count: int  # cards to take from the deck, burns included
+
+
+@dataclass(frozen=True, slots=True)
+class Act(Step):
+    seat: int
+    legal: LegalActions
+
+
+@dataclass(frozen=True, slots=True)
+class CloseRound(Step):
+    """Nobody has an action left but the round still holds an uncalled bet to return."""
+
+
+@dataclass(frozen=True, slots=True)
+class FormPots(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Show(Step):
+    seat: int
+    must_show: bool  # all-in showdown: every hand is shown
+
+
+@dataclass(frozen=True, slots=True)
+class TakeRake(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class AwardPots(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class RevealDeck(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class HandComplete(Step):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class DealPlan:
+    """The cards of one street, in deck order: burns, hole cards round by round, board."""
+
+    reshuffle: bool
+    burn: int
+    order: tuple[int, ...]  # seats receiving hole cards, clockwise from the button's left
+    face_up: tuple[bool, ...]  # per round of hole cards
+    board: int
+
+    @property
+    def count(self) -> int:
+        return self.burn + len(self.order) * len(self.face_up) + self.board
+
+
+def deal_plan(state: HandState) -> DealPlan:
+    """What the dealer deals on ``state.street`` (RULES §1).
+
+    Community games: hole cards (no burn), then burn + 3, burn + 1, burn + 1. Stud: 2 down and
+    1 up, then burn + 1 up (4th to 6th), burn + 1 down (7th). One card at a time, clockwise,
+    starting left of the button; folded hands get no more cards. Stud that cannot give the
+    burn plus one card to every live player first reshuffles the burned cards with the
+    undealt ones; if those are still too few, one card is burned and one common card is
+    turned up for everyone.
+    """
+    game, street = state.game, state.street
+    order = tuple(p.seat for p in state.clockwise_from(state.button) if not p.folded)
+    if not game.is_stud:
+        if street == 0:
+            return DealPlan(False, 0, order, (False,) * game.hole_cards, 0)
+        return DealPlan(False, 1, (), (), 3 if street == 1 else 1)
+    if street == 0:
+        return DealPlan(False, 0, order, (False, False, True), 0)
+    face_up = (street < 4,)
+    available = state.deck_size - state.dealt_from_deck
+    if available >= 1 + len(order):
+        return DealPlan(False, 1, order, face_up, 0)
+    if not state.reshuffled and state.burned:
+        return DealPlan(True, 0, (), (), 0)
+    return DealPlan(False, 1, (), (), 1)
+
+
+def next_step(state: HandState) -> Step:
+    """What the hand needs now, derived from the fold alone."""
+    phase = state.phase
+    if phase is Phase.BET:
+        if state.to_act is None:
+            return CloseRound("betting")
+        return Act("betting", state.to_act, legal_actions(state, state.to_act))
+    if phase is Phase.DEAL:
+        plan = deal_plan(state)
+        if plan.reshuffle:
+            return Reshuffle("dealer", state.deck_size - state.dealt_from_deck + len(state.burned))
+        return Deal("dealer", state.street, plan.count)
+    if phase is Phase.SHOWDOWN:
+        return Show("showdown", state.show_order[0], must_show=not state.final_round_bet)
+    return _SIMPLE_STEPS[phase]
+
+
+_SIMPLE_STEPS = {
+    Phase.COMMIT: CommitDeck("dealer"),
+    Phase.FORCED: PostForcedBets("betting"),
+    Phase.POTS: FormPots("showdown"),
+    Phase.RAKE: TakeRake("rake"),
+    Phase.AWARD: AwardPots("showdown"),
+    Phase.REVEAL: RevealDeck("dealer"),
+    Phase.DONE: HandComplete("table"),
+}
+
+
+def _require(state: HandState, phase: Phase, what: str) -> None:
+    if state.phase is not phase:
+        raise IllegalAction(f"cannot {what} now: the hand is at the {state.phase.value} step")

@@ -1,0 +1,262 @@
+"""deploy/: the Kubernetes manifests render (kustomize, base + overlays) and validate against
+the Kubernetes schemas offline; the compose file parses and runs every service with its
+environment; the NATS settings keep every acknowledged write and forbid services to edit
+streams. No Docker, no cluster, no kustomize binary needed.
+
+The renderer below is the subset of kustomize the manifests use (resources, namespace,
+images, labels, strategic-merge patches by kind and name). Where ``kubectl`` is installed,
+its ``kubectl kustomize`` output must be the same objects.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from shared.infra.config import PORT_OFFSETS
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "k8s"
+OVERLAYS = ("dev", "prod")
+SERVICES = ("dealer", "betting", "showdown", "rake", "table")
+K8S_VERSION = "1.33"  # validated against this release's schemas
+
+
+# --- a tiny kustomize ------------------------------------------------------------------------
+
+def _merge(base, patch):
+    """Strategic merge as far as these manifests need it: maps merge key by key, lists of
+    named maps (containers, ports, env) merge by name, anything else is replaced."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        out = dict(base)
+        for key, value in patch.items():
+            out[key] = _merge(base[key], value) if key in base else copy.deepcopy(value)
+        return out
+    if (isinstance(base, list) and isinstance(patch, list) and patch
+            and all(isinstance(x, dict) and "name" in x for x in base + patch)):
+        out = [copy.deepcopy(x) for x in base]
+        for item in patch:
+            at = next((i for i, x in enumerate(out) if x["name"] == item["name"]), None)
+            if at is None:
+                out.append(copy.deepcopy(item))
+            else:
+                out[at] = _merge(out[at], item)
+        return out
+    return copy.deepcopy(patch)
+
+
+def _set_image(container: dict, images: list[dict]) -> None:
+    name, _, tag = container["image"].partition(":")
+    for image in images:
+        if image["name"] == name:
+            name = image.get("newName", name)
+            tag = image.get("newTag", tag)
+    container["image"] = f"{name}:{tag}" if tag else name
+
+
+def _containers(obj: dict) -> list[dict]:
+    spec = obj.get("spec", {})
+    if obj["kind"] in ("Deployment", "Job", "StatefulSet"):
+        return spec["template"]["spec"]["containers"]
+    return []
+
+
+def render(directory: Path) -> list[dict]:
+    kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
+    objects: list[dict] = []
+    for resource in kustomization.get("resources", []):
+        path = directory / resource
+        if path.is_dir():
+            objects += render(path)
+        else:
+            objects += [d for d in yaml.safe_load_all(path.read_text()) if d]
+    for entry in kustomization.get("patches", []):
+        for patch in yaml.safe_load_all((directory / entry["path"]).read_text()):
+            matches = [o for o in objects if o["kind"] == patch["kind"]
+                       and o["metadata"]["name"] == patch["metadata"]["name"]]
+            assert len(matches) == 1, f"patch {patch['kind']}/{patch['metadata']['name']}"
+            objects[objects.index(matches[0])] = _merge(matches[0], patch)
+    for obj in objects:
+        for container in _containers(obj):
+            _set_image(container, kustomization.get("images", []))
+        for labels in kustomization.get("labels", []):
+            obj["metadata"].setdefault("labels", {}).update(labels["pairs"])
+        if "namespace" in kustomization:
+            obj["metadata"]["namespace"] = kustomization["namespace"]
+    return objects
+
+
+def by_kind_name(objects: list[dict]) -> dict[tuple[str, str], dict]:
+    out = {(o["kind"], o["metadata"]["name"]): o for o in objects}
+    assert len(out) == len(objects), "two objects of the same kind share a name"
+    return out
+
+
+@pytest.fixture(scope="module", params=OVERLAYS)
+def overlay(request):
+    return request.param, by_kind_name(render(K8S / "overlays" / request.param))
+
+
+# --- Kubernetes ------------------------------------------------------------------------------
+
+def test_every_rendered_object_validates_against_the_kubernetes_schemas(overlay):
+    _, objects = overlay
+    for (kind, name), obj in objects.items():
+        try:
+            kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            pytest.fail(f"{kind}/{name}: {exc.message}")
+
+
+def test_each_service_has_a_deployment_with_grpc_probes_resources_service_pdb_and_hpa(overlay):
+    name, objects = overlay
+    for svc in SERVICES:
+        port = 50050 + PORT_OFFSETS[svc]
+        dep = objects[("Deployment", f"poker-{svc}")]
+        assert dep["metadata"]["namespace"] == {"dev": "poker-dev", "prod": "poker"}[name]
+        pod = dep["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        assert container["args"] == [f"services.{svc}"]
+        for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+            assert container[probe]["grpc"] == {"port": port}, (svc, probe)
+        assert {p["containerPort"] for p in container["ports"]} == {port, 9090}
+        assert container["resources"]["requests"]["cpu"]
+        assert container["resources"]["requests"]["memory"]
+        assert container["envFrom"] == [{"configMapRef": {"name": "poker-config"}}]
+        env = {e["name"]: e for e in container["env"]}
+        assert env["POKER_SEAT_SECRET"]["valueFrom"]["secretKeyRef"]["name"] == "poker-secrets"
+        assert "$(NATS_PASSWORD)@nats:4222" in env["POKER_NATS_URL"]["value"]
+        assert re.fullmatch(r"ghcr\.io/example/poker-tables:\S+", container["image"])
+        labels = dep["spec"]["selector"]["matchLabels"]
+        assert dep["spec"]["template"]["metadata"]["labels"].items() >= labels.items()
+        service = objects[("Service", svc)]
+        assert service["spec"]["selector"] == labels
+        assert {p["port"] for p in service["spec"]["ports"]} == {port, 9090}
+        pdb = objects[("PodDisruptionBudget", f"poker-{svc}")]
+        assert pdb["spec"]["selector"]["matchLabels"] == labels
+        hpa = objects[("HorizontalPodAutoscaler", f"poker-{svc}")]
+        assert hpa["spec"]["scaleTargetRef"]["name"] == f"poker-{svc}"
+        assert hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"]
+        assert dep["spec"]["replicas"] >= hpa["spec"]["minReplicas"]
+    # only the dealer may reach the running hands' decks
+    dealer_env = {e["name"]: e for e in
+                  objects[("Deployment", "poker-dealer")]["spec"]["template"]["spec"]
+                  ["containers"][0]["env"]}
+    assert dealer_env["POKER_NATS_URL"]["value"].startswith("nats://poker-dealer:")
+
+
+def test_the_overlays_differ_in_replicas_and_resources():
+    dev = by_kind_name(render(K8S / "overlays" / "dev"))
+    prod = by_kind_name(render(K8S / "overlays" / "prod"))
+    for svc in SERVICES:
+        key = ("Deployment", f"poker-{svc}")
+        assert dev[key]["spec"]["replicas"] == 1
+        assert prod[key]["spec"]["replicas"] == 3
+        assert prod[("PodDisruptionBudget", f"poker-{svc}")]["spec"]["minAvailable"] == 2
+        # the patch replaced the resources but kept the rest of the container
+        container = prod[key]["spec"]["template"]["spec"]["containers"][0]
+        assert container["resources"]["requests"]["cpu"] == "500m"
+        assert container["readinessProbe"]["grpc"]
+
+
+def test_the_config_map_configures_a_replicated_stream_and_every_peer(overlay):
+    _, objects = overlay
+    data = objects[("ConfigMap", "poker-config")]["data"]
+    assert data["POKER_STREAM_REPLICAS"] == "3"
+    assert data["POKER_BIND"] == "0.0.0.0"
+    assert data["POKER_METRICS_PORT"] == "9090"
+    for svc in SERVICES:
+        assert data[f"POKER_{svc.upper()}_ADDR"] == f"{svc}:{50050 + PORT_OFFSETS[svc]}"
+    job = objects[("Job", "poker-init")]
+    env = {e["name"]: e for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["POKER_NATS_URL"]["value"].startswith("nats://poker-admin:")
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+@pytest.mark.parametrize("name", OVERLAYS)
+def test_the_tiny_renderer_agrees_with_kubectl_kustomize(name):
+    done = subprocess.run(["kubectl", "kustomize", str(K8S / "overlays" / name)],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 and "unknown command" in done.stderr:
+        pytest.skip("this kubectl has no kustomize")
+    assert done.returncode == 0, done.stderr
+    theirs = by_kind_name([d for d in yaml.safe_load_all(done.stdout) if d])
+    ours = by_kind_name(render(K8S / "overlays" / name))
+    assert theirs.keys() == ours.keys()
+    for key in ours:
+        assert theirs[key] == ours[key], key
+
+
+# --- compose ---------------------------------------------------------------------------------
+
+def test_the_compose_file_runs_a_three_node_cluster_and_every_service_with_its_env():
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    assert {"nats-1", "nats-2", "nats-3", "nats-init", *SERVICES} <= services.keys()
+    for node in ("nats-1", "nats-2", "nats-3"):
+        assert services[node]["command"] == ["-c", "/etc/nats/cluster.conf"]
+        assert services[node]["environment"]["NATS_SERVER_NAME"] == node
+        assert any(v.endswith(":/data") for v in services[node]["volumes"])
+    for svc in SERVICES:
+        spec = services[svc]
+        assert spec["command"] == [f"services.{svc}"]
+        env = spec["environment"]
+        assert env["POKER_NATS_URL"].startswith("nats://poker-")
+        assert env["POKER_STREAM_REPLICAS"] == "3"
+        assert env["POKER_SEAT_SECRET"]
+        for peer in SERVICES:
+            assert env[f"POKER_{peer.upper()}_ADDR"] == f"{peer}:{50050 + PORT_OFFSETS[peer]}"
+        assert spec["depends_on"]["nats-init"]["condition"] == "service_completed_successfully"
+    build = services["nats-init"]["build"]
+    assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
+
+
+def test_the_dockerfile_installs_the_project_builds_the_protos_and_takes_a_module():
+    text = (DEPLOY / "Dockerfile").read_text()
+    assert text.startswith("#") and "FROM python:3.11-slim" in text
+    assert "pip install ." in text and "grpc_tools.protoc" in text
+    assert 'ENTRYPOINT ["python", "-m"]' in text
+    assert 'CMD ["services.table"]' in text
+    for copied in re.findall(r"^COPY (\S+)", text, re.M):
+        assert (ROOT / copied).exists(), copied
+
+
+# --- NATS ------------------------------------------------------------------------------------
+
+def test_nats_helm_values_run_three_jetstream_nodes_fsyncing_every_write():
+    values = yaml.safe_load((DEPLOY / "nats" / "values.yaml").read_text())
+    config = values["config"]
+    assert config["cluster"] == {"enabled": True, "replicas": 3, "name": "poker"}
+    assert config["jetstream"]["fileStore"]["enabled"] is True
+    assert config["jetstream"]["merge"]["sync_interval"] == "always"
+    users = {u["user"]: u for u in config["merge"]["accounts"]["POKER"]["users"]}
+    for user in ("poker-service", "poker-dealer"):
+        publish = users[user]["permissions"]["publish"]
+        for verb in ("DELETE", "PURGE", "UPDATE", "MSG.DELETE"):
+            assert f"$JS.API.STREAM.{verb}.>" in publish["deny"], (user, verb)
+        assert not any(s.startswith("$JS.API.STREAM.") and s.split(".")[3] in
+                       ("DELETE", "PURGE", "UPDATE", "CREATE") for s in publish["allow"])
+    assert "$KV.POKER_DECKS.>" in users["poker-dealer"]["permissions"]["publish"]["allow"]
+    assert "$KV.POKER_DECKS.>" in users["poker-service"]["permissions"]["publish"]["deny"]
+
+
+def test_the_compose_nats_config_is_accepted_by_nats_server(tmp_path):
+    """``nats-server -t`` checks the config (accounts included) without starting."""
+    from shared.infra.natsserver import server_binary
+    env = {"NATS_SERVER_NAME": "nats-1", "POKER_SERVICE_PASSWORD": "s",
+           "POKER_DEALER_PASSWORD": "d", "POKER_ADMIN_PASSWORD": "a", "NATS_SYS_PASSWORD": "y"}
+    done = subprocess.run([str(server_binary()), "-t", "-c", "cluster.conf"],
+                          cwd=DEPLOY / "nats", env=env, capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = (DEPLOY / "nats" / "cluster.conf").read_text()
+    assert "sync_interval: always" in text
+    assert text.count("nats-route://") == 3

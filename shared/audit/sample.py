@@ -1,0 +1,163 @@
+"""Sample logs for tests and benchmarks: tables played in process the way the services play
+them (the same decisions, one decision per commit, the table's own seating plan, time-outs,
+players leaving mid-hand, top-ups, newcomers), chained into commits by ``build_commit``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+
+from shared.infra.eventstore import Stored
+from shared.infra.repository import build_commit, digest
+from shared.poker import decide as D
+from shared.poker import table as T
+from shared.poker.driver import Dealer, automatic_decision, random_policy
+from shared.poker.events import ActionKind, PlayerTimedOut
+from shared.poker.fold import apply
+from shared.poker.options import TableOptions, table_options
+
+#: the games and structures a mixed sample cycles over, with their stakes
+MIXED: tuple[tuple[str, str, dict[str, int]], ...] = (
+    ("holdem", "no_limit", {"small_blind": 1, "big_blind": 2}),
+    ("holdem", "fixed_limit", {"small_bet": 10}),
+    ("omaha", "pot_limit", {"small_blind": 1, "big_blind": 2}),
+    ("omaha_hilo", "fixed_limit", {"small_bet": 10}),
+    ("stud", "fixed_limit", {"small_bet": 10}),
+    ("stud_hilo", "fixed_limit", {"small_bet": 10}),
+)
+
+
+def seeded_dealer(rng: random.Random) -> Dealer:
+    return Dealer(shuffle=lambda cards: tuple(rng.sample(list(cards), len(cards))),
+                  salt=lambda: f"{rng.getrandbits(128):032x}")
+
+
+def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int = 6,
+                   seed: object = 1, churn: float = 0.02) -> Iterator[list]:
+    """The decisions (lists of events) of a table: created, ``seats`` players seated, then
+    ``hands`` hands. ``churn``: the chance, per step, of a time-out, of a player leaving
+    mid-hand, and between hands of a player leaving and another sitting down."""
+    rng = random.Random(seed)
+    policy = random_policy(rng)
+    low, high = T.buy_in_limits(options)
+    unit = options.chip_unit
+    table = None
+    names = iter(range(1, 10 ** 9))
+
+    def decide(events: list) -> list:
+        nonlocal table
+        for e in events:
+            table = apply(table, e)
+        return events
+
+    yield decide(T.create_table(None, table_id, options))
+    for s in range(1, seats + 1):
+        yield decide(T.sit_down(table, s, f"p{next(names)}", high, "d"))
+    played = stuck = 0
+    dealer = seeded_dealer(rng)
+    while True:
+        step = T.table_step(table)
+        if step is None and not table.hand_running:
+            if played >= hands:
+                return
+            # between hands: players come back, top up, leave, sit down
+            if stuck > 3:
+                raise RuntimeError(f"the sample table cannot start a hand: {table.seats}")
+            stuck += 1
+            for s in table.seats:
+                if s.sitting_out:
+                    yield decide(T.sit_out(table, s.seat, False, post_big_blind=True))
+                elif s.stack < high // 2:
+                    amount = (high - s.stack) // unit * unit
+                    if amount > 0:
+                        yield decide(T.top_up(table, s.seat, amount))
+            ready = [s for s in table.seats if not s.owes_big_blind and not s.sitting_out]
+            if rng.random() < churn * 5 and len(ready) > 2:
+                s = rng.choice(table.seats)
+                yield decide(T.leave(table, s.seat))
+            taken = {s.seat for s in table.seats}
+            free = [n for n in range(1, min(seats, options.max_seats) + 1) if n not in taken]
+            if free and ready:  # (a table of newcomers only would never start)
+                yield decide(T.sit_down(table, free[0], f"p{next(names)}",
+                                        rng.randrange(low, high + 1, unit) // unit * unit
+                                        or low, "d",
+                                        post_big_blind=len(ready) < 2 or rng.random() < 0.5))
+            continue
+        if step is None:
+            hand = table.hand
+            act = D.next_step(hand)
+            assert isinstance(act, D.Act), act
+            r = rng.random()
+            if r < churn:
+                yield decide(D.time_out(hand, act.seat))
+            elif r < 2 * churn and len(table.seats) > 3:
+                yield decide(T.leave(table, act.seat))
+            else:
+                action, to = policy(hand, act.legal)
+                yield decide(D.act(hand, act.seat, action, to))
+            continue
+        stuck = 0
+        if isinstance(step, T.StartHand):
+            if played >= hands:
+                return
+            played += 1
+            dealer = seeded_dealer(rng)
+            yield decide(T.start_next_hand(table))
+        elif isinstance(step, T.FreeSeat):
+            yield decide(T.free_seat(table, step.seat))
+        elif isinstance(step, T.FoldLeaver):
+            # (a stud bring-in cannot be folded: the services' FoldLeaver fails there; this
+            # sample posts it instead)
+            forced = D.next_step(table.hand).legal.bring_in
+            yield decide(D.act(table.hand, step.seat,
+                               ActionKind.BRING_IN if forced else ActionKind.FOLD))
+        elif isinstance(step, D.Show):
+            hand = table.hand
+            if not step.must_show and rng.random() < 0.3:
+                yield decide(D.show(hand, step.seat))
+            else:
+                yield decide(D.showdown_default(hand, step.seat))
+        else:
+            events = automatic_decision(table.hand, step, dealer)
+            assert events is not None, step
+            yield decide(events)
+
+
+def chain(table_id: str, decisions, start_seq: int = 1, seq_step: int = 1,
+          start_ms: int = 1_700_000_000_000, options: TableOptions | None = None,
+          ) -> Iterator[Stored]:
+    """Commits of the decisions, chained as the repository writes them, one second apart (a
+    time-out comes after the player's deadline)."""
+    prev = b""
+    now = start_ms
+    late = 120_000
+    if options is not None:
+        late = (options.decision_seconds + options.countdown_seconds
+                + options.reconnect_bonus_seconds + 1) * 1000
+    seq = start_seq
+    for i, events in enumerate(decisions, start=1):
+        now += late if isinstance(events[0], PlayerTimedOut) else 1000
+        data = build_commit(table_id, 0, f"{table_id}-c{i}", digest(i), "sample", events,
+                            prev, now_ms=now)
+        prev = last_hash(data)
+        yield Stored(seq, data, f"{table_id}:{table_id}-c{i}")
+        seq += seq_step
+
+
+def last_hash(data: bytes) -> bytes:
+    from poker.events.v1 import events_pb2 as pb
+    commit = pb.Commit()
+    commit.ParseFromString(data)
+    return hashlib.sha256(commit.events[-1]).digest()
+
+
+def sample_table(table_id: str = "t1", game: str = "holdem", structure: str = "no_limit",
+                 hands: int = 20, seats: int = 6, seed: object = 1,
+                 **stakes: int) -> list[Stored]:
+    stakes = stakes or next((s for g, st, s in MIXED if g == game and st == structure),
+                            {"small_blind": 1, "big_blind": 2})
+    options = table_options(game, structure, **stakes)
+    return list(chain(table_id, play_decisions(table_id, options, hands, seats, seed),
+                      options=options))

@@ -1,0 +1,280 @@
+"""`pokerctl audit`: read the event log from the start and audit every table.
+
+    pokerctl audit [--table T | --all | --file F] [--json] [--nats URL] [--stream NAME]
+    pokerctl audit --table T --export F    (or --all --export F): write the raw commits
+
+Checks (shared/audit/auditor.py): the hash chain; no gaps (the stream's first..last sequence
+against the messages it holds; read with --all, every sequence is read); every decision
+re-decided by the engine, event for event; every card dealt against the deck committed before
+the hand and revealed after it; chips conserved per hand and per table. Prints one line per
+table and a summary (progress on stderr; a bar on a terminal), or a JSON report with --json.
+Exit 0 if every table passes, 1 if any fails (the first bad event of each table is named:
+table, stream sequence, event index, type and why), 2 if the log cannot be read.
+
+--export writes the commits exactly as stored (JSON lines: table, seq, base64 bytes), for an
+audit offline with --file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Iterable
+
+import nats
+
+from shared.audit.auditor import TableAudit, TableAuditor
+from shared.audit.export import ExportError, dump_lines, load_lines
+from shared.infra.eventstore import READ_BATCH, STREAM, SUBJECT_PREFIX, EventStore, \
+    StoreError, Stored
+
+from .up import default_nats_url
+
+
+class Progress:
+    """Events audited and events/s on stderr: a bar on a terminal, a line every few seconds
+    otherwise. ``total``: messages expected (0: unknown)."""
+
+    def __init__(self, total: int = 0, out=None, enabled: bool = True) -> None:
+        self.out = out if out is not None else sys.stderr
+        self.total = total
+        self.enabled = enabled
+        self.tty = bool(getattr(self.out, "isatty", lambda: False)())
+        self.started = time.perf_counter()
+        self.last = 0.0
+        self.messages = 0
+        self.events = 0
+
+    def update(self, messages: int, events: int, force: bool = False) -> None:
+        self.messages, self.events = messages, events
+        now = time.perf_counter()
+        if not self.enabled or (not force and now - self.last < (0.2 if self.tty else 5.0)):
+            return
+        self.last = now
+        rate = events / max(now - self.started, 1e-9)
+        if self.total:
+            frac = min(1.0, messages / self.total)
+            head = f"{messages}/{self.total} commits {frac:6.1%}"
+        else:
+            frac, head = 0.0, f"{messages} commits"
+        text = f"{head}, {events} events, {rate:,.0f} events/s"
+        if self.tty:
+            bar = "#" * int(frac * 30)
+            print(f"\raudit [{bar:<30}] {text}", end="", file=self.out, flush=True)
+        else:
+            print(f"audit: {text}", file=self.out, flush=True)
+
+    def finish(self) -> float:
+        self.update(self.messages, self.events, force=True)
+        if self.enabled and self.tty:
+            print(file=self.out, flush=True)
+        return time.perf_counter() - self.started
+
+
+class Run:
+    """Commits routed to one auditor per table, with the stream-level sequence check."""
+
+    def __init__(self, tables: set[str] | None, progress: Progress) -> None:
+        self.tables = tables  # None: every table
+        self.auditors: dict[str, TableAuditor] = {}
+        self.progress = progress
+        self.messages = 0
+        self.events = 0
+        self.seqs_read = 0
+        self.prev_seq = 0
+        self.gaps: list[str] = []
+
+    def feed(self, table_id: str, stored: Stored, contiguous: bool = False) -> None:
+        if contiguous and stored.seq != self.prev_seq + 1 and len(self.gaps) < 20:
+            self.gaps.append(f"stream sequences {self.prev_seq + 1}..{stored.seq - 1} are "
+                             f"missing (deleted or purged)")
+        self.prev_seq = stored.seq
+        self.messages += 1
+        if self.tables is not None and table_id not in self.tables:
+            return
+        auditor = self.auditors.get(table_id)
+        if auditor is None:
+            auditor = self.auditors[table_id] = TableAuditor(table_id)
+        before = auditor.audit.events
+        auditor.feed(stored)
+        self.events += auditor.audit.events - before
+        if self.messages % 256 == 0:
+            self.progress.update(self.messages, self.events)
+
+    def results(self) -> list[TableAudit]:
+        return [self.auditors[t].result() for t in sorted(self.auditors)]
+
+
+# --- sources -----------------------------------------------------------------------------------
+
+
+async def connect(url: str, stream: str, timeout: float = 3.0) -> EventStore:
+    async def quiet(_exc: Exception) -> None:
+        return None
+
+    try:
+        nc = await nats.connect(url, name="pokerctl-audit", allow_reconnect=False,
+                                connect_timeout=timeout, max_reconnect_attempts=1,
+                                error_cb=quiet)
+    except Exception as exc:  # NoServersError, OSError, TimeoutError
+        raise StoreError(f"cannot connect to NATS at {url}: {exc or type(exc).__name__}") \
+            from None
+    return EventStore(nc, nc.jetstream(timeout=10), stream)
+
+
+async def read_stream(store: EventStore, table: str | None, run: Run | None,
+                      rows: list | None = None) -> dict:
+    """Read the log (one table's subject, or all) in batches into ``run`` (or ``rows``);
+    returns the stream's state and its sequence problems."""
+    jsm = store.nc.jsm()
+    try:
+        info = await jsm.stream_info(store.stream)
+    except nats.js.errors.NotFoundError:
+        raise StoreError(f"there is no stream {store.stream!r}") from None
+    st = info.state
+    first, last, held = st.first_seq, st.last_seq, st.messages
+    problems = []
+    if held and first > 1:
+        problems.append(f"the stream starts at sequence {first}: 1..{first - 1} were purged")
+    if held and held != last - first + 1:
+        problems.append(f"{last - first + 1 - held} message(s) between {first} and {last} "
+                        f"were deleted")
+    if run is not None:
+        run.progress.total = held if table is None else 0
+    subj = SUBJECT_PREFIX + (table if table is not None else ">")
+    start = 1
+    while True:
+        batch = await store._direct_batch(subj, start, with_subject=True)
+        for subject, stored in batch:
+            table_id = subject[len(SUBJECT_PREFIX):]
+            if run is not None:
+                run.feed(table_id, stored, contiguous=table is None)
+            else:
+                rows.append((table_id, stored))
+        if len(batch) < READ_BATCH:
+            break
+        start = batch[-1][1].seq + 1
+    if run is not None:
+        problems += run.gaps
+        if table is None and held and run.messages != held:
+            problems.append(f"{held} messages held, {run.messages} read")
+    return {"stream": store.stream, "first_seq": first, "last_seq": last, "messages": held,
+            "problems": problems}
+
+
+def read_file(path: str, table: str | None, run: Run) -> dict:
+    with open(path, encoding="utf-8") as f:
+        for table_id, stored in load_lines(f):
+            if table is None or table_id == table:
+                run.feed(table_id, stored)
+    return {"file": path, "problems": []}
+
+
+# --- output ------------------------------------------------------------------------------------
+
+
+def report_text(audits: list[TableAudit], source: dict, seconds: float, out) -> None:
+    print(f"{'table':<36}{'commits':>8}{'events':>9}{'hands':>7}{'rake':>8}  chips  audit",
+          file=out)
+    for a in audits:
+        verdict = "pass" if a.ok else f"FAIL: {a.failure}"
+        if a.ok and a.hand_open:
+            verdict += " (a hand is still running: its deck is not revealed yet)"
+        print(f"{a.table_id:<36}{a.commits:>8}{a.events:>9}{a.hands:>7}{a.rake:>8}  "
+              f"{'ok' if a.conserved else 'NO':<7}{verdict}", file=out)
+    for p in source.get("problems", []):
+        print(f"FAIL: {source.get('stream', source.get('file'))}: {p}", file=out)
+    events = sum(a.events for a in audits)
+    failed = sum(not a.ok for a in audits)
+    ok = not failed and not source.get("problems")
+    print(f"\n{len(audits)} tables, {sum(a.commits for a in audits)} commits, {events} events, "
+          f"{sum(a.hands for a in audits)} hands, {sum(a.cards for a in audits)} cards checked "
+          f"against {sum(a.decks for a in audits)} revealed decks; {events / max(seconds, 1e-9):,.0f}"
+          f" events/s in {seconds:.2f} s; audit {'passed' if ok else 'FAILED'}"
+          + (f" ({failed} table(s) failed)" if failed else ""), file=out, flush=True)
+
+
+def report_json(audits: list[TableAudit], source: dict, seconds: float, out) -> None:
+    events = sum(a.events for a in audits)
+    ok = all(a.ok for a in audits) and not source.get("problems")
+    print(json.dumps({"ok": ok, "source": source, "tables": [a.as_dict() for a in audits],
+                      "events": events, "seconds": round(seconds, 3),
+                      "events_per_s": round(events / max(seconds, 1e-9))}, indent=1),
+          file=out, flush=True)
+
+
+# --- command -----------------------------------------------------------------------------------
+
+
+async def _from_nats(args: argparse.Namespace, run: Run | None, rows: list | None) -> dict:
+    store = await connect(args.nats, args.stream)
+    try:
+        return await read_stream(store, args.table_id, run, rows)
+    finally:
+        await store.close()
+
+
+def audit_rows(rows: Iterable[tuple[str, Stored]]) -> list[TableAudit]:
+    """Audit (table, commit) pairs in stream order (for callers holding the commits)."""
+    run = Run(None, Progress(enabled=False))
+    for table_id, stored in rows:
+        run.feed(table_id, stored)
+    return run.results()
+
+
+def run(args: argparse.Namespace) -> int:
+    if not (args.table_id or args.all or args.file):
+        print("pokerctl audit: say which tables: --table T, --all or --file F", file=sys.stderr)
+        return 2
+    if args.export:
+        if args.file:
+            print("pokerctl audit: --export reads from NATS, not --file", file=sys.stderr)
+            return 2
+        rows: list = []
+        try:
+            source = asyncio.run(_from_nats(args, None, rows))
+        except (StoreError, OSError, asyncio.TimeoutError) as exc:
+            print(f"pokerctl audit: {exc}", file=sys.stderr)
+            return 2
+        with open(args.export, "w", encoding="utf-8") as f:
+            f.writelines(dump_lines(rows))
+        print(f"{len(rows)} commits of {len({t for t, _ in rows})} table(s) written to "
+              f"{args.export}", file=sys.stderr)
+        return 0
+    progress = Progress(enabled=not args.quiet)
+    audit_run = Run({args.table_id} if args.table_id else None, progress)
+    try:
+        if args.file:
+            source = read_file(args.file, args.table_id, audit_run)
+        else:
+            source = asyncio.run(_from_nats(args, audit_run, None))
+    except (StoreError, ExportError, OSError, asyncio.TimeoutError) as exc:
+        progress.finish()
+        print(f"pokerctl audit: {exc}", file=sys.stderr)
+        return 2
+    seconds = progress.finish()
+    audits = audit_run.results()
+    if args.table_id and not audits:
+        print(f"pokerctl audit: table {args.table_id!r} has no commits", file=sys.stderr)
+        return 2
+    (report_json if args.json else report_text)(audits, source, seconds, sys.stdout)
+    return 0 if all(a.ok for a in audits) and not source.get("problems") else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("audit", help="audit the event log: chain, decisions, decks, chips")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--all", action="store_true", help="every table of the stream")
+    p.add_argument("--table", dest="table_id", default=None, help="one table")
+    which.add_argument("--file", default=None, help="audit an export file instead of NATS")
+    p.add_argument("--export", default=None, metavar="F",
+                   help="write the tables' raw commits to F (JSON lines) instead of auditing")
+    p.add_argument("--json", action="store_true", help="a JSON report on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--nats", default=default_nats_url(),
+                   help="NATS URL (default POKER_NATS_URL or %(default)s)")
+    p.add_argument("--stream", default=STREAM, help="JetStream stream (default %(default)s)")
+    p.set_defaults(run=run)

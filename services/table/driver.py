@@ -154,7 +154,8 @@ class Driver:
             return outcome.version
         if isinstance(step, T.FoldLeaver):
             reply = await call_with_retry(self.peers.betting.Act, betting_pb2.ActRequest(
-                step=request, seat=step.seat, action=events_pb2.ACTION_KIND_FOLD))
+                step=request, seat=step.seat,
+                action=events_pb2.ActionKind.Value(f"ACTION_KIND_{step.action.name}")))
             self.repo.absorb(table_id, reply.version, reply.commit)
             return reply.version
         if isinstance(step, D.Show):

@@ -14,7 +14,7 @@ from shared.infra.repository import build_commit, digest
 from shared.poker import decide as D
 from shared.poker import table as T
 from shared.poker.driver import Dealer, automatic_decision, random_policy
-from shared.poker.events import ActionKind, PlayerTimedOut
+from shared.poker.events import PlayerTimedOut
 from shared.poker.fold import apply
 from shared.poker.options import TableOptions, table_options
 
@@ -108,11 +108,7 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
         elif isinstance(step, T.FreeSeat):
             yield decide(T.free_seat(table, step.seat))
         elif isinstance(step, T.FoldLeaver):
-            # (a stud bring-in cannot be folded: the services' FoldLeaver fails there; this
-            # sample posts it instead)
-            forced = D.next_step(table.hand).legal.bring_in
-            yield decide(D.act(table.hand, step.seat,
-                               ActionKind.BRING_IN if forced else ActionKind.FOLD))
+            yield decide(D.act(table.hand, step.seat, step.action))
         elif isinstance(step, D.Show):
             hand = table.hand
             if not step.must_show and rng.random() < 0.3:

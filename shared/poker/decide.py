@@ -21,10 +21,10 @@ from .pots import form_pots as _form_pots
 from .pots import rake_due, take_from_pots, uncalled_bet, uncalled_stake
 from .showdown import award, hand_names, would_win_or_tie
 from .state import HandState, Phase, TableState
-from .steps import (  # noqa: F401  (re-exported: callers use decide.Act, decide.next_step)
-    Act, AwardPots, CloseRound, CommitDeck, Deal, DealPlan, FormPots, HandComplete,
-    PostForcedBets, RevealDeck, Reshuffle, Show, Step, TakeRake, _require, deal_plan,
-    next_step)
+# The steps are re-exported (noqa: F401): callers write decide.Act, decide.next_step.
+from .steps import (Act, AwardPots, CloseRound, CommitDeck, Deal, DealPlan,  # noqa: F401
+                    FormPots, HandComplete, PostForcedBets, Reshuffle, RevealDeck, Show, Step,
+                    TakeRake, _require, deal_plan, next_step)
 
 # --- table: starting a hand ---------------------------------------------------------------------
 

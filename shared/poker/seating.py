@@ -54,8 +54,10 @@ def plan_hand(table: TableState) -> HandPlan | None:
         return _plan_stud(table, active)
     ready = [s.seat for s in active if not s.owes_big_blind]
     owing = {s.seat: s for s in active if s.owes_big_blind}
-    if not ready or len(active) < 2:
+    if len(active) < 2:
         return None
+    if not ready:  # everyone is new (the others left): the table starts afresh
+        ready, owing = [s.seat for s in active], {}
     button = _next_button(table, ready)
     order = _after([s.seat for s in active], button)[:-1]  # from the button's left
     small = next((s for s in order if s in ready), None)

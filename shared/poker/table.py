@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from . import events as E
 from .decide import Act, next_step, start_hand
 from .errors import IllegalAction
+from .events import ActionKind
 from .options import TableOptions
 from .seating import plan_hand
 from .state import TableState
@@ -136,9 +137,11 @@ class StartHand:
 
 @dataclass(frozen=True, slots=True)
 class FoldLeaver:
-    """A player who left during the hand is on turn: their hand is folded."""
+    """A player who left during the hand is on turn: their hand is folded (a stud bring-in,
+    which cannot be folded, is posted)."""
 
     seat: int
+    action: ActionKind = ActionKind.FOLD
     owner: str = "betting"
 
 
@@ -157,7 +160,10 @@ def table_step(table: TableState) -> object | None:
         step = next_step(table.hand)
         if isinstance(step, Act):
             seat = table.seat(step.seat)
-            return FoldLeaver(step.seat) if seat is not None and seat.leaving else None
+            if seat is None or not seat.leaving:
+                return None
+            forced = not step.legal.can_fold and step.legal.bring_in
+            return FoldLeaver(step.seat, ActionKind.BRING_IN if forced else ActionKind.FOLD)
         return step
     leaver = next((s.seat for s in table.seats if s.leaving), None)
     if leaver is not None:

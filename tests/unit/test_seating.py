@@ -259,3 +259,26 @@ def test_leaving_in_a_hand_folds_it_at_the_players_turn_and_frees_the_seat_after
     assert T.table_step(t.state) == T.FreeSeat(leaver)
     t._do(T.free_seat(t.state, leaver))
     assert t.state.seat(leaver) is None
+
+
+def test_a_table_of_newcomers_only_starts_afresh():
+    t = Table()
+    for s in (1, 2):
+        t.sit(s)
+    t.hand()
+    t.sit(4)
+    t.sit(5)
+    for s in (1, 2):  # everyone who played leaves; only newcomers remain
+        t._do(T.leave(t.state, s))
+    h = t.start()
+    assert dealt(h) == [4, 5]
+
+
+def test_a_stud_player_leaving_while_the_bring_in_is_due_posts_it():
+    t = Table(table_options("stud", "fixed_limit", small_bet=10))
+    for s in (1, 2, 3):
+        t.sit(s, 400)
+    t.start()
+    seat = t.until_act().seat
+    t._do(T.leave(t.state, seat))
+    assert T.table_step(t.state) == T.FoldLeaver(seat, ActionKind.BRING_IN)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
-BENCHMARKS = ("bench.bench_evaluator", "bench.bench_hands", "bench.bench_services")
+BENCHMARKS = ("bench.bench_evaluator", "bench.bench_hands", "bench.bench_services",
+              "bench.bench_audit")
 
 
 def main() -> None:

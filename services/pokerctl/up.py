@@ -11,6 +11,13 @@ the same environment variables a deployment uses.
     await cluster.restart("dealer")  # same port, same environment, waits until healthy
     await cluster.stop()           # SIGTERM the table service, then the others, then NATS
 
+    LocalCluster(data_dir, nats_nodes=3, replica_count=2)  # 3-node JetStream, R3 streams;
+    # two processes of each service ("dealer", "dealer-2", ...), peers balance round robin
+    # over them (POKER_<NAME>_ADDR lists); supervise() restarts any process that dies
+
+Service instance i (0-based) listens at base + 20*i + offset and serves Prometheus metrics
+at base + 20*i + 10 + offset (free ports without a base port).
+
 Children run in their own session (a Ctrl-C at the terminal reaches only the supervisor, which
 stops them in order) and die with the supervisor if it is killed (Linux parent-death signal,
 set by a tiny exec wrapper; it fires when the *thread* that started them ends, so start the
@@ -59,6 +66,43 @@ _EXEC_WITH_PARENT_DEATH = (
 
 class ClusterError(RuntimeError):
     """A process of the cluster did not come up (or died)."""
+
+
+async def create_streams(url: str, replicas: int) -> None:
+    """The stream and KV buckets, made once before the services start (as deploy/'s init
+    job does): ten processes racing to create R3 assets while the cluster elects leaders
+    time out on a small machine."""
+    from shared.infra.eventstore import EventStore, StreamSettings
+    from shared.infra.lease import Leases, ttl_ms_from_env
+    from shared.infra.vault import DeckVault
+    store = await EventStore.connect(url, name="pokerctl-up",
+                                     settings=StreamSettings(replicas=replicas))
+    try:
+        await DeckVault.open(store.js, replicas=replicas)
+        await Leases.open(store.js, ttl_ms=ttl_ms_from_env(), replicas=replicas)
+    finally:
+        await store.close()
+
+
+async def wait_jetstream_ready(url: str, timeout: float = 30.0) -> None:
+    """Wait until the JetStream cluster has a meta leader and answers account info."""
+    import nats
+    deadline = time.monotonic() + timeout
+    nc = await nats.connect(url, connect_timeout=2, max_reconnect_attempts=-1,
+                            reconnect_time_wait=0.1)
+    try:
+        js = nc.jetstream(timeout=1)
+        while True:
+            try:
+                await js.account_info()
+                return
+            except Exception as exc:  # not ready: no meta leader yet, a timeout
+                if time.monotonic() > deadline:
+                    raise ClusterError(f"JetStream at {url} not ready after {timeout} s: "
+                                       f"{exc!r}") from None
+                await asyncio.sleep(0.1)
+    finally:
+        await nc.close()
 
 
 def default_nats_url() -> str:
@@ -126,6 +170,15 @@ class LocalCluster:
     #: extra instances (process name -> service) and the environment they add
     replicas: dict[str, str] = field(default_factory=dict)
     replica_env: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: nats-server nodes: 1, or a JetStream cluster (streams replicated min(nodes, 3) times)
+    nats_nodes: int = 1
+    #: processes per service, all in the peers' address lists
+    replica_count: int = 1
+    metrics_ports: dict[str, int] = field(default_factory=dict)
+    nodes: list[NatsServer] = field(default_factory=list)
+    #: service -> its process names in address-list order
+    instances: dict[str, list[str]] = field(default_factory=dict)
+    _handed: set[int] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
@@ -133,11 +186,33 @@ class LocalCluster:
             self.seat_secret = _load_secret(self.data_dir)
         if not self.ports:
             if self.base_port is None:
-                self.ports = {name: free_port(HOST) for name in SERVICES}
+                self.ports = {name: self._free_port() for name in SERVICES}
             else:
                 self.ports = {name: self.base_port + PORT_OFFSETS[name] for name in SERVICES}
         if self.nats_port is None:
             self.nats_port = DEFAULT_NATS_PORT if self.base_port is not None else 0
+        for name in SERVICES:
+            self.instances.setdefault(name, [name])
+            for i in range(1, self.replica_count):
+                extra = f"{name}-{i + 1}"
+                self.instances[name].append(extra)
+                self.replicas[extra] = name
+                self.ports[extra] = (self._free_port() if self.base_port is None else
+                                     self.base_port + 20 * i + PORT_OFFSETS[name])
+        for service, names in self.instances.items():
+            for i, name in enumerate(names):
+                self.metrics_ports.setdefault(name, (
+                    self._free_port() if self.base_port is None
+                    else self.base_port + 20 * i + 10 + PORT_OFFSETS[service]))
+
+    def _free_port(self) -> int:
+        """A free port not handed out before by this cluster (ports are bound later)."""
+        taken = set(self.ports.values()) | set(self.metrics_ports.values()) | \
+            {n.port for n in self.nodes} | {self.nats_port or 0} | self._handed
+        while (port := free_port(HOST)) in taken:
+            pass
+        self._handed.add(port)
+        return port
 
     # --- what clients need ---------------------------------------------------------------
 
@@ -162,6 +237,8 @@ class LocalCluster:
         env = dict(os.environ)
         env.update({
             "POKER_NATS_URL": self.nats_url,
+            "POKER_STREAM_REPLICAS": str(min(self.nats_nodes, 3)),
+            "POKER_METRICS_PORT": str(self.metrics_ports.get(name, 0)),
             "POKER_SEAT_SECRET": self.seat_secret or "",
             "POKER_PORT": str(self.ports[name]),
             "POKER_BIND": HOST,
@@ -171,7 +248,10 @@ class LocalCluster:
         if self.base_port is not None:
             env["POKER_BASE_PORT"] = str(self.base_port)
         for peer in SERVICES:
-            env[f"POKER_{peer.upper()}_ADDR"] = f"{HOST}:{self.ports[peer]}"
+            env[f"POKER_{peer.upper()}_ADDR"] = ",".join(
+                f"{HOST}:{self.ports[n]}" for n in self.instances[peer])
+        if self.replicas.get(name) == "table":
+            env["POKER_INSTANCE_ID"] = name
         env.update(self.replica_env.get(name, {}))
         return env
 
@@ -180,22 +260,59 @@ class LocalCluster:
     async def start(self) -> LocalCluster:
         """NATS, then every service; returns once each answers its health check SERVING."""
         busy = [f"{name} {port}" for name, port in
-                 [("nats", self.nats_port or 0), *self.ports.items()] if port and port_in_use(port)]
+                 [("nats", self.nats_port or 0), *self.ports.items(),
+                  *(("metrics " + n, p) for n, p in self.metrics_ports.items())]
+                if port and port_in_use(port)]
         if busy:
             raise ClusterError(f"ports in use on {HOST}: {', '.join(busy)} (another `pokerctl "
                                f"up`? choose --base-port/--nats-port)")
         try:
             # In its own session: Ctrl-C reaches only the supervisor, so NATS stops last.
-            self.nats = NatsServer(self.data_dir / "jetstream", port=self.nats_port or 0)
-            self.nats.start(log_file=self.log_dir / "nats.log", spawn=_spawn)
-            self.nats_port = self.nats.port
-            for name in SERVICES:
+            await self._start_nats()
+            names = [n for svc in SERVICES for n in self.instances[svc]]
+            for name in names:
                 self._start_process(name)
-            await self.wait_healthy(SERVICES)
+            await self.wait_healthy(names)
         except BaseException:
             await self.stop()
             raise
         return self
+
+    async def _start_nats(self) -> None:
+        if self.nats_nodes <= 1:
+            self.nats = NatsServer(self.data_dir / "jetstream", port=self.nats_port or 0)
+            self.nodes = [self.nats]
+            self.nats.start(log_file=self.log_dir / "nats.log", spawn=_spawn)
+            self.nats_port = self.nats.port
+            return
+        count = self.nats_nodes
+        ports = [(self.nats_port + i) if self.nats_port else self._free_port()
+                 for i in range(count)]
+        routes = [self._free_port() for _ in range(count)]
+        self.nodes = [
+            NatsServer(self.data_dir / "jetstream" / f"nats-{i + 1}", port=ports[i],
+                       name=f"nats-{i + 1}", cluster="poker", cluster_port=routes[i],
+                       routes=[f"nats-route://{HOST}:{p}" for p in routes])
+            for i in range(count)]
+        for node in self.nodes:
+            node.start(log_file=self.log_dir / f"{node.name}.log", spawn=_spawn)
+        self.nats = self.nodes[0]
+        self.nats_port = self.nats.port
+        await wait_jetstream_ready(self.nats.url, timeout=self.health_timeout)
+        await create_streams(self.nats.url, replicas=min(count, 3))
+
+    def node(self, server_name: str) -> NatsServer:
+        """The NATS node of that server name (as a stream's cluster info names its leader)."""
+        return next(n for n in self.nodes if n.name == server_name)
+
+    def kill_node(self, server_name: str) -> None:
+        """kill -9 one NATS node (fault tests)."""
+        self.node(server_name).stop(kill=True)
+
+    def restart_node(self, server_name: str) -> None:
+        """Start a stopped NATS node again with the same config and store."""
+        node = self.node(server_name)
+        node.start(log_file=self.log_dir / f"{node.name}.log", spawn=_spawn)
 
     def _start_process(self, name: str) -> None:
         if name in self.procs and self.procs[name].poll() is None:
@@ -212,7 +329,8 @@ class LocalCluster:
         its service. Clients find it in ``addresses[name]``; peers keep calling the first."""
         if service not in SERVICES or name in self.ports:
             raise ClusterError(f"cannot add {name!r} as an instance of {service!r}")
-        self.ports[name] = free_port(HOST)
+        self.ports[name] = self._free_port()
+        self.metrics_ports[name] = self._free_port()
         self.replicas[name] = service
         self.replica_env[name] = dict(env or {})
         self._start_process(name)
@@ -251,9 +369,11 @@ class LocalCluster:
                 # not serving yet (or still binding): the next Check waits on the channel
 
     def pid(self, name: str) -> int | None:
-        """The process id of a service or of "nats" (None if not started)."""
+        """The process id of a service, of "nats" or of a node "nats-N" (None if not
+        started)."""
+        nodes = {n.name: n for n in self.nodes}
         proc = self.nats.proc if name == "nats" and self.nats is not None else \
-            self.procs.get(name)
+            nodes[name].proc if name in nodes else self.procs.get(name)
         return proc.pid if proc is not None else None
 
     def dead(self) -> dict[str, int]:
@@ -261,14 +381,36 @@ class LocalCluster:
         return {name: p.returncode for name, p in self.procs.items() if p.poll() is not None}
 
     async def wait_any_exit(self) -> tuple[str, int]:
-        """Wait until some child (service or NATS) exits: for the `up` supervisor loop."""
+        """Wait until some child (NATS first, then the services) exits: for the `up`
+        supervisor loop. A single NATS server is "nats", cluster nodes their names."""
         while True:
+            for node in self.nodes:
+                if node.proc is not None and node.proc.poll() is not None:
+                    return ("nats" if len(self.nodes) == 1 else node.name), node.proc.returncode
             for name, code in self.dead().items():
                 return name, code
-            if self.nats is not None and self.nats.proc is not None \
-                    and self.nats.proc.poll() is not None:
-                return "nats", self.nats.proc.returncode
             await asyncio.sleep(0.2)
+
+    async def supervise(self, on_restart=None) -> tuple[str, int]:
+        """Restart whatever dies (a cluster node on its store, then a service on its port with
+        its environment), as a supervisor would, without waiting for it to be healthy (one
+        that dies again is restarted again); returns (name, code) when the single NATS server
+        dies, which nothing can cover. ``on_restart(name, code)`` is told of each restart."""
+        while True:
+            name, code = await self.wait_any_exit()
+            if name == "nats":
+                return name, code
+            if on_restart is not None:
+                on_restart(name, code)
+            try:
+                if name in self.procs:
+                    self.procs.pop(name)
+                    self._start_process(name)
+                else:
+                    self.restart_node(name)
+            except (ClusterError, RuntimeError, OSError):
+                pass  # still dead: found again on the next turn
+            await asyncio.sleep(0.2)  # no hot loop over a process that cannot start
 
     def kill(self, name: str) -> None:
         """kill -9 one service and reap it (fault tests)."""
@@ -303,8 +445,8 @@ class LocalCluster:
         tables = ["table", *(n for n, s in self.replicas.items() if s == "table")]
         await self._terminate(tables)
         await self._terminate([n for n in self.procs if n not in tables])
-        if self.nats is not None:
-            await asyncio.to_thread(self.nats.stop)
+        for node in self.nodes or ([self.nats] if self.nats is not None else []):
+            await asyncio.to_thread(node.stop)
 
     async def __aenter__(self) -> LocalCluster:
         return await self.start()

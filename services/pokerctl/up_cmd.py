@@ -1,6 +1,7 @@
 """`pokerctl up`: nats-server and every service on this machine, until Ctrl-C or SIGTERM.
 
     pokerctl up [--base-port 50050] [--nats-port 4222] [--data-dir DIR]
+                [--cluster 3] [--replicas N]
 
 The services listen on 127.0.0.1 at the base port + 1 (table), + 2 (dealer), + 3 (betting),
 + 4 (showdown), + 5 (rake); NATS at --nats-port with its JetStream store in DIR/jetstream and
@@ -8,6 +9,12 @@ every process's log in DIR/logs. The seat-token secret is POKER_SEAT_SECRET or o
 DIR/seat-secret, so seat tokens survive a restart on the same data. On Ctrl-C or SIGTERM the
 table service is stopped first, then the other services, then NATS. If any process dies, the
 rest are stopped and the exit code is 1.
+
+--cluster 3 runs three nats-server nodes (client ports --nats-port, +1, +2) as one JetStream
+cluster, with the stream and KV buckets at 3 replicas. --replicas N runs N processes of each
+service (instance i at the base port + 20*i + offset); peers balance over them round robin.
+With either, `up` supervises: a process that dies (a service replica, a cluster node) is
+started again on its port with its environment. Prometheus metrics: base port + 10 + offset.
 """
 
 from __future__ import annotations
@@ -61,7 +68,12 @@ async def serve(cluster: LocalCluster, out=None) -> int:
         print(f"clients: export POKER_NATS_URL={addrs['nats']} POKER_TABLE_ADDR={addrs['table']}"
               "\nCtrl-C stops everything.", file=out, flush=True)
         waiting = asyncio.create_task(stop.wait())
-        exited = asyncio.create_task(cluster.wait_any_exit())
+        if cluster.nats_nodes > 1 or cluster.replica_count > 1:
+            exited = asyncio.create_task(cluster.supervise(
+                lambda name, rc: print(f"pokerctl up: {name} exited with code {rc}; "
+                                       "restarting it", file=sys.stderr, flush=True)))
+        else:
+            exited = asyncio.create_task(cluster.wait_any_exit())
         await asyncio.wait({waiting, exited}, return_when=asyncio.FIRST_COMPLETED)
         code = 0
         if exited.done():
@@ -82,7 +94,8 @@ async def serve(cluster: LocalCluster, out=None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     cluster = LocalCluster(Path(args.data_dir), base_port=args.base_port,
-                           nats_port=args.nats_port, log_level=args.log_level)
+                           nats_port=args.nats_port, log_level=args.log_level,
+                           nats_nodes=args.cluster, replica_count=args.replicas)
     code = asyncio.run(serve(cluster))
     print("stopped", flush=True)
     return code
@@ -97,4 +110,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", default=str(default_data_dir()),
                    help="JetStream store, logs and seat secret (default %(default)s)")
     p.add_argument("--log-level", default="INFO", help="services' log level (default INFO)")
+    p.add_argument("--cluster", type=int, default=1, choices=(1, 3),
+                   help="nats-server nodes: 1, or 3 as a JetStream cluster with R3 streams")
+    p.add_argument("--replicas", type=int, default=1,
+                   help="processes of each service, balanced round robin (default 1)")
     p.set_defaults(run=run)

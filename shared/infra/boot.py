@@ -11,10 +11,18 @@ import grpc
 from .config import Config
 from .eventstore import EventStore, StreamSettings
 from .logs import configure
+from .metrics import port_from_env, start_metrics_server
 from .repository import TableRepository
 from .rpc import Server, run_until_signalled
 
 #: registers the service's servicers on the server; returns an optional async cleanup
+#: the gRPC service each process serves (for reflection)
+SERVICE_NAMES = {"dealer": "poker.dealer.v1.DealerService",
+                 "betting": "poker.betting.v1.BettingService",
+                 "showdown": "poker.showdown.v1.ShowdownService",
+                 "rake": "poker.rake.v1.RakeService",
+                 "table": "poker.table.v1.TableService"}
+
 Setup = Callable[[grpc.aio.Server, TableRepository, EventStore, Config],
                  Awaitable[Callable[[], Awaitable] | None]]
 
@@ -29,6 +37,8 @@ async def start(name: str, setup: Setup, config: Config,
     repo = TableRepository(store, producer=name, now_ms=now_ms)
     server = Server(name, config.host, config.port)
     extra_cleanup = await setup(server.server, repo, store, config)
+    if name in SERVICE_NAMES:
+        server.enable_reflection([SERVICE_NAMES[name]])
 
     async def cleanup() -> None:
         if extra_cleanup is not None:
@@ -43,6 +53,8 @@ def main(name: str, setup: Setup) -> None:
     configure(name, config.log_level)
 
     async def run() -> None:
+        # Prometheus /metrics (POKER_METRICS_PORT; 0, the default, serves none)
+        start_metrics_server(port_from_env(), config.host)
         server, cleanup = await start(name, setup, config)
         await run_until_signalled(server, cleanup)
 

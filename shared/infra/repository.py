@@ -23,6 +23,7 @@ from shared.poker.errors import InvalidEvent
 from shared.poker.fold import apply
 from shared.poker.state import TableState
 
+from . import metrics
 from .codec import CodecError, decode_body, encode_body
 from .eventstore import AppendConflict, EventStore, Stored
 
@@ -202,6 +203,7 @@ class TableRepository:
         ``guard``: a precondition on the loaded table that ``decide`` cannot see (its clock,
         say), checked on the fold decided on, after the duplicate check; it raises to refuse.
         """
+        started = time.perf_counter()
         async with self.lock(table_id):
             for attempt in range(2):
                 lt = await self.load(table_id, min_version if attempt == 0 else None)
@@ -224,8 +226,11 @@ class TableRepository:
                     seq, duplicate = await self.store.append(
                         table_id, data, lt.seq, msg_id=f"{table_id}:{command_id}")
                 except AppendConflict:
+                    metrics.APPEND_CONFLICTS.inc()
                     continue
                 if not duplicate:
+                    metrics.record_commit(lt.state.options if lt.state is not None else None,
+                                          events, time.perf_counter() - started)
                     self._tables[table_id] = fold_commit(lt, Stored(seq, data))
                     return Outcome(seq, len(events), commit=data)
                 return Outcome((await self.load(table_id)).seq, 0, duplicate=True)

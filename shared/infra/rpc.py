@@ -13,15 +13,19 @@ import asyncio
 import functools
 import re
 import signal
+import time
 from collections.abc import Awaitable, Callable
 
 import grpc
+import nats.errors
+import nats.js.errors
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from shared.poker.deck import EntropyUnavailable
 from shared.poker.errors import IllegalAction, InvalidOptions
 
+from . import metrics
 from .eventstore import StoreError
 from .repository import Aborted, CommandReused, CorruptLog, UnknownTable
 
@@ -50,6 +54,11 @@ _STATUS: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (CorruptLog, grpc.StatusCode.DATA_LOSS),
     (EntropyUnavailable, grpc.StatusCode.UNAVAILABLE),
     (StoreError, grpc.StatusCode.UNAVAILABLE),
+    # the log between leaders (a node killed, an election): no answer yet, so retry with the
+    # same command id; an append that did land is recognised by its message id or the fold
+    (nats.js.errors.NoStreamResponseError, grpc.StatusCode.UNAVAILABLE),
+    (nats.errors.NoRespondersError, grpc.StatusCode.UNAVAILABLE),
+    (nats.errors.TimeoutError, grpc.StatusCode.UNAVAILABLE),
 )
 
 
@@ -73,18 +82,33 @@ def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
         structlog.contextvars.bind_contextvars(
             rpc=method.__name__, table_id=getattr(step, "table_id", ""),
             hand_no=getattr(step, "hand_no", 0), seat=seat)
+        started, outcome = time.perf_counter(), "OK"
         try:
             return await method(self, request, context)
         except Exception as exc:  # mapped below, or re-raised as INTERNAL
             code = status_for(exc)
+            outcome = code.name if code is not None else _aborted_with(context, exc)
             if code is None:
                 log.exception("rpc failed")
                 raise
             message = getattr(exc, "reason", None) or str(exc)
             log.info("rpc refused", code=code.name, reason=message)
             await context.abort(code, message)
+        finally:
+            metrics.record_rpc(type(self).__name__, method.__name__, outcome,
+                               time.perf_counter() - started)
 
     return wrapper
+
+
+def _aborted_with(context, exc: BaseException) -> str:
+    """The status a handler aborted with itself (context.abort), for the metrics."""
+    if isinstance(exc, grpc.aio.AbortError):
+        try:
+            return context.code().name
+        except Exception:  # no code recorded
+            return "UNKNOWN"
+    return "INTERNAL"
 
 
 def check_table_id(table_id: str) -> str:
@@ -117,6 +141,13 @@ class Server:
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         self.port = self.server.add_insecure_port(f"{host}:{port}")
         self.address = f"{host}:{self.port}"
+
+    def enable_reflection(self, service_names: list[str]) -> None:
+        """gRPC reflection (grpcurl, grpc_cli) for ``service_names`` and health; call
+        before :meth:`start`."""
+        from grpc_reflection.v1alpha import reflection
+        reflection.enable_server_reflection(
+            [*service_names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server)
 
     async def start(self) -> None:
         await self.server.start()

@@ -1,0 +1,81 @@
+"""Prometheus metrics of a service process, served at ``/metrics`` on POKER_METRICS_PORT.
+
+Named by the Prometheus conventions (base units, ``_total`` counters). Labels are bounded
+sets only: game, structure, action, and the RPC's service, method and status code. Never a
+table id, player, seat or command id: those belong in logs, not in time series.
+
+    poker_actions_total{game,structure,action}        actions appended (betting service;
+                                                      a time-out's fold or check included)
+    poker_action_latency_seconds{game,structure}      decide + append of an action
+    poker_hands_completed_total{game,structure}       hands ended (showdown service)
+    poker_rake_total{game,structure}                  chips raked (rake service)
+    poker_append_conflicts_total                      appends that lost a race and re-folded
+    poker_rpc_duration_seconds{service,method,code}   every gRPC call the service answered
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from prometheus_client import Counter, Histogram, start_http_server
+
+from shared.poker.events import ActionTaken, HandEnded, RakeTaken
+
+GAME_LABELS = ("game", "structure")
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+ACTIONS = Counter("poker_actions_total", "Player actions appended to the log",
+                  [*GAME_LABELS, "action"])
+ACTION_LATENCY = Histogram("poker_action_latency_seconds",
+                           "Time to decide and append one player action", GAME_LABELS,
+                           buckets=LATENCY_BUCKETS)
+HANDS_COMPLETED = Counter("poker_hands_completed_total", "Hands played to the end",
+                          GAME_LABELS)
+RAKE = Counter("poker_rake_total", "Chips taken as rake", GAME_LABELS)
+APPEND_CONFLICTS = Counter("poker_append_conflicts_total",
+                           "Guarded appends that lost a race for the table (re-folded)")
+RPC_DURATION = Histogram("poker_rpc_duration_seconds", "gRPC calls answered",
+                         ["service", "method", "code"], buckets=LATENCY_BUCKETS)
+
+
+def _game_labels(options) -> tuple[str, str]:
+    if options is None:
+        return "", ""
+    return options.game.value, options.structure.value
+
+
+def record_commit(options, events: Iterable, seconds: float | None = None) -> None:
+    """Count what one appended commit did; ``options``: the table's (None before it exists);
+    ``seconds``: how long deciding and appending it took."""
+    game, structure = _game_labels(options)
+    acted = False
+    for event in events:
+        if isinstance(event, ActionTaken):
+            ACTIONS.labels(game, structure, event.action.value).inc()
+            acted = True
+        elif isinstance(event, HandEnded):
+            HANDS_COMPLETED.labels(game, structure).inc()
+        elif isinstance(event, RakeTaken) and event.amount > 0:
+            RAKE.labels(game, structure).inc(event.amount)
+    if acted and seconds is not None:
+        ACTION_LATENCY.labels(game, structure).observe(seconds)
+
+
+def record_rpc(service: str, method: str, code: str, seconds: float) -> None:
+    RPC_DURATION.labels(service, method, code).observe(seconds)
+
+
+def port_from_env(env: dict[str, str] | None = None) -> int:
+    """POKER_METRICS_PORT; 0 (the default) serves no metrics."""
+    env = os.environ if env is None else env
+    return int(env.get("POKER_METRICS_PORT", "0") or 0)
+
+
+def start_metrics_server(port: int, host: str = "127.0.0.1"):
+    """Serve ``/metrics`` on ``host:port`` from a daemon thread; returns the HTTP server
+    (``shutdown()`` stops it) or None when ``port`` is 0."""
+    if not port:
+        return None
+    server, _thread = start_http_server(port, addr=host)
+    return server

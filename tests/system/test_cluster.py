@@ -1,0 +1,126 @@
+"""The production topology on one machine: three nats-server nodes as one JetStream cluster
+(R3 stream), two processes of every service (peers balance round robin), supervised as
+`pokerctl up --cluster 3 --replicas 2` runs them. Bots play a table of every game; mid-play
+the stream's leader node is killed -9, and a service replica too. Every commit acknowledged
+before the kill is still in the log, the supervisor brings both back, and play carries on:
+the bots retry through the failover with the same command ids."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import grpc
+from poker.table.v1 import table_pb2_grpc
+
+from services.pokerctl.bots_cmd import audit_commits, play_tables, plan_tables
+from services.pokerctl.up import LocalCluster
+from services.table.driver import channel
+from shared.infra.eventstore import STREAM, EventStore
+
+RETRY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+         grpc.StatusCode.ABORTED)
+
+
+class RetryingStub:
+    """The bots' stub, retrying a call the failover interrupted with the same request (so
+    the same command id: a retry of an append that landed gets the original outcome)."""
+
+    def __init__(self, stub, patience: float = 30.0) -> None:
+        self._stub, self._patience = stub, patience
+
+    def __getattr__(self, method: str):
+        call = getattr(self._stub, method)
+
+        async def retrying(request):
+            deadline = time.monotonic() + self._patience
+            while True:
+                try:
+                    return await call(request, timeout=5)
+                except grpc.aio.AioRpcError as exc:
+                    if exc.code() not in RETRY or time.monotonic() > deadline:
+                        raise
+                    await asyncio.sleep(0.1)
+
+        return retrying
+
+
+async def wait_for(condition, timeout: float = 30.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        result = await condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no {what} after {timeout} s")
+        await asyncio.sleep(0.05)
+
+
+async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster(tmp_path):
+    cluster = LocalCluster(tmp_path, base_port=None, nats_nodes=3, replica_count=2,
+                           log_level="WARNING")
+    await cluster.start()
+    restarted: list[str] = []
+    supervisor = asyncio.create_task(cluster.supervise(lambda n, rc: restarted.append(n)))
+    store = await EventStore.connect(cluster.nats_url, create=False)
+    try:
+        info = await store.js.stream_info(STREAM)
+        assert info.config.num_replicas == 3
+        assert len(cluster.instances["betting"]) == 2
+        assert "," in cluster.env("table")["POKER_BETTING_ADDR"]
+
+        plans = plan_tables(run_id="cluster")  # one table of every game and structure
+        # The bots call one table instance: views read through the other may lag a commit
+        # (its cache; direct gets served by a follower), and a bot re-deciding on a stale
+        # view reuses its command id (bot-<version>-<seat>) for another action. Peers of
+        # the table service (and the clock keepers) use both instances of everything.
+        async with channel(cluster.addresses["table"]) as ch:
+            stub = RetryingStub(table_pb2_grpc.TableServiceStub(ch))
+            playing = asyncio.create_task(play_tables(stub, plans, hands=3, seats=3, seed=11))
+
+            async def some_play():
+                info = await store.js.stream_info(STREAM)
+                return info.state.messages >= 20 * len(plans) and info
+
+            info = await wait_for(some_play, what="commits before the kill")
+            acknowledged = {p.table_id: await store.read(p.table_id) for p in plans}
+            leader = info.cluster.leader
+            assert not playing.done(), "the kill must land mid-play"
+            old_betting = cluster.pid("betting-2")
+            cluster.kill_node(leader)
+            cluster.kill("betting-2")
+
+            played = await asyncio.wait_for(playing, timeout=90)
+        assert [p.error for p in played if p.error] == []
+        assert all(p.bots.hands_seen >= 3 for p in played)
+
+        async def healed():  # a leader and two current followers (the killed node is back)
+            info = await store.js.stream_info(STREAM)
+            replicas = info.cluster.replicas or []
+            return info.cluster.leader and len(replicas) == 2 and \
+                all(r.current for r in replicas)
+
+        await wait_for(healed, what="stream with all 3 replicas current")
+        await wait_for(lambda: _async(cluster.pid("betting-2") != old_betting
+                                      and "betting-2" in restarted), what="betting-2 restart")
+        await wait_for(lambda: _async(leader in restarted or supervisor.done()),
+                       what="node restart")
+        assert not supervisor.done(), supervisor.exception()
+        await cluster.wait_healthy(["betting-2"], timeout=30)
+        for plan in plans:
+            after = await store.read(plan.table_id)
+            before = acknowledged[plan.table_id]
+            assert [(c.seq, c.data) for c in after[:len(before)]] == \
+                [(c.seq, c.data) for c in before], plan.table_id
+            assert len(after) > len(before)
+            audit = audit_commits(plan.table_id, after)
+            assert audit.errors == [], (plan.label, audit.errors)
+    finally:
+        supervisor.cancel()
+        await asyncio.gather(supervisor, return_exceptions=True)
+        await store.close()
+        await cluster.stop()
+
+
+async def _async(value):
+    return value

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import secrets
 from dataclasses import dataclass, field
 
 import grpc
@@ -74,7 +75,10 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
         action, to = policy(None, legal_from(seat, view.legal))
         request = table_pb2.ActRequest(
             table_id=bots.table_id, seat=seat, seat_token=token, hand_no=view.hand_no,
-            action=_KIND_TO_PB[action], command_id=f"bot-{view.version}-{seat}")
+            # A fresh id per decision: a retry of this very request keeps it, a new decision
+            # (after a refusal on a stale view) gets its own.
+            action=_KIND_TO_PB[action],
+            command_id=f"bot-{view.version}-{seat}-{secrets.token_hex(4)}")
         if to is not None:
             request.amount = to
         started = loop.time()

@@ -9,20 +9,9 @@ import time
 import pytest
 
 from shared.infra.lease import Leases
+from shared.infra.waiting import until
 
 TTL_MS = 400
-
-
-async def until(condition, timeout: float = 5.0, every: float = 0.02):
-    """Wait for ``await condition()`` to be truthy, up to ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = await condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s")
-        await asyncio.sleep(every)
 
 
 class FakeMonotonic:
@@ -54,7 +43,7 @@ async def test_one_holder_renewal_expiry_and_release(store):
 
     # a stops renewing (as if it died): the key expires and b takes it
     b._next_try.clear()
-    await until(lambda: b.acquire("table.t1"))
+    await until(lambda: b.acquire("table.t1"), timeout=5)
     assert not a.holds("table.t1")  # a let go before the key could expire
     assert await a.renew(force=True) == ["table.t1"]  # and b's write is not a's revision
     assert await a.holder("table.t1") == "b"

@@ -5,7 +5,6 @@ the lease, times that player out and the table plays on. Real time here (a 1 + 1
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import grpc
@@ -18,20 +17,10 @@ from services.pokerctl.up import LocalCluster
 from shared.infra.codec import decode_body
 from shared.infra.eventstore import EventStore
 from shared.infra.lease import DEFAULT_BUCKET
+from shared.infra.waiting import until
 from shared.poker import events as E
 
 TABLE = "fo"
-
-
-async def until(condition, timeout: float, every: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = await condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s")
-        await asyncio.sleep(every)
 
 
 async def events(store: EventStore) -> list[tuple[str, object]]:

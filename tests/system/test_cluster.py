@@ -8,15 +8,15 @@ the bots retry through the failover with the same command ids."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 import grpc
 from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.bots_cmd import audit_commits, play_tables, plan_tables
 from services.pokerctl.up import LocalCluster
-from services.table.driver import channel
+from services.table.driver import call_with_retry, channel
 from shared.infra.eventstore import STREAM, EventStore
+from shared.infra.waiting import until
 
 RETRY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
          grpc.StatusCode.ABORTED)
@@ -26,34 +26,20 @@ class RetryingStub:
     """The bots' stub, retrying a call the failover interrupted with the same request (so
     the same command id: a retry of an append that landed gets the original outcome)."""
 
-    def __init__(self, stub, patience: float = 30.0) -> None:
-        self._stub, self._patience = stub, patience
+    def __init__(self, stub) -> None:
+        self._stub = stub
 
     def __getattr__(self, method: str):
         call = getattr(self._stub, method)
 
         async def retrying(request):
-            deadline = time.monotonic() + self._patience
-            while True:
-                try:
-                    return await call(request, timeout=5)
-                except grpc.aio.AioRpcError as exc:
-                    if exc.code() not in RETRY or time.monotonic() > deadline:
-                        raise
-                    await asyncio.sleep(0.1)
+            return await call_with_retry(call, request, attempts=60, timeout=5)
 
         return retrying
 
 
 async def wait_for(condition, timeout: float = 30.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = await condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no {what} after {timeout} s")
-        await asyncio.sleep(0.05)
+    return await until(condition, timeout, what)
 
 
 async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster(tmp_path):

@@ -28,9 +28,11 @@ UP = ("import argparse, sys\n"
 def free_base_port() -> int:
     for _ in range(50):
         base = free_port()
-        if base < 65000 and not any(port_in_use(base + k) for k in range(1, 6)):
+        # the services at base + 1..5, their metrics at base + 11..15
+        if base < 65000 and not any(port_in_use(base + k)
+                                    for k in (*range(1, 6), *range(11, 16))):
             return base
-    raise RuntimeError("no five free ports in a row")
+    raise RuntimeError("no free ports for the services and their metrics")
 
 
 async def _line_with(proc: subprocess.Popen, text: str, seen: list[str], timeout: float) -> None:

@@ -7,9 +7,9 @@ Creates N tables (default: one of each game and structure: holdem FL/PL/NL, omah
 omaha_hilo FL/PL, stud FL, stud_hilo FL; --game/--structure narrow the choice, N cycles over
 it), seats K bots at each and plays M hands at every table at once through the TableService
 API (services/pokerctl/botclient.py). Prints each table's hands and actions, then reads every
-table's log back from JetStream and audits it (see :func:`audit_commits`): hash chain, fold,
-chips conserved (seats' stacks + rake = buy-ins), every deck revealed matching its
-commitment and dealt in order. Exit 1 if any audit fails.
+table's log back from JetStream and audits it as `pokerctl audit` does (shared/audit): the
+hash chain, every decision made again by the engine, chips conserved, every deck revealed
+matching its commitment and dealt in order. Exit 1 if any audit fails.
 
 The table service and NATS default to what `pokerctl up` runs (POKER_TABLE_ADDR,
 POKER_NATS_URL override them).
@@ -23,7 +23,7 @@ import random
 import secrets
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import grpc
 import nats
@@ -31,11 +31,8 @@ from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.infra.codec import decode_body
+from shared.audit import TableAudit, audit_table
 from shared.infra.eventstore import STREAM, EventStore, StoreError
-from shared.infra.repository import LoadedTable, fold_commit
-from shared.poker import events as E
-from shared.poker.decide import deck_order
-from shared.poker.deck import commitment
 from shared.poker.options import TableOptions, table_options
 from shared.poker.table import buy_in_limits
 
@@ -153,29 +150,6 @@ async def play_tables(stub: table_pb2_grpc.TableServiceStub, plans: list[TablePl
 # --- audit -----------------------------------------------------------------------------------
 
 
-@dataclass
-class Audit:
-    table_id: str
-    commits: int = 0
-    events: int = 0
-    hands: int = 0
-    buy_ins: int = 0  # chips brought to the table: buy-ins and top-ups
-    stacks: int = 0  # at the end: seats' stacks (and what a running hand holds)
-    rake: int = 0
-    left_with: int = 0  # chips taken away by players who left
-    decks: int = 0
-    errors: list[str] = field(default_factory=list)
-    state: LoadedTable | None = None
-
-    @property
-    def conserved(self) -> bool:
-        return self.stacks + self.rake + self.left_with == self.buy_ins
-
-    @property
-    def ok(self) -> bool:
-        return self.conserved and not self.errors
-
-
 def decode_commit(data: bytes) -> list[object]:
     commit = ev.Commit()
     commit.ParseFromString(data)
@@ -185,92 +159,6 @@ def decode_commit(data: bytes) -> list[object]:
         env.ParseFromString(raw)
         out.append(decode_body(env))
     return out
-
-
-def audit_commits(table_id: str, stored: list) -> Audit:
-    """Replay a table's commits from the start and check them:
-
-    - the hash chain and the fold (``fold_commit``: a commit that does not chain, decode or
-      apply is an error);
-    - chips: the seats' stacks (plus what a running hand holds) + rake taken + chips taken
-      away by players who left = the buy-ins;
-    - decks: every deck revealed hashes to the commitment made before it was dealt, is 52
-      distinct cards (a stud reshuffle: the cards it was made of), and the cards dealt after
-      each commitment are that deck's first cards, in order.
-    """
-    a = Audit(table_id)
-    lt = LoadedTable()
-    commitments: list[str] = []
-    dealt: list[list] = []
-    leaving_mid_hand: set[int] = set()
-    for s in stored:
-        try:
-            events = decode_commit(s.data)
-            before = lt.state
-            lt = fold_commit(lt, s)
-        except Exception as exc:  # noqa: BLE001 - CorruptLog, a bad commit: reported
-            a.errors.append(f"commit {s.seq}: {exc}")
-            break
-        a.commits += 1
-        a.events += len(events)
-        for e in events:
-            if isinstance(e, E.PlayerSeated):
-                a.buy_ins += e.stack
-            elif isinstance(e, E.PlayerToppedUp):
-                a.buy_ins += e.amount
-            elif isinstance(e, E.PlayerLeft) and before is not None:
-                if before.hand_running and any(p.seat == e.seat for p in before.hand.players):
-                    leaving_mid_hand.add(e.seat)
-                else:
-                    seat = before.seat(e.seat)
-                    a.left_with += seat.stack if seat is not None else 0
-            elif isinstance(e, E.HandStarted):
-                a.hands += 1
-                commitments, dealt, leaving_mid_hand = [], [], set()
-            elif isinstance(e, E.DeckCommitted):
-                commitments.append(e.commitment)
-                dealt.append([])
-            elif isinstance(e, E.CardsDealt):
-                if not dealt:
-                    a.errors.append(f"commit {s.seq}: cards dealt before a deck commitment")
-                else:
-                    dealt[-1].extend(deck_order(e))
-            elif isinstance(e, E.RakeTaken):
-                a.rake += e.amount
-            elif isinstance(e, E.DeckRevealed):
-                a.decks += len(e.decks)
-                a.errors += _check_reveal(s.seq, e, commitments, dealt)
-                hand = lt.state.hand if lt.state is not None else None
-                if hand is not None:
-                    a.left_with += sum(p.stack for p in hand.players
-                                       if p.seat in leaving_mid_hand)
-    table = lt.state
-    if table is not None:
-        hand = table.hand
-        if table.hand_running:
-            in_hand = {p.seat for p in hand.players}
-            a.stacks = sum(s.stack for s in table.seats if s.seat not in in_hand)
-            a.stacks += sum(p.stack for p in hand.players) + hand.pot_total
-        else:
-            a.stacks = sum(s.stack for s in table.seats)
-    a.state = lt
-    return a
-
-
-def _check_reveal(seq: int, e: E.DeckRevealed, commitments: list[str],
-                  dealt: list[list]) -> list[str]:
-    errors = []
-    if len(e.decks) != len(commitments):
-        errors.append(f"commit {seq}: {len(commitments)} commitments, {len(e.decks)} decks")
-    for k, (deck, salt, c, cards) in enumerate(zip(e.decks, e.salts, commitments, dealt)):
-        if commitment(deck, salt) != c:
-            errors.append(f"commit {seq}: deck {k + 1} does not match its commitment")
-        if len(set(deck)) != len(deck) or (k == 0 and len(deck) != 52):
-            errors.append(f"commit {seq}: deck {k + 1} is not a set of distinct cards")
-        if tuple(cards) != tuple(deck[: len(cards)]):
-            errors.append(f"commit {seq}: the cards dealt from deck {k + 1} are not its "
-                          f"first cards in order")
-    return errors
 
 
 async def connect_store(nats_url: str, timeout: float = 3.0) -> EventStore:
@@ -290,10 +178,11 @@ async def connect_store(nats_url: str, timeout: float = 3.0) -> EventStore:
     return EventStore(nc, nc.jetstream(timeout=10), STREAM)
 
 
-async def audit_tables(nats_url: str, table_ids: list[str]) -> list[Audit]:
+async def audit_tables(nats_url: str, table_ids: list[str]) -> list[TableAudit]:
+    """Each table's log read back from JetStream and audited (shared/audit)."""
     store = await connect_store(nats_url)
     try:
-        return [audit_commits(t, await store.read(t)) for t in table_ids]
+        return [audit_table(t, await store.read(t)) for t in table_ids]
     finally:
         await store.close()
 
@@ -301,7 +190,7 @@ async def audit_tables(nats_url: str, table_ids: list[str]) -> list[Audit]:
 # --- output ----------------------------------------------------------------------------------
 
 
-def print_report(played: list[Played], audits: list[Audit] | None, seconds: float,
+def print_report(played: list[Played], audits: list[TableAudit] | None, seconds: float,
                  out=None) -> bool:
     """One line per table and a summary; True if every table played and audited clean."""
     out = sys.stdout if out is None else out
@@ -316,8 +205,9 @@ def print_report(played: list[Played], audits: list[Audit] | None, seconds: floa
                f"{p.bots.actions:>8}"
         a = by_id.get(p.plan.table_id)
         if a is not None:
-            chips = "ok" if a.conserved else f"{a.stacks + a.rake + a.left_with}!={a.buy_ins}"
-            verdict = "pass" if not a.errors else "FAIL: " + "; ".join(a.errors[:3])
+            chips = "ok" if a.conserved else \
+                f"{a.stacks + a.rake + a.left_with}!={a.buy_ins + a.top_ups}"
+            verdict = "pass" if a.ok else f"FAIL: {a.failure}"
             line += f"{a.events:>8}{a.rake:>6}  {chips:<9}{verdict}"
             ok &= a.ok
         if p.error:

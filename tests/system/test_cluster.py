@@ -12,9 +12,10 @@ import asyncio
 import grpc
 from poker.table.v1 import table_pb2_grpc
 
-from services.pokerctl.bots_cmd import audit_commits, play_tables, plan_tables
+from services.pokerctl.bots_cmd import play_tables, plan_tables
 from services.pokerctl.up import LocalCluster
 from services.table.driver import call_with_retry, channel
+from shared.audit import audit_table
 from shared.infra.eventstore import STREAM, EventStore
 from shared.infra.waiting import until
 
@@ -99,8 +100,8 @@ async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster
             assert [(c.seq, c.data) for c in after[:len(before)]] == \
                 [(c.seq, c.data) for c in before], plan.table_id
             assert len(after) > len(before)
-            audit = audit_commits(plan.table_id, after)
-            assert audit.errors == [], (plan.label, audit.errors)
+            audit = audit_table(plan.table_id, after)
+            assert audit.ok, (plan.label, audit.failure)
     finally:
         supervisor.cancel()
         await asyncio.gather(supervisor, return_exceptions=True)

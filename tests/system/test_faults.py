@@ -24,9 +24,10 @@ from poker.events.v1 import events_pb2 as pb
 from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
-from services.pokerctl.bots_cmd import audit_commits, decode_commit
+from services.pokerctl.bots_cmd import decode_commit
 from services.pokerctl.up import LocalCluster
 from services.table.driver import token_digest
+from shared.audit import audit_table
 from shared.infra.eventstore import EventStore
 from shared.infra.repository import TableRepository, digest
 from shared.poker import events as E
@@ -138,8 +139,8 @@ async def test_a_peer_restarted_between_two_actions(stack, table_stub, nats_serv
     doubled = [c for c, k in Counter(ids).items() if k > 1]
     assert not doubled, doubled
     assert {"a1", "a2"} <= set(ids)
-    audit = audit_commits("t1", stored)
-    assert not audit.errors and audit.conserved and audit.hands >= 1
+    audit = audit_table("t1", stored)
+    assert audit.ok and audit.conserved and audit.hands >= 1, audit.failure
     hand_1 = [e for s in stored for e in decode_commit(s.data)]
     assert sum(isinstance(e, E.DeckRevealed) for e in hand_1) >= 1
     assert sum(isinstance(e, E.ActionTaken) and e.seat == second.seat for e in hand_1) >= 1
@@ -213,7 +214,7 @@ async def test_the_dealer_killed_after_its_commitment_deals_from_the_same_deck(t
     cards = [c for e in hand_1 if isinstance(e, E.CardsDealt) for c in deck_order(e)]
     assert len(cards) >= 3 * 2 + 3 + 1 + 1 + 3  # hole cards, flop, turn, river and burns
     assert tuple(cards) == revealed.decks[0][:len(cards)]
-    audit = audit_commits("t1", stored)
-    assert not audit.errors and audit.conserved
+    audit = audit_table("t1", stored)
+    assert audit.ok and audit.conserved, audit.failure
     ids = command_ids(stored)
     assert len(ids) == len(set(ids))

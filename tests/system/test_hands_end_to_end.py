@@ -20,10 +20,11 @@ import pytest
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
-from services.pokerctl.bots_cmd import (audit_commits, create_and_seat, decode_commit,
+from services.pokerctl.bots_cmd import (create_and_seat, decode_commit,
                                         plan_tables)
 from services.pokerctl.botclient import play
 from services.table.server import view_message
+from shared.audit import audit_table
 from shared.infra.eventstore import EventStore
 from shared.infra.repository import LoadedTable, fold_commit
 from shared.poker import events as E
@@ -31,6 +32,14 @@ from shared.poker.view import table_view
 
 HANDS = 3
 SEATS = 4
+
+
+def folded(stored) -> LoadedTable:
+    """The table's fold after every commit read back from the log."""
+    lt = LoadedTable()
+    for s in stored:
+        lt = fold_commit(lt, s)
+    return lt
 
 
 class LogIndex:
@@ -144,14 +153,15 @@ async def test_every_game_and_structure_end_to_end(table_stub, nats_server):
     try:
         for p, b in zip(plans, played):
             stored = await store.read(p.table_id)
-            audit = audit_commits(p.table_id, stored)
-            assert not audit.errors, audit.errors
+            audit = audit_table(p.table_id, stored)
+            assert audit.ok, audit.failure
             assert audit.hands >= 1 and b.hands_seen == audit.hands
+            brought = audit.buy_ins + audit.top_ups
             assert audit.buy_ins == SEATS * p.buy_in()
-            assert audit.conserved, (p.table_id, audit.stacks, audit.rake, audit.buy_ins)
-            table = audit.state.state
+            assert audit.conserved, (p.table_id, audit.stacks, audit.rake, brought)
+            table = folded(stored).state
             assert not table.hand_running
-            assert sum(s.stack for s in table.seats) + audit.rake == audit.buy_ins
+            assert sum(s.stack for s in table.seats) + audit.rake == brought
 
             log = LogIndex(stored)
             served = views[p.table_id]
@@ -226,14 +236,15 @@ async def test_a_seat_vacated_in_the_middle_of_a_hand_keeps_chips_conserved(tabl
             command_id="sit-new"))).seat_token
     store = await EventStore.connect(nats_server.url, create=False)
     try:
-        audit = audit_commits("t1", await store.read("t1"))
+        stored = await store.read("t1")
+        audit = audit_table("t1", stored)
     finally:
         await store.close()
-    assert audit.hands >= 2 and not audit.errors
+    assert audit.hands >= 2 and audit.ok, audit.failure
     if not audit.conserved:
         problems.append(f"chips: stacks {audit.stacks} + rake {audit.rake} + taken away "
-                        f"{audit.left_with} != buy-ins {audit.buy_ins}")
-    seats = {s.seat: s for s in audit.state.state.seats}
+                        f"{audit.left_with} != buy-ins {audit.buy_ins + audit.top_ups}")
+    seats = {s.seat: s for s in folded(stored).state.seats}
     if leaver in seats and seats[leaver].player_id == "newcomer" and seats[leaver].stack != 40:
         problems.append(f"the newcomer bought in for 40 and has {seats[leaver].stack}")
     assert not problems, problems

@@ -25,6 +25,7 @@ from poker.rake.v1 import rake_pb2_grpc
 from poker.showdown.v1 import showdown_pb2, showdown_pb2_grpc
 
 from shared.infra.repository import TableRepository, digest
+from shared.infra.rpc import trace_metadata
 from shared.poker import decide as D
 from shared.poker import table as T
 
@@ -72,7 +73,8 @@ async def call_with_retry(fn, request, attempts: int = 20, timeout: float = 10.0
     delay = 0.05
     for attempt in range(attempts):
         try:
-            return await fn(request, timeout=timeout, wait_for_ready=True)
+            return await fn(request, timeout=timeout, wait_for_ready=True,
+                            metadata=trace_metadata())
         except grpc.aio.AioRpcError as exc:
             if exc.code() not in RETRYABLE or attempt == attempts - 1:
                 raise

@@ -14,6 +14,7 @@ import functools
 import re
 import signal
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 
 import grpc
@@ -81,7 +82,7 @@ def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
             step, seat = seat, seat.seat
         structlog.contextvars.bind_contextvars(
             rpc=method.__name__, table_id=getattr(step, "table_id", ""),
-            hand_no=getattr(step, "hand_no", 0), seat=seat)
+            hand_no=getattr(step, "hand_no", 0), seat=seat, trace_id=trace_id_of(context))
         started, outcome = time.perf_counter(), "OK"
         try:
             return await method(self, request, context)
@@ -99,6 +100,24 @@ def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
                                time.perf_counter() - started)
 
     return wrapper
+
+
+TRACE_HEADER = "x-trace-id"
+
+
+def trace_id_of(context) -> str:
+    """The caller's trace id (gRPC metadata ``x-trace-id``), or a new one: every log line of
+    the call and of the calls it makes to other services carries it."""
+    for key, value in context.invocation_metadata() or ():
+        if key == TRACE_HEADER and value:
+            return str(value)[:64]
+    return uuid.uuid4().hex[:16]
+
+
+def trace_metadata() -> tuple[tuple[str, str], ...]:
+    """Metadata passing the current call's trace id on to the services it calls."""
+    trace_id = structlog.contextvars.get_contextvars().get("trace_id")
+    return ((TRACE_HEADER, trace_id),) if trace_id else ()
 
 
 def _aborted_with(context, exc: BaseException) -> str:

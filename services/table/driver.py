@@ -37,12 +37,12 @@ MAX_STEPS = 500  # per call of advance: a hand never needs this many automated s
 
 
 def channel(address: str) -> grpc.aio.Channel:
-    """A channel to one service; a comma-separated list is balanced round robin."""
+    """A channel to one service, balanced call by call (round robin) over every address: a
+    comma-separated list of host:port, or a name that resolves to several (``dns:///dealer:50052``
+    on a headless Kubernetes Service)."""
     targets = address.split(",")
-    if len(targets) == 1:
-        return grpc.aio.insecure_channel(targets[0])
-    return grpc.aio.insecure_channel("ipv4:" + ",".join(targets),
-                                     options=[("grpc.lb_policy_name", "round_robin")])
+    target = targets[0] if len(targets) == 1 else "ipv4:" + ",".join(targets)
+    return grpc.aio.insecure_channel(target, options=[("grpc.lb_policy_name", "round_robin")])
 
 
 @dataclass

@@ -70,8 +70,9 @@ class EventStore:
                       create: bool = True, connect_timeout: float = 15.0) -> EventStore:
         try:
             # Reconnect for ever once connected; the first connection must come quickly.
+            servers = [u.strip() for u in url.split(",") if u.strip()]  # any node of a cluster
             nc = await asyncio.wait_for(nats.connect(
-                url, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.2,
+                servers, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.2,
                 connect_timeout=2, allow_reconnect=True), timeout=connect_timeout)
         except (asyncio.TimeoutError, OSError, nats.errors.NoServersError) as exc:
             raise StoreError(f"cannot reach NATS at {url}: {exc!r}") from None

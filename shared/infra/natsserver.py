@@ -65,6 +65,7 @@ class NatsServer:
     cluster_port: int = 0
     routes: list[str] = field(default_factory=list)
     max_file_store: str = ""  # e.g. "64MB": JetStream's disk limit for this node
+    extra_config: str = ""  # appended to the config (e.g. an accounts include)
     proc: subprocess.Popen | None = None
 
     @property
@@ -83,6 +84,8 @@ class NatsServer:
             lines += ["cluster {", f'  name: "{self.cluster}"',
                       f'  listen: "{self.host}:{self.cluster_port}"', f"  routes: [{routes}]",
                       "}"]
+        if self.extra_config:
+            lines.append(self.extra_config)
         return "\n".join(lines) + "\n"
 
     def start(self, log_file: Path | None = None,

@@ -174,7 +174,14 @@ def test_the_config_map_configures_a_replicated_stream_and_every_peer(overlay):
     assert data["POKER_BIND"] == "0.0.0.0"
     assert data["POKER_METRICS_PORT"] == "9090"
     for svc in SERVICES:
-        assert data[f"POKER_{svc.upper()}_ADDR"] == f"{svc}:{50050 + PORT_OFFSETS[svc]}"
+        # the internal services are headless: the table service resolves every pod and
+        # balances each call over them (dns:///), the client-facing table service is not
+        prefix = "" if svc == "table" else "dns:///"
+        assert data[f"POKER_{svc.upper()}_ADDR"] == \
+            f"{prefix}{svc}:{50050 + PORT_OFFSETS[svc]}"
+    for svc in SERVICES:
+        service = objects[("Service", svc)]
+        assert (service["spec"].get("clusterIP") == "None") == (svc != "table")
     job = objects[("Job", "poker-init")]
     env = {e["name"]: e for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["POKER_NATS_URL"]["value"].startswith("nats://poker-admin:")

@@ -111,3 +111,37 @@ async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster
 
 async def _async(value):
     return value
+
+
+async def test_a_service_replica_killed_mid_hand_while_its_twin_serves_reaches_no_player(
+        tmp_path):
+    """Two replicas of every service on one node; one betting and one dealer replica die
+    mid-play. The table service retries the idempotent step on the twin (same command id): the
+    bots, calling without any retry of their own, never see an error."""
+    cluster = LocalCluster(tmp_path, base_port=None, nats_nodes=1, replica_count=2,
+                           log_level="WARNING")
+    await cluster.start()
+    store = await EventStore.connect(cluster.nats_url, create=False)
+    try:
+        plans = plan_tables(3, run_id="twins")
+        async with channel(cluster.addresses["table"].split(",")[0]) as ch:
+            stub = table_pb2_grpc.TableServiceStub(ch)  # no retries: an error would show
+            playing = asyncio.create_task(play_tables(stub, plans, hands=4, seats=3, seed=5))
+
+            async def some_play():
+                info = await store.js.stream_info(STREAM)
+                return info.state.messages >= 15 * len(plans)
+
+            await wait_for(some_play, what="commits before the kill")
+            assert not playing.done(), "the kill must land mid-play"
+            cluster.kill("betting-2")
+            cluster.kill("dealer-2")
+            played = await asyncio.wait_for(playing, timeout=90)
+        assert [p.error for p in played if p.error] == []
+        assert all(p.bots.hands_seen >= 4 for p in played)
+        for plan in plans:
+            audit = audit_table(plan.table_id, await store.read(plan.table_id))
+            assert audit.ok, (plan.label, audit.failure)
+    finally:
+        await store.close()
+        await cluster.stop()

@@ -13,10 +13,10 @@ from shared.poker import decide as D
 from shared.poker.clock import is_late
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind
+from shared.poker.options import MAX_CHIPS
 
 #: protobuf ActionKind -> domain
 ACTIONS = {events_pb2.ActionKind.Value(f"ACTION_KIND_{a.name}"): a for a in ActionKind}
-MAX_CHIPS = 2**53  # no real stack comes near; beyond it an amount is a mistake or an attack
 
 
 def action_from(request_action: int) -> ActionKind:

@@ -13,80 +13,22 @@ import argparse
 import asyncio
 import random
 import time
-from dataclasses import dataclass
 
-from shared.poker.cards import DECK
-from shared.poker.decide import deck_order
-from shared.poker.deck import commitment
-from shared.poker.driver import Dealer, new_table, random_policy, run_hand
-from shared.poker.events import CardsDealt, DeckCommitted, DeckRevealed, RakeTaken
-from shared.poker.fold import fold
-from shared.poker.options import TableOptions, table_options
+from shared.audit import TableAudit, audit_table
+from shared.audit.sample import chain, play_decisions
+from shared.poker.options import table_options
 
 from .bots_cmd import TABLES
 
 
-@dataclass
-class TableReport:
-    name: str
-    hands: int
-    events: int
-    rake: int
-    chips_in: int
-    chips_out: int
-    audit_errors: list[str]
-
-
-def play_table(options: TableOptions, name: str, hands: int, seats: int,
-               rng: random.Random) -> TableReport:
-    """Bots play ``hands`` hands; a bust bot rebuys between hands (table stakes)."""
-    table = new_table(options, table_id=name)
-    buy_in = 100 * max(options.big_blind, options.small_bet)
-    stacks = {s: buy_in for s in range(1, seats + 1)}
-    chips_in = buy_in * seats
-    button = seats
-    log: list[object] = []
-    rake = 0
-    for hand_no in range(1, hands + 1):
-        for s, st in stacks.items():
-            if st == 0:
-                stacks[s] = buy_in
-                chips_in += buy_in
-        button = button % seats + 1
-        table, events = run_hand(table, hand_no, button, sorted(stacks.items()),
-                                 random_policy(rng), Dealer())
-        log.extend(events)
-        stacks = {p.seat: p.stack for p in table.hand.players}
-        rake += sum(e.amount for e in events if isinstance(e, RakeTaken))
-    chips_out = sum(stacks.values()) + rake
-    return TableReport(name, hands, len(log), rake, chips_in, chips_out,
-                       audit(options, name, log, table))
-
-
-def audit(options: TableOptions, name: str, log: list[object], played) -> list[str]:
-    """Replay the log from scratch and check it against what was played."""
-    from shared.poker.events import TableCreated
-    errors = []
-    replayed = fold([TableCreated(name, options), *log])
-    if replayed != played:
-        errors.append("the fold of the log differs from the state played")
-    commitments: list[str] = []
-    dealt: list = []
-    for e in log:
-        if isinstance(e, DeckCommitted):
-            commitments.append(e.commitment)
-        elif isinstance(e, CardsDealt):
-            dealt.extend(deck_order(e))
-        elif isinstance(e, DeckRevealed):
-            for deck, salt, c in zip(e.decks, e.salts, commitments[-len(e.decks):]):
-                if commitment(deck, salt) != c:
-                    errors.append("a revealed deck does not match its commitment")
-                if sorted(deck) != sorted(set(deck)) or not set(deck) <= set(DECK):
-                    errors.append("a revealed deck is not a set of distinct cards")
-            if len(e.decks) == 1 and tuple(dealt) != e.decks[0][: len(dealt)]:
-                errors.append("the cards dealt are not the committed deck, in order")
-            commitments, dealt = [], []
-    return sorted(set(errors))
+def play_and_audit(name: str, game: str, structure: str, stakes: dict, hands: int,
+                   seats: int, seed: object) -> TableAudit:
+    """Bots play the table through the engine's own decisions (seating, blinds, clocks as
+    the services make them, one decision per commit); the commits are then audited."""
+    options = table_options(game, structure, **stakes)
+    decisions = play_decisions(name, options, hands, min(seats, options.max_seats), seed,
+                               churn=0.0)
+    return audit_table(name, chain(name, decisions, options=options))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,23 +39,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_in_process(args: argparse.Namespace) -> int:
-    rng = random.Random(args.seed)
     started = time.perf_counter()
-    reports = []
-    print(f"{'table':<26}{'hands':>7}{'events':>9}{'rake':>7}  chips in = out   audit")
-    for game, structure, stakes in TABLES:
-        options = table_options(game, structure, **stakes)
-        name = f"{game}-{structure}"
-        seats = min(args.seats, options.max_seats)
-        r = play_table(options, name, args.hands, seats, rng)
-        reports.append(r)
-        conserved = "yes" if r.chips_in == r.chips_out else f"NO ({r.chips_in} vs {r.chips_out})"
-        verdict = "pass" if not r.audit_errors else "FAIL: " + "; ".join(r.audit_errors)
-        print(f"{name:<26}{r.hands:>7}{r.events:>9}{r.rake:>7}  {conserved:<16}{verdict}")
+    audits = []
+    print(f"{'table':<26}{'hands':>7}{'events':>9}{'rake':>7}  chips      audit")
+    for i, (game, structure, stakes) in enumerate(TABLES):
+        name = f"{game}-{structure}".replace("_", "")
+        a = play_and_audit(name, game, structure, stakes, args.hands, args.seats,
+                           f"{args.seed}/{i}" if args.seed is not None else random.random())
+        audits.append(a)
+        chips = "conserved" if a.conserved else "NOT conserved"
+        verdict = "pass" if a.ok else f"FAIL: {a.failure}"
+        print(f"{name:<26}{a.hands:>7}{a.events:>9}{a.rake:>7}  {chips:<11}{verdict}")
     elapsed = time.perf_counter() - started
-    hands = sum(r.hands for r in reports)
-    events = sum(r.events for r in reports)
-    ok = all(not r.audit_errors and r.chips_in == r.chips_out for r in reports)
+    hands = sum(a.hands for a in audits)
+    events = sum(a.events for a in audits)
+    ok = all(a.ok and a.conserved for a in audits)
     print(f"\n{hands} hands, {events} events in {elapsed:.2f} s "
           f"({hands / elapsed:.0f} hands/s); audit {'passed' if ok else 'FAILED'}")
     return 0 if ok else 1

@@ -155,14 +155,18 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         lt = await self.repo.get(table_id, version)
         return table_pb2.TableReply(version=lt.seq, view=self._view(lt, viewer))
 
-    async def _seat_event(self, request, kind: str, decide) -> table_pb2.TableReply:
-        """A seat's own table event (disconnect, reconnect): token checked, appended."""
-        check_command_id(request.command_id)
-        await self._seated(request.table_id, request.seat, request.seat_token)
-        outcome = await self.repo.execute(request.table_id, request.command_id,
-                                          digest(kind, request.seat),
-                                          lambda t: decide(t, request.seat))
-        return await self._reply(request.table_id, request.seat, outcome.version)
+    async def _seat_command(self, seat: table_pb2.SeatRequest, kind: str, decide, *args,
+                            viewer: int | None = -1) -> table_pb2.TableReply:
+        """A seated player's command on the table (leave, sit out, top up, disconnect,
+        reconnect): token checked, ``decide(table, seat, *args)`` appended, the table driven
+        on, the new view returned (to the seat, unless ``viewer`` says otherwise)."""
+        check_command_id(seat.command_id)
+        await self._seated(seat.table_id, seat.seat, seat.seat_token)
+        outcome = await self.repo.execute(seat.table_id, seat.command_id,
+                                          digest(kind, seat.seat, *args),
+                                          lambda t: decide(t, seat.seat, *args))
+        version = await self.driver.advance(seat.table_id, outcome.version)
+        return await self._reply(seat.table_id, seat.seat if viewer == -1 else viewer, version)
 
     # --- RPCs ----------------------------------------------------------------------------
 
@@ -197,36 +201,16 @@ class TableService(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def Leave(self, request, context):
-        check_command_id(request.command_id)
-        await self._seated(request.table_id, request.seat, request.seat_token)
-        outcome = await self.repo.execute(request.table_id, request.command_id,
-                                          digest("leave", request.seat),
-                                          lambda t: T.leave(t, request.seat))
-        version = await self.driver.advance(request.table_id, outcome.version)
-        return await self._reply(request.table_id, None, version)
+        return await self._seat_command(request, "leave", T.leave, viewer=None)
 
     @rpc
     async def SitOut(self, request, context):
-        seat = request.seat
-        check_command_id(seat.command_id)
-        await self._seated(seat.table_id, seat.seat, seat.seat_token)
-        outcome = await self.repo.execute(
-            seat.table_id, seat.command_id,
-            digest("sit_out", seat.seat, request.sit_out, request.post_big_blind),
-            lambda t: T.sit_out(t, seat.seat, request.sit_out, request.post_big_blind))
-        version = await self.driver.advance(seat.table_id, outcome.version)
-        return await self._reply(seat.table_id, seat.seat, version)
+        return await self._seat_command(request.seat, "sit_out", T.sit_out, request.sit_out,
+                                        request.post_big_blind)
 
     @rpc
     async def TopUp(self, request, context):
-        seat = request.seat
-        check_command_id(seat.command_id)
-        await self._seated(seat.table_id, seat.seat, seat.seat_token)
-        outcome = await self.repo.execute(
-            seat.table_id, seat.command_id, digest("top_up", seat.seat, request.amount),
-            lambda t: T.top_up(t, seat.seat, request.amount))
-        version = await self.driver.advance(seat.table_id, outcome.version)
-        return await self._reply(seat.table_id, seat.seat, version)
+        return await self._seat_command(request.seat, "top_up", T.top_up, request.amount)
 
     @rpc
     async def Act(self, request, context):
@@ -254,11 +238,11 @@ class TableService(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def Disconnect(self, request, context):
-        return await self._seat_event(request, "disconnect", T.disconnect)
+        return await self._seat_command(request, "disconnect", T.disconnect)
 
     @rpc
     async def Reconnect(self, request, context):
-        return await self._seat_event(request, "reconnect", T.reconnect)
+        return await self._seat_command(request, "reconnect", T.reconnect)
 
     @staticmethod
     def _stale(lt: LoadedTable, request) -> bool:

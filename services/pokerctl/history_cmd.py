@@ -8,6 +8,8 @@ finished hand (or hand N):
 
 - ``pokerstars`` (default): PokerStars hand history text, hands separated by two blank lines;
   the auditor's history shows every seat's cards, ``--seat S`` limits it to that player's view;
+  ``Hand #`` is the stream sequence of the hand's first commit, unique across tables (``--hand``
+  takes the table's own hand number);
 - ``json``: one JSON object per line per hand (``--seat`` hides the other seats' down cards);
 - ``phh``: PHH (``.phhs`` style ``[1]``, ``[2]`` ... sections when there are several hands);
   always the full hand (``--seat`` is refused).
@@ -36,11 +38,13 @@ from .up import default_nats_url
 FORMATS = ("pokerstars", "json", "phh")
 
 
-def decode_log(stored: list) -> tuple[list[object], list[int]]:
-    """Every event of the commits with its time (unix ms); the chain and fold are checked."""
+def decode_log(stored: list) -> tuple[list[object], list[int], list[int]]:
+    """Every event of the commits with its time (unix ms) and its commit's stream sequence
+    (the hand ids of the PokerStars text); the chain and fold are checked."""
     lt = LoadedTable()
     events: list[object] = []
     times: list[int] = []
+    seqs: list[int] = []
     for s in stored:
         lt = fold_commit(lt, s)  # raises CorruptLog
         commit = pb.Commit()
@@ -50,7 +54,8 @@ def decode_log(stored: list) -> tuple[list[object], list[int]]:
             env.ParseFromString(raw)
             events.append(decode_body(env))
             times.append(env.occurred_at_unix_ms or None)
-    return events, times
+            seqs.append(s.seq)
+    return events, times, seqs
 
 
 async def read_log(nats_url: str, table_id: str) -> list:
@@ -86,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"pokerctl history: no table {args.table!r} in the log", file=sys.stderr)
         return 1
     try:
-        events, times = decode_log(stored)
-        records = hands(events, times)
+        events, times, seqs = decode_log(stored)
+        records = hands(events, times, seqs=seqs)
     except (CorruptLog, ValueError) as exc:
         print(f"pokerctl history: table {args.table}: {exc}", file=sys.stderr)
         return 1

@@ -28,6 +28,7 @@ class HandRecord:
     names: dict[int, str]  # seat -> player name, for the seats dealt in
     events: tuple[object, ...]  # HandStarted first
     started_at_ms: int | None = None  # when the hand started (the commit time), if known
+    seq: int | None = None  # stream sequence of the commit holding HandStarted, if known
     extra: dict = field(default_factory=dict)
 
     @property
@@ -46,17 +47,23 @@ class HandRecord:
 
 
 def hands(events: Iterable[object], at_ms: Sequence[int | None] | None = None,
-          *, options: TableOptions | None = None, table_id: str = "") -> list[HandRecord]:
+          *, seqs: Sequence[int | None] | None = None, options: TableOptions | None = None,
+          table_id: str = "") -> list[HandRecord]:
     """The hands in a table's events (in log order). ``at_ms``: each event's time (unix ms),
-    parallel to ``events``; ``options``/``table_id`` stand in for a missing TableCreated."""
+    ``seqs``: the stream sequence of each event's commit, both parallel to ``events``;
+    ``options``/``table_id`` stand in for a missing TableCreated."""
     events = list(events)
     times = list(at_ms) if at_ms is not None else [None] * len(events)
     if len(times) != len(events):
         raise ValueError("at_ms must give one time per event")
+    seqs = list(seqs) if seqs is not None else [None] * len(events)
+    if len(seqs) != len(events):
+        raise ValueError("seqs must give one sequence per event")
     names: dict[int, str] = {}
     out: list[HandRecord] = []
     current: list[object] | None = None
     started: int | None = None
+    seq: int | None = None
     hand_names: dict[int, str] = {}
 
     def close() -> None:
@@ -65,9 +72,9 @@ def hands(events: Iterable[object], at_ms: Sequence[int | None] | None = None,
                 raise ValueError("the log has no TableCreated event: pass options=")
             start: E.HandStarted = current[0]
             out.append(HandRecord(table_id, options, start.hand_no, start.button,
-                                  dict(hand_names), tuple(current), started))
+                                  dict(hand_names), tuple(current), started, seq))
 
-    for e, t in zip(events, times):
+    for e, t, q in zip(events, times, seqs):
         if isinstance(e, E.TableCreated):
             options, table_id = e.options, e.table_id
         elif isinstance(e, E.PlayerSeated):
@@ -76,7 +83,7 @@ def hands(events: Iterable[object], at_ms: Sequence[int | None] | None = None,
             names.pop(e.seat, None)
         if isinstance(e, E.HandStarted):
             close()
-            current, started = [e], t
+            current, started, seq = [e], t, q
             hand_names = {p.seat: names.get(p.seat, f"Seat {p.seat}") for p in e.players}
         elif current is not None and isinstance(e, _IN_HAND):
             current.append(e)

@@ -2,12 +2,22 @@
 
 PokerStars layout (play-money style: amounts are plain chip integers):
 
-- header ``PokerStars Hand #<hand_no>:  Hold'em No Limit (1/2) - 2026/11/30 8:00:00 ET``
-  (the hand's commit time in US Eastern time; without one, the unix epoch);
+- header ``PokerStars Hand #<id>:  Hold'em No Limit (1/2) - 2026/11/30 8:00:00 ET``
+  (the hand's commit time in US Eastern time; without one, the unix epoch). The id
+  (:func:`hand_id`), which tracking software keys hands by, is the JetStream stream sequence of
+  the commit holding the hand's ``HandStarted``: one stream holds every table, so ids are unique
+  across tables, grow with time and stay the same when the log is exported again. A record
+  without a sequence (built from bare events, not read from the log) falls back to the table's
+  hand number, which is unique only within its table. The table's hand number is the
+  ``hand_no`` of the JSON form (and what ``pokerctl history --hand`` selects);
 - ``Table '<id>' 6-max Seat #<button> is the button`` (stud: no button), seats with their
   starting stacks, forced bets, streets with hole cards and actions, uncalled bets, the show
   down, collections by pot (``pot`` with one pot, else ``main pot``, ``side pot`` or, with
   several side pots, ``side pot-1`` ...), the summary (pot amounts after rake, ``| Rake R``).
+- hands named in PokerStars' words (:func:`pokerstars_high`, :func:`pokerstars_low`, worked out
+  again from the shown cards and the board; the events' own names are the engine's):
+  ``a pair of Kings``, ``a straight, Ace to Five``, ``a Royal Flush``; hi/lo games show
+  ``(HI: a pair of Fives; LO: 5,4,3,2,A)``, or ``(HI: ...)`` alone without a low.
 - ``viewer=None`` is the auditor's history (every seat's cards, also mucked ones);
   ``viewer=seat`` is that player's (their own cards, the others' up cards and shown hands).
 """
@@ -18,6 +28,7 @@ import datetime as _dt
 from zoneinfo import ZoneInfo
 
 from shared.phh.export import export
+from shared.poker import evaluator as ev
 from shared.poker import events as E
 from shared.poker.cards import UNKNOWN_CARD, Card
 from shared.poker.events import ActionKind, ForcedKind
@@ -35,6 +46,41 @@ _STUD_HEADERS = ("3rd STREET", "4th STREET", "5th STREET", "6th STREET", "RIVER"
 _ET = ZoneInfo("America/New_York")
 
 
+# PokerStars' rank names, 2..A (rank index 0..12), and their plurals
+_RANK = "Deuce Three Four Five Six Seven Eight Nine Ten Jack Queen King Ace".split()
+_RANKS = tuple(n + ("es" if n == "Six" else "s") for n in _RANK)
+_C = ev.HandCategory
+
+
+def pokerstars_high(value: int) -> str:
+    """A high value named as PokerStars does: "a full house, Kings full of Fours"."""
+    cat, r = ev._info(value)  # (category, rank indexes in reading order), read only
+    if cat is _C.STRAIGHT_FLUSH:
+        if r[0] == 12:
+            return "a Royal Flush"
+        return f"a straight flush, {_RANK[r[4]]} to {_RANK[r[0]]}"
+    if cat is _C.FOUR_OF_A_KIND:
+        return f"four of a kind, {_RANKS[r[0]]}"
+    if cat is _C.FULL_HOUSE:
+        return f"a full house, {_RANKS[r[0]]} full of {_RANKS[r[3]]}"
+    if cat is _C.FLUSH:
+        return f"a flush, {_RANK[r[0]]} high"
+    if cat is _C.STRAIGHT:  # a wheel reads 5-4-3-2-A: "Ace to Five"
+        return f"a straight, {_RANK[r[4]]} to {_RANK[r[0]]}"
+    if cat is _C.THREE_OF_A_KIND:
+        return f"three of a kind, {_RANKS[r[0]]}"
+    if cat is _C.TWO_PAIR:
+        return f"two pair, {_RANKS[r[0]]} and {_RANKS[r[2]]}"
+    if cat is _C.ONE_PAIR:
+        return f"a pair of {_RANKS[r[0]]}"
+    return f"high card {_RANK[r[0]]}"
+
+
+def pokerstars_low(value: int) -> str:
+    """A low value as PokerStars writes it: "8,5,4,2,A" (highest first)."""
+    return ",".join("A" if r == 1 else str(r) for r in ev._low_ranks(value))  # read only
+
+
 def _cards(cs: tuple[Card, ...] | list[Card]) -> str:
     return "[" + " ".join(str(c) for c in cs) + "]"
 
@@ -49,6 +95,11 @@ def stakes(record: HandRecord) -> str:
     if o.structure is Structure.FIXED_LIMIT:
         return f"{o.small_bet}/{o.big_bet}"
     return f"{o.small_blind}/{o.big_blind}"
+
+
+def hand_id(record: HandRecord) -> int:
+    """The hand's PokerStars id: its stream sequence, else its hand number (module doc)."""
+    return record.seq if record.seq is not None else record.hand_no
 
 
 def et_time(ms: int | None) -> str:
@@ -134,10 +185,19 @@ class _Hand:
         return [c if up else UNKNOWN_CARD for c, up in zip(self.dealt[seat], self.up[seat])]
 
     def hand_name(self, seat: int) -> str:
-        e = self.shown[seat]
-        if self.hilo:
-            return f"HI: {e.high}" + (f"; LO: {e.low}" if e.low else "")
-        return e.high
+        """The shown hand in PokerStars' words, valued again from its cards and the board."""
+        hole, board = self.shown[seat].cards, tuple(self.board)
+        game = self.r.options.game
+        if game.is_omaha:
+            high = ev.omaha_high_value(hole, board)
+            low = ev.omaha_low8_value(hole, board) if self.hilo else None
+        else:
+            high = ev.high_value(hole + board)
+            low = ev.low8_value(hole + board) if self.hilo else None
+        if not self.hilo:
+            return pokerstars_high(high)
+        lo = f"; LO: {pokerstars_low(low)}" if low is not None else ""
+        return f"HI: {pokerstars_high(high)}{lo}"
 
 
 # --- PokerStars ------------------------------------------------------------------------------
@@ -148,7 +208,7 @@ def pokerstars(record: HandRecord, viewer: int | None = None) -> str:
     h = _Hand(record)
     r = record
     name = r.name
-    out = [f"PokerStars Hand #{r.hand_no}:  {game_name(r)} ({stakes(r)}) - "
+    out = [f"PokerStars Hand #{hand_id(r)}:  {game_name(r)} ({stakes(r)}) - "
            f"{et_time(r.started_at_ms)}"]
     table = f"Table '{r.table_id}' {r.options.max_seats}-max"
     out.append(table if h.stud else f"{table} Seat #{r.button} is the button")
@@ -320,9 +380,10 @@ def _street_name(h: _Hand, street: int) -> str:
 
 
 def to_json(record: HandRecord, viewer: int | None = None) -> dict:
-    """One hand as a JSON-ready object: players, forced bets, streets (cards and actions),
-    uncalled bets, pots (before rake, with the rake taken from each), shows, awards, final
-    stacks. ``total_pot == sum(awards) + rake``."""
+    """One hand as a JSON-ready object: the table's ``hand_no`` and the PokerStars
+    ``hand_id``, players, forced bets, streets (cards and actions), uncalled bets, pots (before
+    rake, with the rake taken from each), shows, awards, final stacks.
+    ``total_pot == sum(awards) + rake``."""
     h = _Hand(record)
     r = record
 
@@ -369,6 +430,7 @@ def to_json(record: HandRecord, viewer: int | None = None) -> dict:
     return {
         "table_id": r.table_id,
         "hand_no": r.hand_no,
+        "hand_id": hand_id(r),
         "started_at_unix_ms": r.started_at_ms,
         "game": r.options.game.value,
         "structure": r.options.structure.value,

@@ -65,7 +65,7 @@ async def test_history_of_played_hands(stack, table_stub, nats_server):
     texts = done.stdout.strip().split("\n\n\n")
     assert len(texts) == played
     for text, o in zip(texts, objs):
-        assert text.startswith(f"PokerStars Hand #{o['hand_no']}:  Hold'em No Limit (1/2) - ")
+        assert text.startswith(f"PokerStars Hand #{o['hand_id']}:  Hold'em No Limit (1/2) - ")
         assert re.search(r" \d{4}/\d\d/\d\d \d{1,2}:\d\d:\d\d ET\n", text)
         total = re.search(r"^Total pot (\d+)(.*)\| Rake (\d+)$", text, re.M)
         assert int(total[1]) == o["total_pot"] and int(total[3]) == o["rake"]
@@ -83,6 +83,30 @@ async def test_history_of_played_hands(stack, table_stub, nats_server):
     assert one.returncode == 0, one.stderr
     dealt = [line for line in one.stdout.splitlines() if line.startswith("Dealt to")]
     assert len(dealt) == 1 and dealt[0].startswith(f"Dealt to bot-{table}-1 ")
+
+
+async def test_hand_ids_are_unique_across_tables_and_stable(stack, table_stub, nats_server):
+    """Two tables played at once both number their hands from 1; the PokerStars ids (stream
+    sequences) never collide, grow hand by hand and are the same when exported again."""
+    (a, _), (b, _) = await asyncio.gather(played_table(table_stub, "holdem", "no_limit"),
+                                          played_table(table_stub, "omaha", "pot_limit"))
+
+    async def ids(table: str) -> dict[int, int]:
+        """hand number -> PokerStars id, from the text (checked against the JSON)."""
+        text = await pokerctl("--table", table, "--nats", nats_server.url)
+        js = await pokerctl("--table", table, "--format", "json", "--nats", nats_server.url)
+        assert text.returncode == js.returncode == 0, text.stderr + js.stderr
+        objs = [json.loads(line) for line in js.stdout.splitlines()]
+        found = [int(x) for x in re.findall(r"^PokerStars Hand #(\d+):", text.stdout, re.M)]
+        assert found == [o["hand_id"] for o in objs]
+        return {o["hand_no"]: o["hand_id"] for o in objs}
+
+    ids_a, ids_b = await ids(a), await ids(b)
+    assert 1 in ids_a and 1 in ids_b  # the tables' own hand numbers collide
+    assert not set(ids_a.values()) & set(ids_b.values())
+    for table_ids in (ids_a, ids_b):
+        assert list(table_ids.values()) == sorted(set(table_ids.values()))
+    assert await ids(a) == ids_a and await ids(b) == ids_b
 
 
 async def test_phh_of_every_logged_hand_replays_in_pokerkit(stack, table_stub, nats_server):

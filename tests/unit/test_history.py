@@ -10,8 +10,11 @@ from collections import deque
 import pytest
 from pokerkit import HandHistory
 
-from shared.history import hands, phh, pokerstars, to_json
+from shared.history import hand_id, hands, phh, pokerstars, pokerstars_high, pokerstars_low, \
+    to_json
+from shared.poker import evaluator as ev
 from shared.poker import events as E
+from shared.poker.cards import cards
 from shared.poker.driver import check_call_policy
 from shared.poker.options import table_options
 from tests.helpers.scenario import Scenario, board_deck, stud_deck
@@ -153,17 +156,17 @@ def test_three_way_all_in_with_a_side_pot():
         *** TURN *** [2s 3s 4h] [9d]
         *** RIVER *** [2s 3s 4h 9d] [Jc]
         *** SHOW DOWN ***
-        alice: shows [Ah Ad] (one pair, aces)
-        bob: shows [Kc Kd] (one pair, kings)
-        carol: shows [Qh Qs] (one pair, queens)
+        alice: shows [Ah Ad] (a pair of Aces)
+        bob: shows [Kc Kd] (a pair of Kings)
+        carol: shows [Qh Qs] (a pair of Queens)
         bob collected 100 from side pot
         alice collected 138 from main pot
         *** SUMMARY ***
         Total pot 250 Main pot 138. Side pot 100. | Rake 12
         Board [2s 3s 4h 9d Jc]
-        Seat 1: alice (small blind) showed [Ah Ad] and won (138) with one pair, aces
-        Seat 2: bob (big blind) showed [Kc Kd] and won (100) with one pair, kings
-        Seat 3: carol (button) showed [Qh Qs] and lost with one pair, queens
+        Seat 1: alice (small blind) showed [Ah Ad] and won (138) with a pair of Aces
+        Seat 2: bob (big blind) showed [Kc Kd] and won (100) with a pair of Kings
+        Seat 3: carol (button) showed [Qh Qs] and lost with a pair of Queens
     """)
 
 
@@ -193,15 +196,15 @@ def test_split_pot():
         alice: checks
         bob: checks
         *** SHOW DOWN ***
-        alice: shows [Ah Kd] (one pair, jacks)
-        bob: shows [Ac Kc] (one pair, jacks)
+        alice: shows [Ah Kd] (a pair of Jacks)
+        bob: shows [Ac Kc] (a pair of Jacks)
         alice collected 6 from pot
         bob collected 6 from pot
         *** SUMMARY ***
         Total pot 12 | Rake 0
         Board [2s 3s 4h Jd Jc]
-        Seat 1: alice (small blind) showed [Ah Kd] and won (6) with one pair, jacks
-        Seat 2: bob (big blind) showed [Ac Kc] and won (6) with one pair, jacks
+        Seat 1: alice (small blind) showed [Ah Kd] and won (6) with a pair of Jacks
+        Seat 2: bob (big blind) showed [Ac Kc] and won (6) with a pair of Jacks
         Seat 3: carol (button) folded before Flop (didn't bet)
     """)
 
@@ -233,15 +236,15 @@ def test_omaha_hilo_high_and_low_halves():
         alice: checks
         bob: checks
         *** SHOW DOWN ***
-        alice: shows [Ah 2h 3c 6c] (HI: high card, ace; LO: 8-5-4-2-A low)
-        bob: shows [Qc Qd Jh Jd] (HI: one pair, queens)
+        alice: shows [Ah 2h 3c 6c] (HI: high card Ace; LO: 8,5,4,2,A)
+        bob: shows [Qc Qd Jh Jd] (HI: a pair of Queens)
         bob collected 9 from pot
         alice collected 9 from pot
         *** SUMMARY ***
         Total pot 18 | Rake 0
         Board [4c 5d Th 8h Ks]
-        Seat 1: alice (small blind) showed [Ah 2h 3c 6c] and won (9) with HI: high card, ace; LO: 8-5-4-2-A low
-        Seat 2: bob (big blind) showed [Qc Qd Jh Jd] and won (9) with HI: one pair, queens
+        Seat 1: alice (small blind) showed [Ah 2h 3c 6c] and won (9) with HI: high card Ace; LO: 8,5,4,2,A
+        Seat 2: bob (big blind) showed [Qc Qd Jh Jd] and won (9) with HI: a pair of Queens
         Seat 3: carol (button) folded on the Flop
     """)
     awards = {(a.portion, a.shares[0].seat) for a in omaha_hilo().of(E.PotAwarded)}
@@ -286,19 +289,67 @@ STUD = f"""
     alice: checks
     bob: checks
     *** SHOW DOWN ***
-    alice: shows [Ah Kd 2c Qs 5h 8s 9h] (high card, ace)
-    bob: shows [Qc Qd 3h Jc 4d 5d 6d] (one pair, queens)
+    alice: shows [Ah Kd 2c Qs 5h 8s 9h] (high card Ace)
+    bob: shows [Qc Qd 3h Jc 4d 5d 6d] (a pair of Queens)
     bob collected 22 from pot
     *** SUMMARY ***
     Total pot 23 | Rake 1
-    Seat 1: alice showed [Ah Kd 2c Qs 5h 8s 9h] and lost with high card, ace
-    Seat 2: bob showed [Qc Qd 3h Jc 4d 5d 6d] and won (22) with one pair, queens
+    Seat 1: alice showed [Ah Kd 2c Qs 5h 8s 9h] and lost with high card Ace
+    Seat 2: bob showed [Qc Qd 3h Jc 4d 5d 6d] and won (22) with a pair of Queens
     Seat 3: carol folded on the 3rd Street (didn't bet)
 """
 
 
 def test_stud_with_a_bring_in():
     assert pokerstars(one(stud_bring_in())) == text(STUD)
+
+
+def test_stud_hilo_shows_name_both_halves_in_pokerstars_words():
+    s = Scenario(table_options("stud_hilo", "fixed_limit", small_bet=10, max_seats=8),
+                 stacks=[(1, 100), (2, 100), (3, 100)], button=3,
+                 deck=stud_deck({1: "Ah2d3cQs5h8s9h", 2: "QcQd4hJc4d5d6d", 3: "7h2s9s"},
+                                button=3))
+    s.play("1 bring_in", "2 complete 10", "3 fold", "1 call")
+    s.finish(check_call_policy)
+    out = pokerstars(one(s))
+    assert text("""
+        *** SHOW DOWN ***
+        bob: shows [Qc Qd 4h Jc 4d 5d 6d] (HI: two pair, Queens and Fours)
+        alice: shows [Ah 2d 3c Qs 5h 8s 9h] (HI: high card Ace; LO: 8,5,3,2,A)
+        bob collected 11 from pot
+        alice collected 11 from pot
+        *** SUMMARY ***
+        Total pot 23 | Rake 1
+        Seat 1: alice showed [Ah 2d 3c Qs 5h 8s 9h] and won (11) with HI: high card Ace; LO: 8,5,3,2,A
+        Seat 2: bob showed [Qc Qd 4h Jc 4d 5d 6d] and won (11) with HI: two pair, Queens and Fours
+    """) in out
+
+
+@pytest.mark.parametrize("hand, name", [
+    ("AhJd8c5s3h", "high card Ace"),
+    ("KhKd8c5s3h", "a pair of Kings"),
+    ("2h2d8c5s3hJc9d", "a pair of Deuces"),
+    ("AhAdKcKs3h", "two pair, Aces and Kings"),
+    ("6h6d3c3s2hQd2c", "two pair, Sixes and Threes"),
+    ("QhQdQc5s3h", "three of a kind, Queens"),
+    ("TsJhQdKcAh", "a straight, Ten to Ace"),
+    ("Ah2d3c4s5hKd", "a straight, Ace to Five"),
+    ("2d3c4s5h6h", "a straight, Deuce to Six"),
+    ("Ah9h7h4h2h", "a flush, Ace high"),
+    ("KhKdKc4s4h", "a full house, Kings full of Fours"),
+    ("9h9d9c9sAh", "four of a kind, Nines"),
+    ("9hThJhQhKh", "a straight flush, Nine to King"),
+    ("As2s3s4s5s", "a straight flush, Ace to Five"),
+    ("TsJsQsKsAs9s", "a Royal Flush"),
+])
+def test_every_hand_category_in_pokerstars_words(hand, name):
+    assert pokerstars_high(ev.high_value(cards(hand))) == name
+
+
+@pytest.mark.parametrize("hand, low", [("Ah2d4c5h8s", "8,5,4,2,A"), ("5d4c3h2sAdKc", "5,4,3,2,A"),
+                                       ("7c6d4h3s2c8d", "7,6,4,3,2")])
+def test_lows_in_pokerstars_words(hand, low):
+    assert pokerstars_low(ev.low8_value(cards(hand))) == low
 
 
 def test_one_players_view_hides_the_others_down_cards():
@@ -391,6 +442,26 @@ def test_a_log_of_several_hands():
     assert records[2].names == {1: "p1", 2: "p2", 3: "p3", 4: "p4"}
     for r in records:
         assert pokerstars(r).startswith(f"PokerStars Hand #{r.hand_no}:  Hold'em No Limit")
+
+
+def test_hand_ids_are_stream_sequences_unique_across_tables():
+    """Both tables play their hand 1; the id is the stream sequence of the commit holding
+    the hand's HandStarted (here table a's commits come first, two events a commit)."""
+    a, b = logged(split_pot(), "a"), logged(uncalled_and_rake(), "b")
+    seq_a = [1 + i // 2 for i in range(len(a))]
+    seq_b = [seq_a[-1] + 1 + i // 2 for i in range(len(b))]
+    (ra,), (rb,) = hands(a, seqs=seq_a), hands(b, seqs=seq_b)
+    assert ra.hand_no == rb.hand_no == 1
+    start = [next(i for i, e in enumerate(log) if isinstance(e, E.HandStarted)) for log in (a, b)]
+    assert (hand_id(ra), hand_id(rb)) == (seq_a[start[0]], seq_b[start[1]])
+    assert hand_id(ra) != hand_id(rb)
+    assert pokerstars(ra).startswith(f"PokerStars Hand #{hand_id(ra)}:  Hold'em")
+    assert pokerstars(rb).startswith(f"PokerStars Hand #{hand_id(rb)}:  Hold'em")
+    assert to_json(rb)["hand_id"] == hand_id(rb) and to_json(rb)["hand_no"] == 1
+    assert pokerstars(hands(a, seqs=seq_a)[0]) == pokerstars(ra)  # exported again: the same
+    assert hand_id(hands(a)[0]) == 1  # no sequence: the table's hand number
+    with pytest.raises(ValueError, match="seqs"):
+        hands(a, seqs=seq_a[1:])
 
 
 def test_a_log_without_table_created_needs_options():

@@ -6,12 +6,15 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shared.infra.boot import start
 from shared.infra.config import Config
 from shared.infra.rpc import Server
+from shared.infra.secrecy import ComplianceKey, ComplianceKeyring
 
 from .betting.server import setup as betting_setup
 from .dealer.server import setup as dealer_setup
@@ -32,6 +35,16 @@ class LocalStack:
     now_ms: Callable[[], int] | None = None
     servers: dict[str, Server] = field(default_factory=dict)
     cleanups: dict[str, object] = field(default_factory=dict)
+    #: the compliance role's key pair: the dealer seals every hand to its public key
+    compliance: ComplianceKey = field(default_factory=ComplianceKey.generate)
+    key_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="poker-keys-"))
+
+    def __post_init__(self) -> None:
+        self.key_file, self.public_key_file = (str(p) for p in self.compliance.write(self.key_dir))
+
+    def keyring(self) -> ComplianceKeyring:
+        """A compliance keyring that opens every hand this stack dealt."""
+        return ComplianceKeyring([self.compliance])
 
     @property
     def addresses(self) -> dict[str, str]:
@@ -41,7 +54,8 @@ class LocalStack:
         """Start one service; ``port`` brings a stopped peer back where the table service
         expects it."""
         config = Config(nats_url=self.nats_url, host="127.0.0.1", port=port,
-                        addresses=self.addresses, log_level="WARNING", stream_replicas=1)
+                        addresses=self.addresses, log_level="WARNING", stream_replicas=1,
+                        compliance_public_key=self.public_key_file)
         server, cleanup = await start(name, SETUPS[name], config, now_ms=self.now_ms)
         await server.start()
         self.servers[name] = server
@@ -63,6 +77,7 @@ class LocalStack:
         for name in reversed(START_ORDER):
             if name in self.servers:
                 await self.stop_service(name)
+        shutil.rmtree(self.key_dir, ignore_errors=True)
 
 
 async def start_local(nats_url: str, now_ms: Callable[[], int] | None = None) -> LocalStack:

@@ -1,34 +1,66 @@
-"""DealerService: secure shuffles, deck commitments, dealing and burns, deck reveals.
+"""DealerService: secure shuffles, deck commitments, dealing and burns, turning hands face up
+at the showdown, deck reveals.
 
-The deck of a running hand lives in the dealer's vault (a KV bucket no other service reads);
-events carry only the commitment until a card is dealt, and the deck after the hand.
+The deck of a running hand and the hand's key live in the dealer's vault (a KV bucket no other
+service reads). In the log, burned and face-down cards and the revealed decks are sealed under
+the hand key, which each ``DeckCommitted`` also carries sealed to the compliance role
+(shared/infra/secrecy.py). The dealer's fold opens the running hand with the vault's key;
+every other service folds the cards nobody has seen as unknown. So the dealer turns hands face
+up at the showdown (the player's show or muck, or the rule for one who does not act), and
+hands a seat its own cards for its view.
 """
 
 from __future__ import annotations
 
-from poker.dealer.v1 import dealer_pb2_grpc
+from poker.dealer.v1 import dealer_pb2, dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
 
 from shared.infra.repository import TableRepository, digest
-from shared.infra.rpc import check_step, rpc
+from shared.infra.rpc import BadRequest, check_step, check_table_id, rpc
+from shared.infra.secrecy import CompliancePublicKey, DealerKeyring, HandKey, Sealing
 from shared.infra.steps import current_hand, for_hand, run_step
 from shared.infra.vault import DeckVault, HandDecks
 from shared.poker import decide as D
-from shared.poker.cards import DECK
+from shared.poker.cards import DECK, UNKNOWN_CARD
 from shared.poker.deck import commitment, new_salt, shuffled
 from shared.poker.errors import IllegalAction
 
+CHOICES = {
+    dealer_pb2.SHOW_CHOICE_SHOW: D.show,
+    dealer_pb2.SHOW_CHOICE_MUCK: D.muck,
+    dealer_pb2.SHOW_CHOICE_DEFAULT: D.showdown_default,
+}
+
 
 class DealerService(dealer_pb2_grpc.DealerServiceServicer):
-    def __init__(self, repo: TableRepository, vault: DeckVault) -> None:
+    def __init__(self, repo: TableRepository, vault: DeckVault,
+                 compliance: CompliancePublicKey) -> None:
+        if not isinstance(repo.keyring, DealerKeyring):
+            raise TypeError("the dealer's repository needs a DealerKeyring")
         self.repo = repo
         self.vault = vault
+        self.compliance = compliance
+        self.keyring: DealerKeyring = repo.keyring
 
-    async def _decks(self, table_id: str, hand_no: int) -> tuple[HandDecks, int]:
+    def _know(self, table_id: str, hand_no: int, decks: HandDecks) -> Sealing:
+        """Hold the hand's key before the table is read, so the fold opens its cards; drop a
+        cached fold that was made without it."""
+        hand = HandKey(table_id, hand_no, decks.key)
+        self.keyring.add(hand)
+        lt = self.repo.cached(table_id)
+        running = lt.state.hand if lt is not None and lt.state is not None else None
+        if running is not None and running.hand_no == hand_no and (
+                UNKNOWN_CARD in running.burned
+                or any(UNKNOWN_CARD in p.hole for p in running.players)):
+            self.repo.forget(table_id)
+        return Sealing(hand, self.compliance)
+
+    async def _decks(self, table_id: str, hand_no: int) -> tuple[HandDecks, int, Sealing]:
         stored = await self.vault.get(table_id, hand_no)
         if stored is None:
             raise IllegalAction(f"no deck was committed for hand {hand_no}")
-        return stored
+        decks, revision = stored
+        return decks, revision, self._know(table_id, hand_no, decks)
 
     async def _hand(self, request: step_pb2.StepRequest):
         check_step(request)
@@ -38,17 +70,22 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
     @rpc
     async def CommitDeck(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         await self._hand(request)
-        # Shuffle (CSPRNG) and store before committing; a retry reuses the stored deck.
-        decks = await self.vault.create(request.table_id, request.hand_no,
-                                        HandDecks((shuffled(DECK),), (new_salt(),)))
+        # Shuffle (CSPRNG), make the hand's key and store both before committing; a retry
+        # reuses what is stored.
+        decks = await self.vault.create(
+            request.table_id, request.hand_no,
+            HandDecks((shuffled(DECK),), (new_salt(),),
+                      HandKey.generate(request.table_id, request.hand_no).key))
+        sealing = self._know(request.table_id, request.hand_no, decks)
         return await run_step(self.repo, request, digest("commit_deck", request.hand_no),
                               for_hand(request, D.commit_deck,
-                                       commitment(decks.decks[0], decks.salts[0])))
+                                       commitment(decks.decks[0], decks.salts[0])),
+                              sealing=sealing)
 
     @rpc
     async def DealStreet(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         check_step(request)
-        decks, _ = await self._decks(request.table_id, request.hand_no)
+        decks, _, sealing = await self._decks(request.table_id, request.hand_no)
 
         def deal_from_deck(hand):
             step = D.next_step(hand)
@@ -58,30 +95,66 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
             return D.deal(hand, deck[hand.dealt_from_deck: hand.dealt_from_deck + step.count])
 
         return await run_step(self.repo, request, digest("deal", request.hand_no),
-                              for_hand(request, deal_from_deck))
+                              for_hand(request, deal_from_deck), sealing=sealing)
 
     @rpc
     async def Reshuffle(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
+        check_step(request)
+        decks, revision, sealing = await self._decks(request.table_id, request.hand_no)
         hand = await self._hand(request)
-        decks, revision = await self._decks(request.table_id, request.hand_no)
         if len(decks.decks) == len(hand.commitments):
             # Shuffle the undealt and burned cards anew; stored before the commitment.
             cards = decks.decks[-1][hand.dealt_from_deck:] + hand.burned
-            decks = HandDecks(decks.decks + (shuffled(cards),), decks.salts + (new_salt(),))
+            decks = HandDecks(decks.decks + (shuffled(cards),), decks.salts + (new_salt(),),
+                              decks.key)
             await self.vault.update(request.table_id, request.hand_no, decks, revision)
         return await run_step(self.repo, request, digest("reshuffle", request.hand_no),
                               for_hand(request, D.reshuffle,
                                        commitment(decks.decks[-1], decks.salts[-1]),
-                                       len(decks.decks[-1])))
+                                       len(decks.decks[-1])),
+                              sealing=sealing)
+
+    @rpc
+    async def ShowOrMuck(self, request: dealer_pb2.ShowRequest, context):
+        step = request.step
+        check_step(step)
+        decision = CHOICES.get(request.choice)
+        if decision is None:
+            raise BadRequest("choice must be SHOW, MUCK or DEFAULT")
+        _, _, sealing = await self._decks(step.table_id, step.hand_no)
+        return await run_step(self.repo, step,
+                              digest("show", step.hand_no, request.seat, request.choice),
+                              for_hand(step, decision, request.seat), sealing=sealing)
 
     @rpc
     async def RevealDeck(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         check_step(request)
-        decks, _ = await self._decks(request.table_id, request.hand_no)
+        decks, _, sealing = await self._decks(request.table_id, request.hand_no)
         return await run_step(self.repo, request, digest("reveal", request.hand_no),
-                              for_hand(request, D.reveal_deck, decks.decks, decks.salts))
+                              for_hand(request, D.reveal_deck, decks.decks, decks.salts),
+                              sealing=sealing)
+
+    @rpc
+    async def SeatCards(self, request: dealer_pb2.SeatCardsRequest, context):
+        check_table_id(request.table_id)
+        if not 0 < request.seat <= 10:
+            raise BadRequest("a seat is a seat number from 1")
+        await self._decks(request.table_id, request.hand_no)
+        lt = await self.repo.get(request.table_id)
+        hand = current_hand(lt.state, request.table_id, request.hand_no)
+        player = next((p for p in hand.players if p.seat == request.seat), None)
+        if player is None:
+            raise IllegalAction(f"seat {request.seat} is not dealt in hand {request.hand_no}")
+        return dealer_pb2.SeatCardsReply(cards=[str(c) for c in player.hole])
 
 
 async def setup(server, repo, store, config):
+    if not config.compliance_public_key:
+        raise SystemExit("the dealer seals every hand to the compliance role: set "
+                         "POKER_COMPLIANCE_PUBLIC_KEY to its public key file (make a key pair "
+                         "with `pokerctl keys generate DIR`)")
+    compliance = CompliancePublicKey.from_file(config.compliance_public_key)
+    repo.keyring = DealerKeyring()
     vault = await DeckVault.open(store.js, replicas=config.stream_replicas)
-    dealer_pb2_grpc.add_DealerServiceServicer_to_server(DealerService(repo, vault), server)
+    dealer_pb2_grpc.add_DealerServiceServicer_to_server(
+        DealerService(repo, vault, compliance), server)

@@ -1,12 +1,14 @@
 """`pokerctl audit`: read the event log from the start and audit every table.
 
-    pokerctl audit [--table T | --all | --file F] [--json] [--nats URL] [--stream NAME]
+    pokerctl audit [--table T | --all | --file F] [--key FILE] [--json] [--nats URL]
+                   [--stream NAME]
     pokerctl audit --table T --export F    (or --all --export F): write the raw commits
 
 Checks (shared/audit/auditor.py): the hash chain; no gaps (the stream's first..last sequence
 against the messages it holds; read with --all, every sequence is read); every decision
 re-decided by the engine, event for event; every card dealt against the deck committed before
-the hand and revealed after it; chips conserved per hand and per table. Prints one line per
+the hand and revealed after it (the sealed cards opened with the compliance key, --key: see
+keys_cmd.py; a secret card in the clear fails); chips conserved per hand and per table. Prints one line per
 table and a summary (progress on stderr; a bar on a terminal), or a JSON report with --json.
 Exit 0 if every table passes, 1 if any fails (the first bad event of each table is named:
 table, stream sequence, event index, type and why), 2 if the log cannot be read.
@@ -28,9 +30,11 @@ import nats
 
 from shared.audit.auditor import TableAudit, TableAuditor
 from shared.audit.export import ExportError, dump_lines, load_lines
+from shared.infra.secrecy import Keyring, SecrecyError
 from shared.infra.eventstore import READ_BATCH, STREAM, SUBJECT_PREFIX, EventStore, \
     StoreError, Stored
 
+from .keys_cmd import add_key_argument, keyring_from
 from .up import default_nats_url
 
 
@@ -77,8 +81,10 @@ class Progress:
 class Run:
     """Commits routed to one auditor per table, with the stream-level sequence check."""
 
-    def __init__(self, tables: set[str] | None, progress: Progress) -> None:
+    def __init__(self, tables: set[str] | None, progress: Progress,
+                 keyring: Keyring | None = None) -> None:
         self.tables = tables  # None: every table
+        self.keyring = keyring  # the compliance role's: opens the sealed cards
         self.auditors: dict[str, TableAuditor] = {}
         self.progress = progress
         self.messages = 0
@@ -97,7 +103,7 @@ class Run:
             return
         auditor = self.auditors.get(table_id)
         if auditor is None:
-            auditor = self.auditors[table_id] = TableAuditor(table_id)
+            auditor = self.auditors[table_id] = TableAuditor(table_id, self.keyring)
         before = auditor.audit.events
         auditor.feed(stored)
         self.events += auditor.audit.events - before
@@ -217,9 +223,10 @@ async def _from_nats(args: argparse.Namespace, run: Run | None, rows: list | Non
         await store.close()
 
 
-def audit_rows(rows: Iterable[tuple[str, Stored]]) -> list[TableAudit]:
+def audit_rows(rows: Iterable[tuple[str, Stored]],
+               keyring: Keyring | None = None) -> list[TableAudit]:
     """Audit (table, commit) pairs in stream order (for callers holding the commits)."""
-    run = Run(None, Progress(enabled=False))
+    run = Run(None, Progress(enabled=False), keyring)
     for table_id, stored in rows:
         run.feed(table_id, stored)
     return run.results()
@@ -244,8 +251,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"{len(rows)} commits of {len({t for t, _ in rows})} table(s) written to "
               f"{args.export}", file=sys.stderr)
         return 0
+    try:
+        keyring = keyring_from(args)
+    except SecrecyError as exc:
+        print(f"pokerctl audit: {exc}", file=sys.stderr)
+        return 2
+    if keyring is None:
+        print("pokerctl audit: the log seals the cards nobody has seen; the audit opens them "
+              "with the compliance private key: --key FILE (or POKER_COMPLIANCE_KEY)",
+              file=sys.stderr)
+        return 2
     progress = Progress(enabled=not args.quiet)
-    audit_run = Run({args.table_id} if args.table_id else None, progress)
+    audit_run = Run({args.table_id} if args.table_id else None, progress, keyring)
     try:
         if args.file:
             source = read_file(args.file, args.table_id, audit_run)
@@ -277,4 +294,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--nats", default=default_nats_url(),
                    help="NATS URL (default POKER_NATS_URL or %(default)s)")
     p.add_argument("--stream", default=STREAM, help="JetStream stream (default %(default)s)")
+    add_key_argument(p)
     p.set_defaults(run=run)

@@ -30,13 +30,15 @@ import nats
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
-from shared.infra.codec import decode_body
 from shared.audit import TableAudit, audit_table
+from shared.infra.codec import decode_body
 from shared.infra.eventstore import STREAM, EventStore, StoreError
+from shared.infra.secrecy import Keyring, SecrecyError
 from shared.poker.options import TableOptions, table_options
 from shared.poker.table import buy_in_limits
 
 from .botclient import BotTable, play, seat_bots
+from .keys_cmd import add_key_argument, keyring_from
 from .up import default_nats_url, default_table_addr
 
 GAMES = ("holdem", "omaha", "omaha_hilo", "stud", "stud_hilo")
@@ -150,14 +152,15 @@ async def play_tables(stub: table_pb2_grpc.TableServiceStub, plans: list[TablePl
 # --- audit -----------------------------------------------------------------------------------
 
 
-def decode_commit(data: bytes) -> list[object]:
+def decode_commit(data: bytes, keyring: Keyring | None = None) -> list[object]:
+    """A commit's events; ``keyring``: the compliance keyring that opens sealed cards."""
     commit = ev.Commit()
     commit.ParseFromString(data)
     out = []
     for raw in commit.events:
         env = ev.EventEnvelope()
         env.ParseFromString(raw)
-        out.append(decode_body(env))
+        out.append(decode_body(env, keyring))
     return out
 
 
@@ -178,11 +181,13 @@ async def connect_store(nats_url: str, timeout: float = 3.0) -> EventStore:
     return EventStore(nc, nc.jetstream(timeout=10), STREAM)
 
 
-async def audit_tables(nats_url: str, table_ids: list[str]) -> list[TableAudit]:
-    """Each table's log read back from JetStream and audited (shared/audit)."""
+async def audit_tables(nats_url: str, table_ids: list[str],
+                       keyring: Keyring | None) -> list[TableAudit]:
+    """Each table's log read back from JetStream and audited (shared/audit) with the
+    compliance ``keyring``."""
     store = await connect_store(nats_url)
     try:
-        return [audit_table(t, await store.read(t)) for t in table_ids]
+        return [audit_table(t, await store.read(t), keyring) for t in table_ids]
     finally:
         await store.close()
 
@@ -229,7 +234,8 @@ def print_report(played: list[Played], audits: list[TableAudit] | None, seconds:
 
 
 async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan], hands: int,
-                   seats: int, seed: object = None, out=None) -> int:
+                   seats: int, seed: object = None, out=None,
+                   keyring: Keyring | None = None) -> int:
     out = sys.stdout if out is None else out
     started = time.perf_counter()
     async with grpc.aio.insecure_channel(table_addr) as channel:
@@ -243,7 +249,7 @@ async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan]
     audits = None
     if nats_url:
         try:
-            audits = await audit_tables(nats_url, [p.table_id for p in plans])
+            audits = await audit_tables(nats_url, [p.table_id for p in plans], keyring)
         except (StoreError, OSError, asyncio.TimeoutError) as exc:
             print(f"pokerctl bots: the log was not audited: {exc}", file=sys.stderr)
     ok = print_report(played, audits, time.perf_counter() - started, out)
@@ -262,8 +268,13 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # InvalidOptions, ValueError: readable
         print(f"pokerctl bots: {exc}", file=sys.stderr)
         return 2
+    try:
+        keyring = keyring_from(args)
+    except SecrecyError as exc:
+        print(f"pokerctl bots: {exc}", file=sys.stderr)
+        return 2
     return asyncio.run(run_bots(args.table, None if args.no_audit else args.nats, plans,
-                                args.hands, args.seats, args.seed))
+                                args.hands, args.seats, args.seed, keyring=keyring))
 
 
 def add_client_args(p: argparse.ArgumentParser) -> None:
@@ -283,5 +294,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seats", type=int, default=6, help="bots per table (default 6)")
     p.add_argument("--seed", default=None, help="seed for the bots' choices")
     p.add_argument("--no-audit", action="store_true", help="skip reading the log back")
+    add_key_argument(p)
     add_client_args(p)
     p.set_defaults(run=run)

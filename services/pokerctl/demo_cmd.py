@@ -15,7 +15,7 @@ import random
 import time
 
 from shared.audit import TableAudit, audit_table
-from shared.audit.sample import chain, play_decisions
+from shared.audit.sample import chain, play_decisions, sample_keyring
 from shared.poker.options import table_options
 
 from .bots_cmd import TABLES
@@ -28,7 +28,7 @@ def play_and_audit(name: str, game: str, structure: str, stakes: dict, hands: in
     options = table_options(game, structure, **stakes)
     decisions = play_decisions(name, options, hands, min(seats, options.max_seats), seed,
                                churn=0.0)
-    return audit_table(name, chain(name, decisions, options=options))
+    return audit_table(name, chain(name, decisions, options=options), sample_keyring())
 
 
 def run(args: argparse.Namespace) -> int:

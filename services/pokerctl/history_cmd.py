@@ -1,6 +1,7 @@
 """`pokerctl history`: hand histories from a table's event log.
 
-    pokerctl history --table T [--hand N] [--format pokerstars|json|phh] [--seat S] [--nats URL]
+    pokerctl history --table T [--hand N] [--format pokerstars|json|phh] [--seat S] [--key F]
+                     [--nats URL]
 
 Reads the table's commits from JetStream, checks the hash chain and the fold (a corrupt log is
 an error, exit 1), splits the events into hands (:func:`shared.history.hands`) and prints each
@@ -13,6 +14,10 @@ finished hand (or hand N):
 - ``json``: one JSON object per line per hand (``--seat`` hides the other seats' down cards);
 - ``phh``: PHH (``.phhs`` style ``[1]``, ``[2]`` ... sections when there are several hands);
   always the full hand (``--seat`` is refused).
+
+The cards nobody saw at the table (folded and mucked hands, burns) are sealed in the log: with
+the compliance key (``--key``, see keys_cmd.py) every card is in the history; without it they
+read ``??`` (a seat's own cards included).
 
 Exit 0 with the histories, 1 when the log cannot be read or holds no such table or hand,
 2 on bad arguments. A hand still running is left out (reported on stderr).
@@ -31,28 +36,32 @@ from shared.history import hands, phh, pokerstars, to_json
 from shared.infra.codec import decode_body
 from shared.infra.eventstore import StoreError
 from shared.infra.repository import CorruptLog, LoadedTable, fold_commit
+from shared.infra.secrecy import Keyring, SecrecyError
 
 from .bots_cmd import connect_store
+from .keys_cmd import add_key_argument, keyring_from
 from .up import default_nats_url
 
 FORMATS = ("pokerstars", "json", "phh")
 
 
-def decode_log(stored: list) -> tuple[list[object], list[int], list[int]]:
+def decode_log(stored: list, keyring: Keyring | None = None
+               ) -> tuple[list[object], list[int], list[int]]:
     """Every event of the commits with its time (unix ms) and its commit's stream sequence
-    (the hand ids of the PokerStars text); the chain and fold are checked."""
+    (the hand ids of the PokerStars text); the chain and fold are checked. ``keyring``: the
+    compliance keyring that opens the cards nobody saw (without it they read ``??``)."""
     lt = LoadedTable()
     events: list[object] = []
     times: list[int] = []
     seqs: list[int] = []
     for s in stored:
-        lt = fold_commit(lt, s)  # raises CorruptLog
+        lt = fold_commit(lt, s, keyring)  # raises CorruptLog
         commit = pb.Commit()
         commit.ParseFromString(s.data)
         for raw in commit.events:
             env = pb.EventEnvelope()
             env.ParseFromString(raw)
-            events.append(decode_body(env))
+            events.append(decode_body(env, keyring))
             times.append(env.occurred_at_unix_ms or None)
             seqs.append(s.seq)
     return events, times, seqs
@@ -83,6 +92,14 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
+        keyring = keyring_from(args)
+    except SecrecyError as exc:
+        print(f"pokerctl history: {exc}", file=sys.stderr)
+        return 2
+    if keyring is None:
+        print("pokerctl history: no compliance key (--key FILE): cards nobody saw at the "
+              "table read ??", file=sys.stderr)
+    try:
         stored = asyncio.run(read_log(args.nats, args.table))
     except (StoreError, OSError, asyncio.TimeoutError) as exc:
         print(f"pokerctl history: {exc}", file=sys.stderr)
@@ -91,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"pokerctl history: no table {args.table!r} in the log", file=sys.stderr)
         return 1
     try:
-        events, times, seqs = decode_log(stored)
+        events, times, seqs = decode_log(stored, keyring)
         records = hands(events, times, seqs=seqs)
     except (CorruptLog, ValueError) as exc:
         print(f"pokerctl history: table {args.table}: {exc}", file=sys.stderr)
@@ -129,4 +146,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="one player's view: their own cards, the others' shown cards only")
     p.add_argument("--nats", default=default_nats_url(),
                    help="NATS URL (default POKER_NATS_URL or %(default)s)")
+    add_key_argument(p)
     p.set_defaults(run=run)

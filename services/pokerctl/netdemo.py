@@ -49,7 +49,8 @@ async def run_networked_demo(hands: int, seats: int, seed, out=None) -> int:
             async with grpc.aio.insecure_channel(cluster.addresses["table"]) as channel:
                 stub = table_pb2_grpc.TableServiceStub(channel)
                 played = await play_tables(stub, plans, hands, seats, seed)
-            audits = await audit_tables(cluster.nats_url, [p.table_id for p in plans])
+            audits = await audit_tables(cluster.nats_url, [p.table_id for p in plans],
+                                          cluster.keyring())
             ok = print_report(played, audits, time.perf_counter() - play_started, out)
             dead = cluster.dead()
             if dead:

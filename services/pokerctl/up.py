@@ -154,6 +154,18 @@ def _load_secret(data_dir: Path) -> str:
     return secret
 
 
+def compliance_key_files(data_dir: Path) -> tuple[Path, Path]:
+    """The compliance key pair kept in the data directory (made on first use): the dealer
+    seals every hand to its public key; `pokerctl audit` and `history` open hands with the
+    private one. A real deployment keeps the private key with compliance, off the cluster."""
+    keys = data_dir / "keys"
+    private, public = keys / "compliance.key", keys / "compliance.pub"
+    if not public.exists():
+        from shared.infra.secrecy import ComplianceKey
+        ComplianceKey.generate().write(keys)
+    return private, public
+
+
 @dataclass
 class LocalCluster:
     data_dir: Path
@@ -184,6 +196,7 @@ class LocalCluster:
         self.data_dir = Path(self.data_dir)
         if self.seat_secret is None:
             self.seat_secret = _load_secret(self.data_dir)
+        self.key_file, self.public_key_file = compliance_key_files(self.data_dir)
         if not self.ports:
             if self.base_port is None:
                 self.ports = {name: self._free_port() for name in SERVICES}
@@ -228,6 +241,11 @@ class LocalCluster:
         out.update({name: f"{HOST}:{port}" for name, port in self.ports.items()})
         return out
 
+    def keyring(self):
+        """The compliance keyring that opens the hands this cluster dealt."""
+        from shared.infra.secrecy import ComplianceKeyring
+        return ComplianceKeyring.from_files([str(self.key_file)])
+
     @property
     def log_dir(self) -> Path:
         return self.data_dir / "logs"
@@ -240,6 +258,7 @@ class LocalCluster:
             "POKER_STREAM_REPLICAS": str(min(self.nats_nodes, 3)),
             "POKER_METRICS_PORT": str(self.metrics_ports.get(name, 0)),
             "POKER_SEAT_SECRET": self.seat_secret or "",
+            "POKER_COMPLIANCE_PUBLIC_KEY": str(self.public_key_file),
             "POKER_PORT": str(self.ports[name]),
             "POKER_BIND": HOST,
             "POKER_LOG_LEVEL": self.log_level,

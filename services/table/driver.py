@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import grpc
 import structlog
 from poker.betting.v1 import betting_pb2, betting_pb2_grpc
-from poker.dealer.v1 import dealer_pb2_grpc
+from poker.dealer.v1 import dealer_pb2, dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2
 from poker.rake.v1 import rake_pb2_grpc
-from poker.showdown.v1 import showdown_pb2, showdown_pb2_grpc
+from poker.showdown.v1 import showdown_pb2_grpc
 
 from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import trace_metadata
@@ -161,8 +161,8 @@ class Driver:
             self.repo.absorb(table_id, reply.version, reply.commit)
             return reply.version
         if isinstance(step, D.Show):
-            reply = await call_with_retry(self.peers.showdown.ShowOrMuck, showdown_pb2.ShowRequest(
-                step=request, seat=step.seat, choice=showdown_pb2.SHOW_CHOICE_DEFAULT))
+            reply = await call_with_retry(self.peers.dealer.ShowOrMuck, dealer_pb2.ShowRequest(
+                step=request, seat=step.seat, choice=dealer_pb2.SHOW_CHOICE_DEFAULT))
         else:
             rpc = self._rpc_for(step)
             if rpc is None:

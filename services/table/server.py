@@ -22,6 +22,7 @@ import weakref
 import grpc
 import structlog
 from poker.betting.v1 import betting_pb2
+from poker.dealer.v1 import dealer_pb2
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
@@ -31,6 +32,7 @@ from shared.infra.lease import Leases, instance_id_from_env, ttl_ms_from_env
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import BadRequest, Denied, check_command_id, check_table_id, rpc
 from shared.poker import table as T
+from shared.poker.cards import Card, card
 from shared.poker.clock import TurnClock
 from shared.poker.errors import IllegalAction
 from shared.poker.options import table_options
@@ -123,6 +125,8 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         self.repo = repo
         self.driver = driver
         self.secret = seat_secret
+        #: (table, hand, seat) -> the seat's own cards, from the dealer (the log seals them)
+        self._own: dict[tuple[str, int, int], tuple[Card, ...]] = {}
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -146,14 +150,45 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             self._check_token(lt.state, seat, token)
         return lt
 
-    def _view(self, lt: LoadedTable, viewer: int | None) -> table_pb2.TableView:
-        return view_message(table_view(lt.state, viewer), lt.seq, lt.state, lt.clock,
+    async def _own_cards(self, table_id: str, table: TableState,
+                         viewer: int | None) -> tuple[Card, ...] | None:
+        """The viewer's cards in the running hand: the log holds face-down cards sealed, so
+        the dealer hands them over (once per seat and street; kept here for the next view)."""
+        hand = table.hand
+        if viewer is None or hand is None:
+            return None
+        player = next((p for p in hand.players if p.seat == viewer), None)
+        if player is None or all(c.known for c in player.hole):
+            return None
+        key = (table_id, hand.hand_no, viewer)
+        own = self._own.get(key)
+        if own is None or len(own) != len(player.hole):
+            try:
+                reply = await call_with_retry(
+                    self.driver.peers.dealer.SeatCards, dealer_pb2.SeatCardsRequest(
+                        table_id=table_id, hand_no=hand.hand_no, seat=viewer),
+                    attempts=3, timeout=1.0)
+            except grpc.aio.AioRpcError as exc:
+                # The hand moved on meanwhile, or the dealer is away: this view shows the
+                # seat's cards as unknown rather than wait; the next view has them.
+                structlog.get_logger().warning("own cards unavailable", table_id=table_id, seat=viewer,
+                            code=exc.code().name, reason=exc.details())
+                return None
+            own = tuple(card(c) for c in reply.cards)
+            if len(self._own) >= 10_000:
+                self._own.clear()
+            self._own[key] = own
+        return own
+
+    async def _view(self, lt: LoadedTable, viewer: int | None) -> table_pb2.TableView:
+        own = await self._own_cards(lt.state.table_id, lt.state, viewer)
+        return view_message(table_view(lt.state, viewer, own), lt.seq, lt.state, lt.clock,
                             self.repo.now_ms())
 
     async def _reply(self, table_id: str, viewer: int | None,
                      version: int | None = None) -> table_pb2.TableReply:
         lt = await self.repo.get(table_id, version)
-        return table_pb2.TableReply(version=lt.seq, view=self._view(lt, viewer))
+        return table_pb2.TableReply(version=lt.seq, view=await self._view(lt, viewer))
 
     async def _seat_command(self, seat: table_pb2.SeatRequest, kind: str, decide, *args,
                             viewer: int | None = -1) -> table_pb2.TableReply:
@@ -258,7 +293,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         lt = await self.repo.get(request.table_id)
         if T.table_step(lt.state) is not None:
             self.driver.nudge(request.table_id)  # a step is pending: carry on
-        return self._view(lt, viewer)
+        return await self._view(lt, viewer)
 
     async def _viewer(self, request) -> int | None:
         check_table_id(request.table_id)
@@ -291,7 +326,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
                 lt = await self.repo.get(request.table_id)
                 if lt.seq != last or countdown:
                     last, countdown = lt.seq, False
-                    await context.write(self._view(lt, viewer))
+                    await context.write(await self._view(lt, viewer))
                 await changed.wait()
         finally:
             for sub in subs:

@@ -25,6 +25,10 @@ For each commit, in order:
    top-ups = seats' stacks (with a running hand's stacks and pot) + rake + chips taken away
    by players who left.
 
+Secrecy (shared/infra/secrecy.py): burned and face-down cards and revealed decks must be
+sealed in the log, and every hand's key wrapped to compliance; the auditor opens them with the
+compliance ``keyring``. A secret card in the clear, or a sealed one no key given opens, fails.
+
 The first failure stops the audit of the table and names the event: stream sequence, index in
 the table's log, index in its commit, type, and why. A card changed in a ``CardsDealt`` may
 first show as a wrong showdown; the auditor then reads on to the hand's reveal and, if the
@@ -40,8 +44,9 @@ from dataclasses import dataclass, field
 
 from poker.events.v1 import events_pb2 as pb
 
-from shared.infra.codec import CodecError, decode_body
+from shared.infra.codec import CodecError, decode_body, is_sealed
 from shared.infra.eventstore import Stored
+from shared.infra.secrecy import Keyring
 from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker import table as T
@@ -151,9 +156,10 @@ def _short(v: object) -> str:
 class TableAuditor:
     """Feed a table's commits in order with :meth:`feed`; read the result with :meth:`result`."""
 
-    def __init__(self, table_id: str) -> None:
+    def __init__(self, table_id: str, keyring: Keyring | None = None) -> None:
         self.audit = TableAudit(table_id)
         self.table_id = table_id
+        self.keyring = keyring
         self.state: TableState | None = None
         self.last_hash = b""
         self.clock: TurnClock | None = None
@@ -235,10 +241,13 @@ class TableAuditor:
                 command_id = env.command_id
                 at_ms = env.occurred_at_unix_ms
             try:
-                event = decode_body(env)
+                event = decode_body(env, self.keyring)
             except CodecError as exc:
                 raise (chain_break or _Bad(k, f"the event does not decode: {exc}")) from None
             types[-1] = type(event).__name__
+            sealed = is_sealed(env)
+            if sealed is not None and chain_break is None:
+                self._check_secrecy(k, env, sealed)
             events.append(event)
             last_hash = _sha256(raw).digest()
         if command_id and command_id in self.commands and chain_break is None:
@@ -294,6 +303,18 @@ class TableAuditor:
                        f"chips are not conserved at the table: stacks and pots {total - a.rake - a.left_with} "
                        f"+ rake {a.rake} + taken by leavers {a.left_with} != "
                        f"buy-ins {a.buy_ins} + top-ups {a.top_ups}")
+
+    def _check_secrecy(self, k: int, env: pb.EventEnvelope, sealed: bool) -> None:
+        if not sealed:
+            raise _Bad(k, "secret cards in the clear: burned and face-down cards, decks and "
+                          "hand keys must be sealed in the log")
+        if self.keyring is None:
+            raise _Bad(k, "the hand's cards are sealed and no compliance key was given to "
+                          "open them (pokerctl audit --key FILE)")
+        if self.keyring.hand_key(env.table_id, env.hand_no) is None:
+            key_id = env.deck_committed.compliance_key_id or "?"
+            raise _Bad(k, f"no compliance key given opens this hand (it is sealed to key "
+                          f"{key_id}, or its DeckCommitted is missing)")
 
     def _fail(self, stored: Stored, index: int, reason: str) -> None:
         a = self.audit
@@ -502,7 +523,7 @@ class TableAuditor:
                 if env.WhichOneof("body") != "deck_revealed":
                     continue
                 self._lookahead = False
-                e = decode_body(env)
+                e = decode_body(env, self.keyring)
                 bad = self._check_reveal(e)
                 if bad is not None and bad[0] is not None:
                     seq, index, commit_index = bad[0]
@@ -534,9 +555,11 @@ def _first_wrong_card(dealt: list, deck: tuple) -> int | None:
     return None
 
 
-def audit_table(table_id: str, commits: Iterable[Stored]) -> TableAudit:
-    """Audit a table's commits (in stream order), streaming."""
-    auditor = TableAuditor(table_id)
+def audit_table(table_id: str, commits: Iterable[Stored],
+                keyring: Keyring | None = None) -> TableAudit:
+    """Audit a table's commits (in stream order), streaming; ``keyring``: the compliance
+    role's, which opens the sealed cards."""
+    auditor = TableAuditor(table_id, keyring)
     for stored in commits:
         auditor.feed(stored)
     return auditor.result()

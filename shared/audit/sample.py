@@ -1,6 +1,8 @@
 """Sample logs for tests and benchmarks: tables played in process the way the services play
 them (the same decisions, one decision per commit, the table's own seating plan, time-outs,
-players leaving mid-hand, top-ups, newcomers), chained into commits by ``build_commit``.
+players leaving mid-hand, top-ups, newcomers), chained into commits by ``build_commit``, the dealer's decisions sealed as the dealer seals
+them (to :data:`SAMPLE_KEY`, a fixed compliance key for samples: :func:`sample_keyring` opens
+them).
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ from collections.abc import Iterator
 
 from shared.infra.eventstore import Stored
 from shared.infra.repository import build_commit, digest
+from shared.infra.secrecy import (ComplianceKey, ComplianceKeyring, CompliancePublicKey, HandKey,
+                                  Sealing)
 from shared.poker import decide as D
 from shared.poker import table as T
 from shared.poker.driver import Dealer, automatic_decision, random_policy
-from shared.poker.events import PlayerTimedOut
+from shared.poker.events import (CardsDealt, DeckCommitted, DeckRevealed, HandShown,
+                                 HandStarted, PlayerTimedOut)
 from shared.poker.fold import apply
 from shared.poker.options import TableOptions, table_options
 
@@ -27,6 +32,16 @@ MIXED: tuple[tuple[str, str, dict[str, int]], ...] = (
     ("stud", "fixed_limit", {"small_bet": 10}),
     ("stud_hilo", "fixed_limit", {"small_bet": 10}),
 )
+
+
+#: the compliance key samples are sealed to (a sample's secrecy is a test's, not a casino's)
+SAMPLE_KEY = ComplianceKey(hashlib.sha256(b"poker sample compliance key").digest())
+_DEALERS = (DeckCommitted, CardsDealt, DeckRevealed, HandShown)
+
+
+def sample_keyring() -> ComplianceKeyring:
+    """Opens every sample sealed to :data:`SAMPLE_KEY`."""
+    return ComplianceKeyring([SAMPLE_KEY])
 
 
 def seeded_dealer(rng: random.Random) -> Dealer:
@@ -123,10 +138,13 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
 
 def chain(table_id: str, decisions, start_seq: int = 1, seq_step: int = 1,
           start_ms: int = 1_700_000_000_000, options: TableOptions | None = None,
-          ) -> Iterator[Stored]:
+          compliance: CompliancePublicKey | None = SAMPLE_KEY.public) -> Iterator[Stored]:
     """Commits of the decisions, chained as the repository writes them, one second apart (a
-    time-out comes after the player's deadline)."""
+    time-out comes after the player's deadline); the dealer's sealed to ``compliance`` (None:
+    in the clear, as no service writes them)."""
     prev = b""
+    hand_no = 0
+    sealing = None
     now = start_ms
     late = 120_000
     if options is not None:
@@ -135,8 +153,14 @@ def chain(table_id: str, decisions, start_seq: int = 1, seq_step: int = 1,
     seq = start_seq
     for i, events in enumerate(decisions, start=1):
         now += late if isinstance(events[0], PlayerTimedOut) else 1000
-        data = build_commit(table_id, 0, f"{table_id}-c{i}", digest(i), "sample", events,
-                            prev, now_ms=now)
+        if compliance is not None and isinstance(events[0], _DEALERS):
+            if sealing is None or sealing.hand.hand_no != hand_no:
+                key = hashlib.sha256(f"{table_id}|{hand_no}|sample hand key".encode()).digest()
+                sealing = Sealing(HandKey(table_id, hand_no, key), compliance)
+        data = build_commit(table_id, hand_no, f"{table_id}-c{i}", digest(i), "sample",
+                            events, prev, now_ms=now,
+                            sealing=sealing if isinstance(events[0], _DEALERS) else None)
+        hand_no = next((e.hand_no for e in events if isinstance(e, HandStarted)), hand_no)
         prev = last_hash(data)
         yield Stored(seq, data, f"{table_id}:{table_id}-c{i}")
         seq += seq_step

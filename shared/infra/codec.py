@@ -7,6 +7,12 @@ strings as they are, cards as uint32, domain enums to the protobuf enum of the s
 (``Game.HOLDEM`` <-> ``GAME_HOLDEM``), nested dataclasses to messages, tuples to repeated
 fields, ``int | None`` to proto3 ``optional``. A decoded value that the domain does not know
 (an enum left UNSPECIFIED, a card out of range) raises :class:`CodecError`.
+
+Secrecy (:mod:`shared.infra.secrecy`): given a :class:`Sealing`, :func:`encode_body` seals the
+burned and face-down cards of ``CardsDealt`` and the whole of ``DeckRevealed`` under the hand
+key, and wraps the hand key to compliance in ``DeckCommitted``. :func:`decode_body` opens them
+with a :class:`Keyring` that holds the hand's key; without one, a sealed card decodes as the
+unknown card and a sealed reveal as an empty one.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from poker.events.v1 import events_pb2 as pb
 from shared.poker import events as E
 from shared.poker.cards import DECK, UNKNOWN_CARD, Card
 from shared.poker.options import TableOptions
+
+from .secrecy import Keyring, Sealing, SecrecyError
 
 
 class CodecError(ValueError):
@@ -137,20 +145,145 @@ def _decoder(cls: type) -> Callable[[object], object]:
     return decode
 
 
-def encode_body(event: object, envelope: pb.EventEnvelope) -> None:
-    """Set the envelope's oneof body from a domain event."""
+def encode_body(event: object, envelope: pb.EventEnvelope, sealing: Sealing | None = None) -> None:
+    """Set the envelope's oneof body from a domain event; ``sealing``: seal its secret cards
+    (the envelope's table and hand must be set first)."""
     try:
         name = BODY_FIELD[type(event)]
     except KeyError:
         raise CodecError(f"{type(event).__name__} is not an event") from None
-    getattr(envelope, name).CopyFrom(_encoder(type(event))(event))
+    msg = _encoder(type(event))(event)
+    if sealing is not None and type(event) in _SEAL:
+        _SEAL[type(event)](msg, sealing)
+    getattr(envelope, name).CopyFrom(msg)
 
 
-def decode_body(envelope: pb.EventEnvelope) -> object:
+def decode_body(envelope: pb.EventEnvelope, keyring: Keyring | None = None) -> object:
+    """The domain event of an envelope; ``keyring``: what the reader may open (see the module
+    docstring)."""
     name = envelope.WhichOneof("body")
     if name is None:
         raise CodecError("an event envelope without a body (written by a newer version?)")
-    return _decoder(_CLASS_OF_BODY[name])(getattr(envelope, name))
+    msg = getattr(envelope, name)
+    if name in _OPEN:
+        return _OPEN[name](msg, envelope, keyring)
+    return _decoder(_CLASS_OF_BODY[name])(msg)
+
+
+# --- secrecy ---------------------------------------------------------------------------------
+
+_UNKNOWN = int(UNKNOWN_CARD)
+
+
+def _seal_commitment(msg: pb.DeckCommitted, sealing: Sealing) -> None:
+    msg.compliance_wrap = sealing.compliance.wrap(sealing.hand)
+    msg.compliance_key_id = sealing.compliance.key_id
+
+
+def _seal_deal(msg: pb.CardsDealt, sealing: Sealing) -> None:
+    hand = sealing.hand
+    if len(msg.burned):
+        msg.sealed_burned = hand.seal(bytes(msg.burned), f"burned|{msg.street}")
+        msg.burned[:] = [_UNKNOWN] * len(msg.burned)
+    for deal in msg.hole:
+        down = [i for i, up in enumerate(deal.face_up) if not up]
+        if down:
+            deal.sealed = hand.seal(bytes(deal.cards[i] for i in down),
+                                    f"hole|{msg.street}|{deal.seat}")
+            for i in down:
+                deal.cards[i] = _UNKNOWN
+
+
+def _seal_reveal(msg: pb.DeckRevealed, sealing: Sealing) -> None:
+    plain = msg.SerializeToString()
+    msg.Clear()
+    msg.sealed = sealing.hand.seal(plain, "reveal")
+
+
+_SEAL = {E.DeckCommitted: _seal_commitment, E.CardsDealt: _seal_deal,
+         E.DeckRevealed: _seal_reveal}
+
+
+def _hand_key(envelope: pb.EventEnvelope, keyring: Keyring | None):
+    return keyring.hand_key(envelope.table_id, envelope.hand_no) if keyring is not None else None
+
+
+def _opened(key, blob: bytes, place: str, count: int) -> bytes:
+    try:
+        plain = key.open(blob, place)
+    except SecrecyError as exc:
+        raise CodecError(str(exc)) from None
+    if len(plain) != count:
+        raise CodecError(f"the sealed {place} holds {len(plain)} cards, not {count}")
+    return plain
+
+
+def _open_commitment(msg: pb.DeckCommitted, envelope: pb.EventEnvelope,
+                     keyring: Keyring | None) -> object:
+    if keyring is not None and msg.compliance_wrap:
+        try:
+            keyring.learn(envelope.table_id, envelope.hand_no, msg.compliance_key_id,
+                          msg.compliance_wrap)
+        except SecrecyError as exc:
+            raise CodecError(str(exc)) from None
+    return _decoder(E.DeckCommitted)(msg)
+
+
+def _open_deal(msg: pb.CardsDealt, envelope: pb.EventEnvelope,
+               keyring: Keyring | None) -> object:
+    key = _hand_key(envelope, keyring)
+    if key is not None and (msg.sealed_burned or any(d.sealed for d in msg.hole)):
+        opened = pb.CardsDealt()
+        opened.CopyFrom(msg)
+        if msg.sealed_burned:
+            burned = _opened(key, msg.sealed_burned, f"burned|{msg.street}", len(msg.burned))
+            opened.burned[:] = list(burned)
+        for deal in opened.hole:
+            if deal.sealed:
+                down = [i for i, up in enumerate(deal.face_up) if not up]
+                plain = _opened(key, deal.sealed, f"hole|{msg.street}|{deal.seat}", len(down))
+                for i, c in zip(down, plain):
+                    deal.cards[i] = c
+        msg = opened
+    return _decoder(E.CardsDealt)(msg)
+
+
+def _open_reveal(msg: pb.DeckRevealed, envelope: pb.EventEnvelope,
+                 keyring: Keyring | None) -> object:
+    if msg.sealed:
+        key = _hand_key(envelope, keyring)
+        if key is None:
+            return E.DeckRevealed((), ())
+        try:
+            plain = key.open(msg.sealed, "reveal")
+        except SecrecyError as exc:
+            raise CodecError(str(exc)) from None
+        msg = pb.DeckRevealed()
+        try:
+            msg.ParseFromString(plain)
+        except Exception as exc:  # protobuf's DecodeError
+            raise CodecError(f"the sealed reveal does not parse: {exc}") from None
+    return _decoder(E.DeckRevealed)(msg)
+
+
+_OPEN = {"deck_committed": _open_commitment, "cards_dealt": _open_deal,
+         "deck_revealed": _open_reveal}
+
+
+def is_sealed(envelope: pb.EventEnvelope) -> bool | None:
+    """For a ``CardsDealt`` or ``DeckRevealed``: whether its secret cards are sealed (None for
+    an event with nothing secret). A plain burn, face-down card or reveal is in the clear."""
+    name = envelope.WhichOneof("body")
+    if name == "cards_dealt":
+        msg = envelope.cards_dealt
+        if len(msg.burned) and not msg.sealed_burned:
+            return False
+        return all(d.sealed or all(d.face_up) for d in msg.hole)
+    if name == "deck_revealed":
+        return bool(envelope.deck_revealed.sealed) or not len(envelope.deck_revealed.decks)
+    if name == "deck_committed":
+        return bool(envelope.deck_committed.compliance_wrap)
+    return None
 
 
 def encode_options(options: TableOptions) -> pb.TableOptions:

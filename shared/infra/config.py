@@ -21,6 +21,8 @@ class Config:
     addresses: dict[str, str]  # peer service -> "host:port[,host:port...]"
     log_level: str
     stream_replicas: int
+    #: the dealer's: the compliance role's public key file, which every hand key is sealed to
+    compliance_public_key: str = ""
 
     @classmethod
     def from_env(cls, service: str, env: dict[str, str] | None = None) -> "Config":
@@ -38,4 +40,5 @@ class Config:
             addresses=addresses,
             log_level=env.get("POKER_LOG_LEVEL", "INFO"),
             stream_replicas=int(env.get("POKER_STREAM_REPLICAS", "1")),
+            compliance_public_key=env.get("POKER_COMPLIANCE_PUBLIC_KEY", ""),
         )

@@ -25,6 +25,7 @@ from shared.poker.state import TableState
 
 from . import metrics
 from .codec import CodecError, decode_body, encode_body
+from .secrecy import Keyring, Sealing
 from .eventstore import AppendConflict, EventStore, Stored
 
 
@@ -69,8 +70,9 @@ def digest(*parts: object) -> bytes:
     return hashlib.sha256(repr(parts).encode()).digest()
 
 
-def fold_commit(lt: LoadedTable, stored: Stored) -> LoadedTable:
-    """Fold one stored commit: check the hash chain, decode, apply every event."""
+def fold_commit(lt: LoadedTable, stored: Stored, keyring: Keyring | None = None) -> LoadedTable:
+    """Fold one stored commit: check the hash chain, decode (opening what ``keyring`` can),
+    apply every event."""
     commit = pb.Commit()
     try:
         commit.ParseFromString(stored.data)
@@ -89,7 +91,7 @@ def fold_commit(lt: LoadedTable, stored: Stored) -> LoadedTable:
         if env.prev_hash != last_hash:
             raise CorruptLog(f"the hash chain breaks at commit {stored.seq} (event {count + 1})")
         try:
-            event = decode_body(env)
+            event = decode_body(env, keyring)
             state = apply(state, event)
         except (CodecError, InvalidEvent) as exc:
             raise CorruptLog(f"commit {stored.seq}: {exc}") from None
@@ -112,10 +114,11 @@ def wall_clock_ms() -> int:
 
 def build_commit(table_id: str, hand_no: int, command_id: str, command_digest: bytes,
                  producer: str, events: list, prev_hash: bytes,
-                 now_ms: int | None = None) -> bytes:
+                 now_ms: int | None = None, sealing: Sealing | None = None) -> bytes:
     """Envelope each event, chain them by hash, and pack them as one commit made at
     ``now_ms`` (default: the wall clock). Nothing is ordered by that time; the action clock
-    (shared/poker/clock.py) measures decisions from it."""
+    (shared/poker/clock.py) measures decisions from it. ``sealing``: the dealer's, to seal
+    secret cards (shared/infra/secrecy.py)."""
     commit = pb.Commit(command_digest=command_digest)
     if now_ms is None:
         now_ms = wall_clock_ms()
@@ -123,7 +126,7 @@ def build_commit(table_id: str, hand_no: int, command_id: str, command_digest: b
         env = pb.EventEnvelope(event_id=uuid.uuid4().hex, table_id=table_id, hand_no=hand_no,
                                command_id=command_id, occurred_at_unix_ms=now_ms,
                                prev_hash=prev_hash, producer=producer)
-        encode_body(event, env)
+        encode_body(event, env, sealing)
         raw = env.SerializeToString(deterministic=True)
         commit.events.append(raw)
         prev_hash = hashlib.sha256(raw).digest()
@@ -134,11 +137,15 @@ class TableRepository:
     """Per-process cache of folded tables over an :class:`EventStore`.
 
     ``now_ms``: the time source of the commits it appends (tests inject a fake clock).
+    ``keyring``: what this process may open of sealed cards (the dealer's running hands);
+    without one, secret cards fold as unknown.
     """
 
     def __init__(self, store: EventStore, producer: str,
-                 now_ms: Callable[[], int] | None = None) -> None:
+                 now_ms: Callable[[], int] | None = None,
+                 keyring: Keyring | None = None) -> None:
         self.store = store
+        self.keyring = keyring
         self.producer = producer
         self.now_ms: Callable[[], int] = now_ms or wall_clock_ms
         self._tables: dict[str, LoadedTable] = {}
@@ -158,9 +165,13 @@ class TableRepository:
         if min_version is not None and lt.state is not None and lt.seq >= min_version:
             return lt
         for stored in await self.store.read(table_id, after_seq=lt.seq):
-            lt = fold_commit(lt, stored)
+            lt = fold_commit(lt, stored, self.keyring)
         self._tables[table_id] = lt
         return lt
+
+    def forget(self, table_id: str) -> None:
+        """Drop the cached fold: the next load folds the table from its first commit."""
+        self._tables.pop(table_id, None)
 
     def absorb(self, table_id: str, seq: int, data: bytes) -> None:
         """Fold a commit another service just appended (from its reply) if it is the next one
@@ -176,7 +187,7 @@ class TableRepository:
         first = pb.EventEnvelope()
         first.ParseFromString(commit.events[0])
         if first.prev_hash == lt.last_hash:
-            self._tables[table_id] = fold_commit(lt, Stored(seq, data))
+            self._tables[table_id] = fold_commit(lt, Stored(seq, data), self.keyring)
 
     def cached(self, table_id: str) -> LoadedTable | None:
         """The cached fold of the table, without reading the log (None: never loaded)."""
@@ -195,13 +206,15 @@ class TableRepository:
     async def execute(self, table_id: str, command_id: str, command_digest: bytes,
                       decide: Callable[[TableState | None], list], hand_no: int = 0,
                       min_version: int | None = None,
-                      guard: Callable[[LoadedTable], None] | None = None) -> Outcome:
+                      guard: Callable[[LoadedTable], None] | None = None,
+                      sealing: Sealing | None = None) -> Outcome:
         """Decide on the current fold and append the events; idempotent by command id.
 
         ``min_version``: the table version the caller saw; a cached fold at least that recent
         is decided on without a read. A lost race re-reads and decides once more.
         ``guard``: a precondition on the loaded table that ``decide`` cannot see (its clock,
         say), checked on the fold decided on, after the duplicate check; it raises to refuse.
+        ``sealing``: seal the commit's secret cards (the dealer's decisions).
         """
         started = time.perf_counter()
         async with self.lock(table_id):
@@ -221,7 +234,8 @@ class TableRepository:
                 hand = lt.state.hand if lt.state is not None else None
                 hand_no = hand_no or (hand.hand_no if hand is not None else 0)
                 data = build_commit(table_id, hand_no, command_id, command_digest,
-                                    self.producer, events, lt.last_hash, self.now_ms())
+                                    self.producer, events, lt.last_hash, self.now_ms(),
+                                    sealing)
                 try:
                     seq, duplicate = await self.store.append(
                         table_id, data, lt.seq, msg_id=f"{table_id}:{command_id}")
@@ -231,7 +245,7 @@ class TableRepository:
                 if not duplicate:
                     metrics.record_commit(lt.state.options if lt.state is not None else None,
                                           events, time.perf_counter() - started)
-                    self._tables[table_id] = fold_commit(lt, Stored(seq, data))
+                    self._tables[table_id] = fold_commit(lt, Stored(seq, data), self.keyring)
                     return Outcome(seq, len(events), commit=data)
                 return Outcome((await self.load(table_id)).seq, 0, duplicate=True)
             raise Aborted(f"table {table_id} changed under this command twice; "

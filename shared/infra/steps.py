@@ -11,6 +11,7 @@ from shared.poker.state import HandState, TableState
 
 from .repository import LoadedTable, Outcome, TableRepository, UnknownTable
 from .rpc import check_step
+from .secrecy import Sealing
 
 
 def current_hand(table: TableState | None, table_id: str, hand_no: int) -> HandState:
@@ -33,13 +34,15 @@ def reply(outcome: Outcome) -> step_pb2.StepReply:
 
 async def run_step(repo: TableRepository, step, command_digest: bytes,
                    decide: Callable[[TableState | None], list],
-                   guard: Callable[[LoadedTable], None] | None = None) -> step_pb2.StepReply:
+                   guard: Callable[[LoadedTable], None] | None = None,
+                   sealing: Sealing | None = None) -> step_pb2.StepReply:
     """One internal step: check the request, decide on the table's fold (the cached one when
-    it is at least the version the caller saw), append, reply. ``guard``: see
+    it is at least the version the caller saw), append, reply. ``guard``, ``sealing``: see
     :meth:`TableRepository.execute`."""
     check_step(step)
     outcome = await repo.execute(step.table_id, step.command_id, command_digest, decide,
-                                 min_version=step.version or None, guard=guard)
+                                 min_version=step.version or None, guard=guard,
+                                 sealing=sealing)
     return reply(outcome)
 
 

@@ -1,6 +1,7 @@
-"""The dealer's private store of running hands' decks: a JetStream key-value bucket that only
-the dealer's account may read (see deploy/). A deck is stored before its commitment is
-appended, so a dealer killed after the commitment deals from the same deck when it returns.
+"""The dealer's private store of running hands' decks and keys: a JetStream key-value bucket
+that only the dealer's account may read (see deploy/). A deck and the hand's key are stored
+before the commitment is appended, so a dealer killed after the commitment deals from the same
+deck, and seals with the same key, when it returns.
 """
 
 from __future__ import annotations
@@ -19,19 +20,22 @@ BUCKET = "POKER_DECKS"
 
 @dataclass(frozen=True, slots=True)
 class HandDecks:
-    """The deck behind each commitment of one hand (a stud reshuffle adds one) and salts."""
+    """The deck behind each commitment of one hand (a stud reshuffle adds one), the salts,
+    and the hand's key (shared/infra/secrecy.py)."""
 
     decks: tuple[tuple[Card, ...], ...]
     salts: tuple[str, ...]
+    key: bytes
 
     def encode(self) -> bytes:
         return json.dumps({"decks": [[int(c) for c in d] for d in self.decks],
-                           "salts": list(self.salts)}).encode()
+                           "salts": list(self.salts), "key": self.key.hex()}).encode()
 
     @classmethod
     def decode(cls, data: bytes) -> HandDecks:
         raw = json.loads(data)
-        return cls(tuple(tuple(DECK[c] for c in d) for d in raw["decks"]), tuple(raw["salts"]))
+        return cls(tuple(tuple(DECK[c] for c in d) for d in raw["decks"]), tuple(raw["salts"]),
+                   bytes.fromhex(raw["key"]))
 
 
 class DeckVault:

@@ -49,8 +49,10 @@ def visible_cards(p: Player, viewer: int | None) -> tuple[Card, ...]:
     return tuple(c if up else UNKNOWN_CARD for c, up in zip(p.hole, p.face_up))
 
 
-def table_view(table: TableState, viewer: int | None) -> TableView:
-    """The table as seat ``viewer`` (None: a spectator) may see it."""
+def table_view(table: TableState, viewer: int | None,
+               own_cards: tuple[Card, ...] | None = None) -> TableView:
+    """The table as seat ``viewer`` (None: a spectator) may see it. ``own_cards``: the
+    viewer's cards, when the fold holds them sealed (the dealer hands them over)."""
     hand: HandState | None = table.hand
     # Once the hand is over the seats' own stacks count (a top-up shows at once).
     running = hand is not None and hand.phase is not Phase.DONE
@@ -62,9 +64,12 @@ def table_view(table: TableState, viewer: int | None) -> TableView:
             seats.append(SeatView(s.seat, s.player_id, s.stack, 0, False, False, False,
                                   s.sitting_out, (), False))
         else:
+            cards = visible_cards(p, viewer)
+            if own_cards is not None and p.seat == viewer and len(own_cards) == len(cards):
+                cards = own_cards
             seats.append(SeatView(s.seat, s.player_id, p.stack if running else s.stack,
                                   p.round_bet, True, p.folded, p.all_in, s.sitting_out,
-                                  visible_cards(p, viewer), p.shown))
+                                  cards, p.shown))
     if hand is None:
         return TableView(table.table_id, 0, "waiting", 0, 0, (), 0, (), 0, 0, None,
                          tuple(seats), 0)

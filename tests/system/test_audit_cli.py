@@ -15,15 +15,19 @@ import pytest
 from poker.events.v1 import events_pb2 as pb
 
 from services.pokerctl.bots_cmd import plan_tables, play_tables
+from shared.infra.secrecy import ComplianceKey
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.asyncio
 
 
-def pokerctl(*args: str) -> subprocess.CompletedProcess:
+def pokerctl(*args: str, home: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("POKER_COMPLIANCE_KEY", None)
+    if home is not None:  # no `pokerctl up` key there
+        env.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"))
     return subprocess.run([sys.executable, "-m", "services.pokerctl", "audit", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
 
 
 async def test_audit_of_a_played_stream_passes_and_an_edited_export_fails(
@@ -33,7 +37,13 @@ async def test_audit_of_a_played_stream_passes_and_an_edited_export_fails(
     played = await play_tables(table_stub, plans, hands=4, seats=4, seed=5)
     assert all(not p.error for p in played), [p.error for p in played]
 
-    run = pokerctl("--all", "--json", "--nats", nats_server.url)
+    key = ("--key", stack.key_file)
+    run = pokerctl("--all", "--nats", nats_server.url, home=tmp_path)
+    assert run.returncode == 2 and "--key FILE" in run.stderr, run.stderr
+    run = pokerctl("--all", "--nats", nats_server.url, "--key", str(tmp_path / "nope"))
+    assert run.returncode == 2 and "cannot read the key file" in run.stderr, run.stderr
+
+    run = pokerctl("--all", "--json", "--nats", nats_server.url, *key)
     assert run.returncode == 0, run.stdout + run.stderr
     report = json.loads(run.stdout)
     assert report["ok"] and not report["source"]["problems"]
@@ -46,7 +56,14 @@ async def test_audit_of_a_played_stream_passes_and_an_edited_export_fails(
     export = tmp_path / "log.jsonl"
     run = pokerctl("--all", "--export", str(export), "--nats", nats_server.url)
     assert run.returncode == 0, run.stderr
-    assert pokerctl("--file", str(export), "--json").returncode == 0
+    assert pokerctl("--file", str(export), "--json", *key).returncode == 0
+    # a compliance key the hands were not sealed to opens nothing: every table fails
+    other = tmp_path / "other"
+    ComplianceKey.generate().write(other)
+    run = pokerctl("--file", str(export), "--json", "--key", str(other / "compliance.key"))
+    assert run.returncode == 1
+    failures = [t["failure"]["reason"] for t in json.loads(run.stdout)["tables"]]
+    assert failures and all("no compliance key given opens this hand" in f for f in failures)
 
     # change one bet in the export: the amount a player called
     lines = export.read_text().splitlines()
@@ -71,7 +88,7 @@ async def test_audit_of_a_played_stream_passes_and_an_edited_export_fails(
         pytest.fail("no call in the log")
     bad = tmp_path / "edited.jsonl"
     bad.write_text("\n".join(lines) + "\n")
-    run = pokerctl("--file", str(bad), "--json")
+    run = pokerctl("--file", str(bad), "--json", *key)
     assert run.returncode == 1, run.stdout + run.stderr
     report = json.loads(run.stdout)
     failed = [t for t in report["tables"] if not t["ok"]]
@@ -80,5 +97,5 @@ async def test_audit_of_a_played_stream_passes_and_an_edited_export_fails(
     assert (failure["seq"], failure["commit_index"], failure["event_type"]) == \
         (seq, 0, "ActionTaken"), failure
 
-    text = pokerctl("--file", str(bad), "--quiet")
+    text = pokerctl("--file", str(bad), "--quiet", *key)
     assert text.returncode == 1 and f"stream seq {seq}" in text.stdout and "FAIL" in text.stdout

@@ -100,7 +100,7 @@ async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster
             assert [(c.seq, c.data) for c in after[:len(before)]] == \
                 [(c.seq, c.data) for c in before], plan.table_id
             assert len(after) > len(before)
-            audit = audit_table(plan.table_id, after)
+            audit = audit_table(plan.table_id, after, cluster.keyring())
             assert audit.ok, (plan.label, audit.failure)
     finally:
         supervisor.cancel()
@@ -140,7 +140,8 @@ async def test_a_service_replica_killed_mid_hand_while_its_twin_serves_reaches_n
         assert [p.error for p in played if p.error] == []
         assert all(p.bots.hands_seen >= 4 for p in played)
         for plan in plans:
-            audit = audit_table(plan.table_id, await store.read(plan.table_id))
+            audit = audit_table(plan.table_id, await store.read(plan.table_id),
+                                cluster.keyring())
             assert audit.ok, (plan.label, audit.failure)
     finally:
         await store.close()

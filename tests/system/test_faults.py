@@ -139,7 +139,7 @@ async def test_a_peer_restarted_between_two_actions(stack, table_stub, nats_serv
     doubled = [c for c, k in Counter(ids).items() if k > 1]
     assert not doubled, doubled
     assert {"a1", "a2"} <= set(ids)
-    audit = audit_table("t1", stored)
+    audit = audit_table("t1", stored, stack.keyring())
     assert audit.ok and audit.conserved and audit.hands >= 1, audit.failure
     hand_1 = [e for s in stored for e in decode_commit(s.data)]
     assert sum(isinstance(e, E.DeckRevealed) for e in hand_1) >= 1
@@ -204,8 +204,9 @@ async def test_the_dealer_killed_after_its_commitment_deals_from_the_same_deck(t
         stored = await store.read("t1")
         await store.close()
         assert not cluster.dead()
+        keyring = cluster.keyring()
 
-    events = [e for s in stored for e in decode_commit(s.data)]
+    events = [e for s in stored for e in decode_commit(s.data, keyring)]
     hand_1 = events[:next(i for i, e in enumerate(events) if isinstance(e, E.DeckRevealed)) + 1]
     assert [e.commitment for e in hand_1 if isinstance(e, E.DeckCommitted)] == [c1]
     revealed = hand_1[-1]
@@ -214,7 +215,7 @@ async def test_the_dealer_killed_after_its_commitment_deals_from_the_same_deck(t
     cards = [c for e in hand_1 if isinstance(e, E.CardsDealt) for c in deck_order(e)]
     assert len(cards) >= 3 * 2 + 3 + 1 + 1 + 3  # hole cards, flop, turn, river and burns
     assert tuple(cards) == revealed.decks[0][:len(cards)]
-    audit = audit_table("t1", stored)
+    audit = audit_table("t1", stored, keyring)
     assert audit.ok and audit.conserved, audit.failure
     ids = command_ids(stored)
     assert len(ids) == len(set(ids))

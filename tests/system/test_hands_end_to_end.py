@@ -34,19 +34,20 @@ HANDS = 3
 SEATS = 4
 
 
-def folded(stored) -> LoadedTable:
+def folded(stored, keyring=None) -> LoadedTable:
     """The table's fold after every commit read back from the log."""
     lt = LoadedTable()
     for s in stored:
-        lt = fold_commit(lt, s)
+        lt = fold_commit(lt, s, keyring)
     return lt
 
 
 class LogIndex:
     """One table's log, folded commit by commit: the state at every version, the down cards
-    each seat was dealt in each hand, and the version at which a seat showed its hand."""
+    each seat was dealt in each hand, and the version at which a seat showed its hand: all
+    opened with the compliance keyring (the log seals the cards nobody has seen)."""
 
-    def __init__(self, stored: list) -> None:
+    def __init__(self, stored: list, keyring) -> None:
         self.states = {}
         self.clocks = {}
         self.down: dict[tuple[int, int], set[str]] = defaultdict(set)
@@ -55,10 +56,10 @@ class LogIndex:
         lt = LoadedTable()
         hand_no = 0
         for s in stored:
-            lt = fold_commit(lt, s)
+            lt = fold_commit(lt, s, keyring)
             self.states[s.seq] = lt.state
             self.clocks[s.seq] = lt.clock
-            for e in decode_commit(s.data):
+            for e in decode_commit(s.data, keyring):
                 if isinstance(e, E.HandStarted):
                     hand_no = e.hand_no
                 elif isinstance(e, E.CardsDealt):
@@ -118,7 +119,7 @@ async def _sample(stub, bots, out: list, stop: asyncio.Event) -> None:
         await asyncio.sleep(0)
 
 
-async def test_every_game_and_structure_end_to_end(table_stub, nats_server):
+async def test_every_game_and_structure_end_to_end(stack, table_stub, nats_server):
     stub = table_stub
     plans = plan_tables(run_id="e2e")
     assert {(p.game, p.structure) for p in plans} == {
@@ -153,7 +154,7 @@ async def test_every_game_and_structure_end_to_end(table_stub, nats_server):
     try:
         for p, b in zip(plans, played):
             stored = await store.read(p.table_id)
-            audit = audit_table(p.table_id, stored)
+            audit = audit_table(p.table_id, stored, stack.keyring())
             assert audit.ok, audit.failure
             assert audit.hands >= 1 and b.hands_seen == audit.hands
             brought = audit.buy_ins + audit.top_ups
@@ -163,7 +164,7 @@ async def test_every_game_and_structure_end_to_end(table_stub, nats_server):
             assert not table.hand_running
             assert sum(s.stack for s in table.seats) + audit.rake == brought
 
-            log = LogIndex(stored)
+            log = LogIndex(stored, stack.keyring())
             served = views[p.table_id]
             assert {seat for seat, _ in served} == {0, *b.tokens}
             hands_watched = {v.hand_no for seat, v in served if seat == 0}
@@ -184,7 +185,7 @@ async def test_every_game_and_structure_end_to_end(table_stub, nats_server):
         await store.close()
 
 
-async def test_a_seat_vacated_in_the_middle_of_a_hand_keeps_chips_conserved(table_stub,
+async def test_a_seat_vacated_in_the_middle_of_a_hand_keeps_chips_conserved(stack, table_stub,
                                                                             nats_server):
     stub = table_stub
     settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
@@ -237,7 +238,7 @@ async def test_a_seat_vacated_in_the_middle_of_a_hand_keeps_chips_conserved(tabl
     store = await EventStore.connect(nats_server.url, create=False)
     try:
         stored = await store.read("t1")
-        audit = audit_table("t1", stored)
+        audit = audit_table("t1", stored, stack.keyring())
     finally:
         await store.close()
     assert audit.hands >= 2 and audit.ok, audit.failure

@@ -14,6 +14,7 @@ import sys
 from collections import deque
 from pathlib import Path
 
+import pytest
 from pokerkit import HandHistory
 
 from services.pokerctl.bots_cmd import create_and_seat, plan_tables
@@ -21,6 +22,12 @@ from services.pokerctl.botclient import play
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDS = 4
+
+
+@pytest.fixture(autouse=True)
+def compliance_key(stack, monkeypatch):
+    """The histories are the compliance role's: its key opens the cards nobody saw."""
+    monkeypatch.setenv("POKER_COMPLIANCE_KEY", stack.key_file)
 
 
 async def pokerctl(*args: str) -> subprocess.CompletedProcess:
@@ -145,3 +152,26 @@ async def test_errors(stack, table_stub, nats_server):
     assert "7 Card Stud Limit (10/20)" in done.stdout and "*** 3rd STREET ***" in done.stdout
     done = await pokerctl("--table", table, "--nats", "nats://127.0.0.1:1")
     assert done.returncode == 1 and "cannot connect" in done.stderr
+
+
+async def test_without_the_compliance_key_unseen_cards_read_unknown(stack, table_stub,
+                                                                    nats_server, monkeypatch):
+    """The log seals the cards nobody saw: a history made without the compliance key shows
+    only the board and the hands shown; with the key every hole card is there."""
+    table, played = await played_table(table_stub, "holdem", "no_limit")
+    full = await pokerctl("--table", table, "--format", "json", "--nats", nats_server.url)
+    assert full.returncode == 0, full.stderr
+    monkeypatch.delenv("POKER_COMPLIANCE_KEY")
+    monkeypatch.setenv("XDG_DATA_HOME", str(ROOT / "no-such-dir"))  # no `pokerctl up` key
+    blind = await pokerctl("--table", table, "--format", "json", "--nats", nats_server.url)
+    assert blind.returncode == 0, blind.stderr
+    assert "no compliance key" in blind.stderr
+    hands = list(zip(map(json.loads, blind.stdout.splitlines()),
+                     map(json.loads, full.stdout.splitlines())))
+    assert len(hands) == played
+    for seen, known in hands:
+        assert seen["shows"] == known["shows"] and seen["board"] == known["board"]
+        for a, b in zip(seen["streets"], known["streets"]):
+            for x, y in zip(a["hole"], b["hole"]):
+                assert "??" not in y["cards"], y
+                assert set(x["cards"]) == {"??"}, (x, y)

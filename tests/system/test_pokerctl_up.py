@@ -12,6 +12,7 @@ import sys
 import time
 
 from services.pokerctl.bots_cmd import plan_tables, run_bots
+from shared.infra.secrecy import ComplianceKeyring
 from services.pokerctl.netdemo import run_networked_demo
 from services.pokerctl.up import port_in_use
 from shared.infra.natsserver import free_port
@@ -61,10 +62,13 @@ async def test_up_then_bots_then_sigterm(tmp_path):
         out = "".join(seen)
         assert f"table     127.0.0.1:{base + 1}" in out and f"127.0.0.1:{nats_port}" in out
         assert (tmp_path / "data" / "seat-secret").stat().st_mode & 0o077 == 0
+        assert (tmp_path / "data" / "keys" / "compliance.key").stat().st_mode & 0o077 == 0
 
         report = io.StringIO()
         code = await run_bots(f"127.0.0.1:{base + 1}", f"nats://127.0.0.1:{nats_port}",
-                              plan_tables(2), hands=2, seats=3, seed=1, out=report)
+                              plan_tables(2), hands=2, seats=3, seed=1, out=report,
+                              keyring=ComplianceKeyring.from_files(
+                                  [str(tmp_path / "data" / "keys" / "compliance.key")]))
         assert code == 0, report.getvalue()
         assert "chips conserved at 2/2 tables; audit passed" in report.getvalue()
     finally:

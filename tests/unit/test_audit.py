@@ -11,7 +11,7 @@ import pytest
 
 from shared.audit import audit_table
 from shared.audit.export import dump_lines, load_lines
-from shared.audit.sample import MIXED, chain, play_decisions
+from shared.audit.sample import MIXED, chain, play_decisions, sample_keyring
 from shared.infra.eventstore import Stored
 from shared.poker import events as E
 from shared.poker.cards import DECK
@@ -43,7 +43,7 @@ def replaced(decisions: list[list], i: int, events: list | None) -> list[list]:
 
 
 def failure_of(stored: list[Stored]):
-    a = audit_table("t1", stored)
+    a = audit_table("t1", stored, sample_keyring())
     assert not a.ok, "the tampering was not caught"
     return a.failure
 
@@ -52,7 +52,7 @@ def failure_of(stored: list[Stored]):
 def test_a_clean_log_of_every_game_passes(game, structure, stakes):
     options = table_options(game, structure, **stakes)
     stored = commits(list(play_decisions("t1", options, hands=25, seed=3)), options)
-    a = audit_table("t1", stored)
+    a = audit_table("t1", stored, sample_keyring())
     assert a.ok, a.failure
     assert a.hands == 25 and a.decks >= 25 and a.cards > 0
     assert a.commits == len(stored) and a.conserved and not a.hand_open
@@ -175,9 +175,9 @@ def test_a_decision_applied_twice_is_caught(decisions):
 def test_a_time_out_before_the_deadline_is_caught(decisions):
     i = first(decisions, lambda d: isinstance(d[0], E.PlayerTimedOut))
     fast = list(chain("t1", decisions[: i + 1], options=None))  # default: 120 s late, fine
-    assert audit_table("t1", fast).ok
+    assert audit_table("t1", fast, sample_keyring()).ok
     from shared.infra.repository import build_commit, digest
-    prev = audit_table("t1", fast[:i])
+    prev = audit_table("t1", fast[:i], sample_keyring())
     early = build_commit("t1", 0, "early", digest("x"), "test", decisions[i],
                          bytes.fromhex(prev.head_hash),
                          now_ms=1_700_000_000_000 + 1000 * (i + 1))
@@ -189,7 +189,7 @@ def test_an_export_round_trips_and_a_change_in_it_is_caught(decisions):
     stored = commits(decisions)
     text = "".join(dump_lines(("t1", s) for s in stored))
     back = [s for _, s in load_lines(io.StringIO(text))]
-    assert back == stored and audit_table("t1", back).ok
+    assert back == stored and audit_table("t1", back, sample_keyring()).ok
     i = first(decisions, lambda d: isinstance(d[-1], E.HandEnded))
     e = decisions[i][-1]
     s0 = e.stacks[0]

@@ -209,6 +209,25 @@ def test_the_compose_file_runs_a_three_node_cluster_and_every_service_with_its_e
         assert spec["depends_on"]["nats-init"]["condition"] == "service_completed_successfully"
     build = services["nats-init"]["build"]
     assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
+    # only the dealer is given the compliance public key, mounted read-only
+    dealer = services["dealer"]
+    key = dealer["environment"]["POKER_COMPLIANCE_PUBLIC_KEY"]
+    assert [v for v in dealer["volumes"] if v.endswith(f":{key}:ro")]
+    assert all("POKER_COMPLIANCE_PUBLIC_KEY" not in services[s]["environment"]
+               for s in SERVICES if s != "dealer")
+
+
+def test_the_dealer_reads_the_compliance_public_key_from_a_config_map(overlay):
+    _, objects = overlay
+    dealer = objects[("Deployment", "poker-dealer")]
+    pod = dealer["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    key = env["POKER_COMPLIANCE_PUBLIC_KEY"]
+    (mount,) = [m for m in container["volumeMounts"] if key.startswith(m["mountPath"] + "/")]
+    assert mount["readOnly"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    assert volume["configMap"]["name"] == "poker-compliance"
 
 
 def test_the_dockerfile_installs_the_project_builds_the_protos_and_takes_a_module():

@@ -1,0 +1,65 @@
+"""pokerctl keys: the compliance role's key pair, and the ``--key`` option of the commands
+that open sealed cards (audit, history, bots).
+
+    pokerctl keys generate DIR     # DIR/compliance.key (owner-only) and DIR/compliance.pub
+
+The dealer is given the public key (POKER_COMPLIANCE_PUBLIC_KEY) and seals every hand's key to
+it; the private key stays with compliance. A command that opens hands takes ``--key FILE``
+(repeatable: keys rotated over the years), else POKER_COMPLIANCE_KEY (files separated by
+commas), else the key `pokerctl up` keeps in its data directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from shared.infra.secrecy import ComplianceKey, ComplianceKeyring, SecrecyError
+
+
+def _default_key_files() -> list[str]:
+    if os.environ.get("POKER_COMPLIANCE_KEY"):
+        return [p for p in os.environ["POKER_COMPLIANCE_KEY"].split(",") if p]
+    from .up_cmd import default_data_dir
+    local = default_data_dir() / "keys" / "compliance.key"
+    return [str(local)] if local.exists() else []
+
+
+def add_key_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--key", action="append", default=None, metavar="FILE",
+                   help="the compliance private key that opens sealed cards (repeatable; "
+                        "default POKER_COMPLIANCE_KEY, else `pokerctl up`'s)")
+
+
+def keyring_from(args: argparse.Namespace) -> ComplianceKeyring | None:
+    """The keyring of ``--key`` (or the defaults); None when there is no key at all. A key
+    file that cannot be read is an error the user must see: SecrecyError."""
+    files = args.key if args.key else _default_key_files()
+    return ComplianceKeyring.from_files(files) if files else None
+
+
+def _generate(args: argparse.Namespace) -> int:
+    target = Path(args.dir)
+    if (target / "compliance.key").exists() and not args.force:
+        print(f"pokerctl keys: {target / 'compliance.key'} exists (use --force to replace "
+              f"it; hands sealed to the old key then need the old key to open)", file=sys.stderr)
+        return 2
+    try:
+        private, public = ComplianceKey.generate().write(target)
+    except (OSError, SecrecyError) as exc:
+        print(f"pokerctl keys: {exc}", file=sys.stderr)
+        return 2
+    print(f"private key {private} (keep it with compliance, off the cluster)")
+    print(f"public key  {public} (give it to the dealer: POKER_COMPLIANCE_PUBLIC_KEY)")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    keys = sub.add_parser("keys", help="the compliance key pair that opens sealed cards")
+    ksub = keys.add_subparsers(dest="keys_command", required=True)
+    g = ksub.add_parser("generate", help="make a compliance key pair in DIR")
+    g.add_argument("dir", metavar="DIR")
+    g.add_argument("--force", action="store_true", help="replace an existing key pair")
+    g.set_defaults(run=_generate)

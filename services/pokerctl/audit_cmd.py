@@ -1,7 +1,7 @@
 """`pokerctl audit`: read the event log from the start and audit every table.
 
     pokerctl audit [--table T | --all | --file F] [--key FILE] [--json] [--nats URL]
-                   [--stream NAME]
+                   [--stream NAME] [--workers N]
     pokerctl audit --table T --export F    (or --all --export F): write the raw commits
 
 Checks (shared/audit/auditor.py): the hash chain; no gaps (the stream's first..last sequence
@@ -13,6 +13,10 @@ table and a summary (progress on stderr; a bar on a terminal), or a JSON report 
 Exit 0 if every table passes, 1 if any fails (the first bad event of each table is named:
 table, stream sequence, event index, type and why), 2 if the log cannot be read.
 
+--all reads the stream with --workers processes (default: one per CPU, and one per 50,000
+commits at most), tables spread over them (audit_pool.py); --workers 1 reads it in one pass,
+in stream order.
+
 --export writes the commits exactly as stored (JSON lines: table, seq, base64 bytes), for an
 audit offline with --file.
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Iterable
@@ -30,11 +35,12 @@ import nats
 
 from shared.audit.auditor import TableAudit, TableAuditor
 from shared.audit.export import ExportError, dump_lines, load_lines
-from shared.infra.secrecy import Keyring, SecrecyError
 from shared.infra.eventstore import READ_BATCH, STREAM, SUBJECT_PREFIX, EventStore, \
     StoreError, Stored
+from shared.infra.secrecy import Keyring, SecrecyError
 
-from .keys_cmd import add_key_argument, keyring_from
+from .audit_pool import audit_in_parallel, stream_tables
+from .keys_cmd import add_key_argument, key_files, keyring_from
 from .up import default_nats_url
 
 
@@ -223,6 +229,26 @@ async def _from_nats(args: argparse.Namespace, run: Run | None, rows: list | Non
         await store.close()
 
 
+def _in_parallel(args: argparse.Namespace, progress: Progress) -> tuple[list[TableAudit], dict]:
+    """--all over --workers processes (audit_pool.py): tables spread over them."""
+    async def survey() -> tuple[dict, dict[str, int]]:
+        store = await connect(args.nats, args.stream)
+        try:
+            return await stream_tables(store)
+        finally:
+            await store.close()
+
+    source, counts = asyncio.run(survey())
+    progress.total = source["messages"]
+    if not counts:
+        return [], source
+    workers = args.workers
+    if workers is None:  # a worker costs a second to start: one per WORKER_COMMITS at most
+        workers = min(default_workers(), max(1, source["messages"] // WORKER_COMMITS))
+    return audit_in_parallel(args.nats, source, counts, key_files(args),
+                             min(workers, len(counts)), progress.update)
+
+
 def audit_rows(rows: Iterable[tuple[str, Stored]],
                keyring: Keyring | None = None) -> list[TableAudit]:
     """Audit (table, commit) pairs in stream order (for callers holding the commits)."""
@@ -261,19 +287,25 @@ def run(args: argparse.Namespace) -> int:
               "with the compliance private key: --key FILE (or POKER_COMPLIANCE_KEY)",
               file=sys.stderr)
         return 2
+    if args.workers is not None and args.workers < 1:
+        print("pokerctl audit: --workers is at least 1", file=sys.stderr)
+        return 2
     progress = Progress(enabled=not args.quiet)
     audit_run = Run({args.table_id} if args.table_id else None, progress, keyring)
     try:
         if args.file:
             source = read_file(args.file, args.table_id, audit_run)
+            audits = audit_run.results()
+        elif args.table_id is None and args.workers != 1:
+            audits, source = _in_parallel(args, progress)
         else:
             source = asyncio.run(_from_nats(args, audit_run, None))
+            audits = audit_run.results()
     except (StoreError, ExportError, OSError, asyncio.TimeoutError) as exc:
         progress.finish()
         print(f"pokerctl audit: {exc}", file=sys.stderr)
         return 2
     seconds = progress.finish()
-    audits = audit_run.results()
     if args.table_id and not audits:
         print(f"pokerctl audit: table {args.table_id!r} has no commits", file=sys.stderr)
         return 2
@@ -294,5 +326,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--nats", default=default_nats_url(),
                    help="NATS URL (default POKER_NATS_URL or %(default)s)")
     p.add_argument("--stream", default=STREAM, help="JetStream stream (default %(default)s)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes auditing --all, tables spread over them (default: one "
+                        f"per CPU, {default_workers()} here, and one per "
+                        f"{WORKER_COMMITS:,} commits at most)")
     add_key_argument(p)
     p.set_defaults(run=run)
+
+
+#: commits that make a worker process worth starting
+WORKER_COMMITS = 50_000
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))

@@ -33,10 +33,15 @@ def add_key_argument(p: argparse.ArgumentParser) -> None:
                         "default POKER_COMPLIANCE_KEY, else `pokerctl up`'s)")
 
 
+def key_files(args: argparse.Namespace) -> list[str]:
+    """The key files of ``--key``, or the defaults."""
+    return list(args.key) if args.key else _default_key_files()
+
+
 def keyring_from(args: argparse.Namespace) -> ComplianceKeyring | None:
     """The keyring of ``--key`` (or the defaults); None when there is no key at all. A key
     file that cannot be read is an error the user must see: SecrecyError."""
-    files = args.key if args.key else _default_key_files()
+    files = key_files(args)
     return ComplianceKeyring.from_files(files) if files else None
 
 

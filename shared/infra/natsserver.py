@@ -66,6 +66,9 @@ class NatsServer:
     routes: list[str] = field(default_factory=list)
     max_file_store: str = ""  # e.g. "64MB": JetStream's disk limit for this node
     extra_config: str = ""  # appended to the config (e.g. an accounts include)
+    #: JetStream's fsync: "always" (every write, what the log of a casino needs), or an
+    #: interval such as "2m" (benchmarks loading millions of messages)
+    sync_interval: str = "always"
     proc: subprocess.Popen | None = None
 
     @property
@@ -75,7 +78,8 @@ class NatsServer:
     def config_text(self) -> str:
         store = str(self.store_dir).replace("\\", "/")
         lines = [f'server_name: "{self.name}"', f'listen: "{self.host}:{self.port}"',
-                 "jetstream {", f'  store_dir: "{store}"', "  sync_interval: always"]
+                 "jetstream {", f'  store_dir: "{store}"',
+                 f"  sync_interval: {self.sync_interval}"]
         if self.max_file_store:
             lines.append(f"  max_file_store: {self.max_file_store}")
         lines.append("}")

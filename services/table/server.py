@@ -33,7 +33,7 @@ from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import BadRequest, Denied, check_command_id, check_table_id, rpc
 from shared.poker import table as T
 from shared.poker.cards import Card, card
-from shared.poker.clock import TurnClock
+from shared.poker.clock import TurnClock, is_late
 from shared.poker.errors import IllegalAction
 from shared.poker.options import table_options
 from shared.poker.state import TableState
@@ -257,6 +257,13 @@ class TableService(table_pb2_grpc.TableServiceServicer):
                 hand = lt.state.hand
                 raise IllegalAction(f"hand {request.hand_no} is not the table's hand (it is "
                                     f"at hand {hand.hand_no if hand is not None else 0})")
+        if self._late(lt, request):
+            lt = await self.repo.get(request.table_id)  # this cache may be behind the clock
+            if self._late(lt, request):
+                deadline = lt.clock.deadline_ms(lt.state.options)
+                policy = lt.state.options.timeout_policy.value
+                raise IllegalAction(f"seat {request.seat}'s time ran out at {deadline} (unix "
+                                    f"ms): the table acts for it (the {policy} time-out rule)")
         act = betting_pb2.ActRequest(
             step=step_pb2.StepRequest(table_id=request.table_id, hand_no=request.hand_no,
                                       command_id=request.command_id, version=lt.seq),
@@ -278,6 +285,16 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     @rpc
     async def Reconnect(self, request, context):
         return await self._seat_command(request, "reconnect", T.reconnect)
+
+    def _late(self, lt: LoadedTable, request) -> bool:
+        """The seat is on the clock and its deadline has passed: the clock keeper times it
+        out (its action would come after the time the rules give). A retry of an action
+        already applied is not late: it gets its original outcome."""
+        clock = lt.clock
+        return (clock is not None and clock.seat == request.seat
+                and clock.hand_no == request.hand_no
+                and request.command_id not in lt.commands
+                and is_late(clock, lt.state.options, self.repo.now_ms()))
 
     @staticmethod
     def _stale(lt: LoadedTable, request) -> bool:

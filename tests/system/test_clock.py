@@ -187,6 +187,29 @@ async def test_sources_policy_all_in_for_what_is_in_then_sat_out(clocked):
     assert sum(s.stack for s in v.seats) + v.pot == 300  # the pot holds the bets
 
 
+async def test_an_action_after_the_deadline_is_refused_and_the_keeper_times_it_out(clocked):
+    """Between the deadline and the keeper's time-out, the player's action comes too late:
+    refused, nothing appended; the keeper's time-out is what the log records."""
+    stack, clock, store = clocked
+    t = await Table.open(stack, store, "late", seats=3)
+    v = await t.view()
+    on_turn = v.to_act
+    clock.advance(CLOCK_MS - 1)
+    v = await t.act(ActionKind.CALL)  # one millisecond before the deadline: in time
+    assert v.to_act != on_turn
+    late = v.to_act
+    clock.advance(CLOCK_MS)  # the deadline, and the keeper has not looked yet
+    before = await t.log()
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await t.act(ActionKind.CALL)
+    assert err.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+    assert f"seat {late}'s time ran out" in err.value.details()
+    assert await t.log() == before
+    await stack.keeper.tick()
+    timed_out = await t.events(E.PlayerTimedOut)
+    assert [e.seat for e in timed_out] == [late]
+
+
 async def test_check_fold_policy_checks_when_free_and_folds_facing_a_bet(clocked):
     stack, clock, store = clocked
     t = await Table.open(stack, store, "cf", timeout_policy=ev.TIMEOUT_POLICY_CHECK_FOLD)

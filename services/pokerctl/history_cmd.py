@@ -63,7 +63,7 @@ def decode_log(stored: list, keyring: Keyring | None = None
             env.ParseFromString(raw)
             events.append(decode_body(env, keyring))
             times.append(env.occurred_at_unix_ms or None)
-            seqs.append(s.seq)
+            seqs.append(s.primary_seq)  # the same hand ids from a mirror
     return events, times, seqs
 
 

@@ -43,6 +43,17 @@ class Stored:
     seq: int  # stream sequence
     data: bytes
     msg_id: str = ""
+    #: in a mirror (shared/infra/mirror.py): the commit's sequence in the primary stream
+    source_seq: int = 0
+
+    @property
+    def primary_seq(self) -> int:
+        """The commit's sequence in the primary stream, read from the primary or a mirror."""
+        return self.source_seq or self.seq
+
+
+#: the header a mirror's copy carries: the commit's sequence in the primary stream
+SOURCE_SEQ = "Poker-Source-Seq"
 
 
 def subject(table_id: str) -> str:
@@ -191,7 +202,7 @@ class EventStore:
                             f"read failed: {status} {headers.get('Description', '')}"))
                 return
             stored = Stored(int(headers["Nats-Sequence"]), msg.data,
-                            headers.get("Nats-Msg-Id", ""))
+                            headers.get("Nats-Msg-Id", ""), int(headers.get(SOURCE_SEQ, 0)))
             items.append((headers["Nats-Subject"], stored) if with_subject else stored)
 
         sub = await self.nc.subscribe(inbox, cb=on_msg)

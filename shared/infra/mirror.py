@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 
 from nats.js.errors import NotFoundError
 
-from .eventstore import SUBJECT_PREFIX, EventStore
-
-SOURCE_SEQ = "Poker-Source-Seq"
+from .eventstore import SOURCE_SEQ, SUBJECT_PREFIX, EventStore
 
 
 @dataclass

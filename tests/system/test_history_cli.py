@@ -18,6 +18,9 @@ import pytest
 from pokerkit import HandHistory
 
 from services.pokerctl.bots_cmd import create_and_seat, plan_tables
+from shared.infra.eventstore import EventStore
+from shared.infra.mirror import copy_new
+from shared.infra.natsserver import NatsServer
 from services.pokerctl.botclient import play
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,6 +117,32 @@ async def test_hand_ids_are_unique_across_tables_and_stable(stack, table_stub, n
     for table_ids in (ids_a, ids_b):
         assert list(table_ids.values()) == sorted(set(table_ids.values()))
     assert await ids(a) == ids_a and await ids(b) == ids_b
+
+
+async def test_a_mirror_gives_the_same_histories_and_hand_ids(stack, table_stub, nats_server,
+                                                               tmp_path):
+    """The mirror numbers its stream its own way (here it held a commit before the copy); the
+    hand ids come from the primary's sequence each copy carries, so the text is the same."""
+    (other, _), (table, _) = await asyncio.gather(
+        played_table(table_stub, "holdem", "fixed_limit"),
+        played_table(table_stub, "stud", "fixed_limit"))
+    mirror_server = NatsServer(tmp_path / "mirror", name="poker-mirror").start()
+    try:
+        src = await EventStore.connect(nats_server.url, create=False)
+        dst = await EventStore.connect(mirror_server.url)
+        try:
+            await dst.append("unrelated", b"x", 0, "shifts-the-mirror")  # mirror seq != primary
+            await copy_new(src, dst)
+        finally:
+            await src.close()
+            await dst.close()
+        for fmt in ("pokerstars", "json"):
+            primary = await pokerctl("--table", table, "--format", fmt, "--nats", nats_server.url)
+            copy = await pokerctl("--table", table, "--format", fmt, "--nats", mirror_server.url)
+            assert primary.returncode == copy.returncode == 0, primary.stderr + copy.stderr
+            assert copy.stdout == primary.stdout and primary.stdout
+    finally:
+        mirror_server.stop()
 
 
 async def test_phh_of_every_logged_hand_replays_in_pokerkit(stack, table_stub, nats_server):

@@ -16,6 +16,10 @@ from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSe
 from shared.poker.cards import DECK, Card
 
 BUCKET = "POKER_DECKS"
+#: how long a hand's deck and key stay in the vault: far longer than any hand lasts (the log
+#: keeps the deck, sealed, and the key, sealed to compliance, for ever); then they go, so the
+#: vault holds only recent hands and does not grow with the history
+TTL_SECONDS = 24 * 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +52,8 @@ class DeckVault:
             kv = await js.key_value(BUCKET)
         except BucketNotFoundError:
             kv = await js.create_key_value(js_api.KeyValueConfig(
-                bucket=BUCKET, history=1, storage=js_api.StorageType.FILE, replicas=replicas))
+                bucket=BUCKET, history=1, storage=js_api.StorageType.FILE, replicas=replicas,
+                ttl=TTL_SECONDS))
         return cls(kv)
 
     @staticmethod

@@ -1,10 +1,10 @@
 """`pokerctl history`: hand histories from a table's event log.
 
     pokerctl history --table T [--hand N] [--format pokerstars|json|phh] [--seat S] [--key F]
-                     [--nats URL]
+                     [--nats URL | --file EXPORT]
 
-Reads the table's commits from JetStream, checks the hash chain and the fold (a corrupt log is
-an error, exit 1), splits the events into hands (:func:`shared.history.hands`) and prints each
+Reads the table's commits from JetStream (or from an export file of `pokerctl audit --export`),
+checks the hash chain and the fold (a corrupt log is an error, exit 1), splits the events into hands (:func:`shared.history.hands`) and prints each
 finished hand (or hand N):
 
 - ``pokerstars`` (default): PokerStars hand history text, hands separated by two blank lines;
@@ -32,6 +32,7 @@ import sys
 
 from poker.events.v1 import events_pb2 as pb
 
+from shared.audit.export import ExportError, load_lines
 from shared.history import hands, phh, pokerstars, to_json
 from shared.infra.codec import decode_body
 from shared.infra.eventstore import StoreError
@@ -67,6 +68,12 @@ def decode_log(stored: list, keyring: Keyring | None = None
     return events, times, seqs
 
 
+def read_export(path: str, table_id: str) -> list:
+    """The table's commits from a `pokerctl audit --export` file."""
+    with open(path, encoding="utf-8") as f:
+        return [s for t, s in load_lines(f) if t == table_id]
+
+
 async def read_log(nats_url: str, table_id: str) -> list:
     store = await connect_store(nats_url)
     try:
@@ -100,8 +107,11 @@ def run(args: argparse.Namespace) -> int:
         print("pokerctl history: no compliance key (--key FILE): cards nobody saw at the "
               "table read ??", file=sys.stderr)
     try:
-        stored = asyncio.run(read_log(args.nats, args.table))
-    except (StoreError, OSError, asyncio.TimeoutError) as exc:
+        if args.file:
+            stored = read_export(args.file, args.table)
+        else:
+            stored = asyncio.run(read_log(args.nats, args.table))
+    except (StoreError, ExportError, OSError, asyncio.TimeoutError) as exc:
         print(f"pokerctl history: {exc}", file=sys.stderr)
         return 1
     if not stored:
@@ -144,6 +154,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, default="pokerstars")
     p.add_argument("--seat", type=int, default=None,
                    help="one player's view: their own cards, the others' shown cards only")
+    p.add_argument("--file", default=None,
+                   help="read an export (`pokerctl audit --export F`) instead of NATS")
     p.add_argument("--nats", default=default_nats_url(),
                    help="NATS URL (default POKER_NATS_URL or %(default)s)")
     add_key_argument(p)

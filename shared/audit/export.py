@@ -1,5 +1,6 @@
 """Raw commits as a file, for audits offline: JSON lines, one commit a line,
-``{"table": T, "seq": N, "data": base64, "msg_id": M}``, in stream order. The bytes are the
+``{"table": T, "seq": N, "data": base64, "msg_id": M}`` (and ``"source_seq"`` for a mirror's
+copy: the primary's sequence), in stream order. The bytes are the
 commits exactly as stored, so the hash chain is checked on what the log held."""
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ def dump_lines(rows: Iterable[tuple[str, Stored]]) -> Iterator[str]:
     """A header line, then one line per (table, commit)."""
     yield json.dumps({"format": FORMAT}) + "\n"
     for table_id, s in rows:
-        yield json.dumps({"table": table_id, "seq": s.seq,
-                          "data": base64.b64encode(s.data).decode(),
-                          "msg_id": s.msg_id}) + "\n"
+        row = {"table": table_id, "seq": s.seq, "data": base64.b64encode(s.data).decode(),
+               "msg_id": s.msg_id}
+        if s.source_seq:
+            row["source_seq"] = s.source_seq
+        yield json.dumps(row) + "\n"
 
 
 def load_lines(lines: Iterable[str]) -> Iterator[tuple[str, Stored]]:
@@ -38,7 +41,7 @@ def load_lines(lines: Iterable[str]) -> Iterator[tuple[str, Stored]]:
                     raise ExportError(f"line {n}: unknown format {row['format']!r}")
                 continue
             yield row["table"], Stored(int(row["seq"]), base64.b64decode(row["data"]),
-                                       row.get("msg_id", ""))
+                                       row.get("msg_id", ""), int(row.get("source_seq", 0)))
         except ExportError:
             raise
         except Exception as exc:  # noqa: BLE001 - json, key, base64 errors: say where

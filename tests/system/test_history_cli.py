@@ -141,6 +141,16 @@ async def test_a_mirror_gives_the_same_histories_and_hand_ids(stack, table_stub,
             copy = await pokerctl("--table", table, "--format", fmt, "--nats", mirror_server.url)
             assert primary.returncode == copy.returncode == 0, primary.stderr + copy.stderr
             assert copy.stdout == primary.stdout and primary.stdout
+        # and from an export of the mirror, offline
+        export = tmp_path / "mirror.jsonl"
+        run = await asyncio.to_thread(subprocess.run, [
+            sys.executable, "-m", "services.pokerctl", "audit", "--all", "--export", str(export),
+            "--nats", mirror_server.url], cwd=ROOT, capture_output=True, text=True, timeout=60,
+            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert run.returncode == 0, run.stderr
+        offline = await pokerctl("--table", table, "--format", "json", "--file", str(export))
+        assert offline.returncode == 0, offline.stderr
+        assert offline.stdout == primary.stdout  # (the json of the loop above)
     finally:
         mirror_server.stop()
 

@@ -271,3 +271,22 @@ def test_the_compose_nats_config_is_accepted_by_nats_server(tmp_path):
     text = (DEPLOY / "nats" / "cluster.conf").read_text()
     assert "sync_interval: always" in text
     assert text.count("nats-route://") == 3
+
+
+def test_only_the_table_service_calls_the_internal_services(overlay):
+    """NetworkPolicies: the dealer (whose SeatCards hands out hole cards), betting, showdown and
+    rake take gRPC from the table service's pods only; the metrics port stays open."""
+    _, objects = overlay
+    for svc in ("dealer", "betting", "showdown", "rake"):
+        policy = objects[("NetworkPolicy", f"poker-{svc}-from-table")]["spec"]
+        deployment = objects[("Deployment", f"poker-{svc}")]
+        assert policy["podSelector"]["matchLabels"] == \
+            deployment["spec"]["selector"]["matchLabels"]
+        assert policy["policyTypes"] == ["Ingress"]
+        grpc_rule, metrics_rule = policy["ingress"]
+        assert grpc_rule["from"] == [{"podSelector": {"matchLabels": {
+            "app.kubernetes.io/component": "table"}}}]
+        assert grpc_rule["ports"] == [{"protocol": "TCP", "port": 50050 + PORT_OFFSETS[svc]}]
+        assert "from" not in metrics_rule and metrics_rule["ports"][0]["port"] == 9090
+    table = objects[("Deployment", "poker-table")]["spec"]["template"]["metadata"]["labels"]
+    assert table["app.kubernetes.io/component"] == "table"

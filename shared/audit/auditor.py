@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 from poker.events.v1 import events_pb2 as pb
 
-from shared.infra.codec import CodecError, decode_body, is_sealed
+from shared.infra.codec import SEALABLE, CodecError, decode_body, is_sealed
 from shared.infra.eventstore import Stored
 from shared.infra.secrecy import Keyring
 from shared.poker import decide as D
@@ -170,6 +170,9 @@ class TableAuditor:
         self.hand_rake = 0
         self.hand_awarded = 0
         self._lookahead = False  # after a mid-hand failure: read on to the reveal
+        self._events: list = []  # the current commit's events, decoded so far
+        self._raws: list = []  # and their bytes
+        self._out_of_hand_memo: tuple = (None, None, 0)
 
     # --- public ----------------------------------------------------------------------------
 
@@ -204,8 +207,8 @@ class TableAuditor:
 
     def _commit(self, stored: Stored) -> None:
         a = self.audit
-        self._events: list = []
-        self._types: list[str] = []
+        self._events = []
+        self._raws = []
         if stored.seq <= a.last_seq:
             raise _Bad(-1, f"sequence {stored.seq} after {a.last_seq}: out of order or repeated")
         commit = pb.Commit()
@@ -213,11 +216,10 @@ class TableAuditor:
             commit.ParseFromString(stored.data)
         except Exception as exc:  # protobuf's DecodeError
             raise _Bad(-1, f"the commit does not parse: {exc}") from None
-        raws = commit.events
+        raws = self._raws = commit.events
         if not raws:
             raise _Bad(-1, "an empty commit")
         events = self._events
-        types = self._types
         last_hash = self.last_hash
         command_id = None
         chain_break: _Bad | None = None
@@ -227,7 +229,6 @@ class TableAuditor:
                 env.ParseFromString(raw)
             except Exception as exc:
                 raise _Bad(k, f"the event does not parse: {exc}") from None
-            types.append(env.WhichOneof("body") or "no body")
             if chain_break is None:
                 if env.prev_hash != last_hash:
                     chain_break = _Bad(k, "the hash chain breaks: prev_hash is not the SHA-256 "
@@ -244,11 +245,10 @@ class TableAuditor:
                 event = decode_body(env, self.keyring)
             except CodecError as exc:
                 raise (chain_break or _Bad(k, f"the event does not decode: {exc}")) from None
-            types[-1] = type(event).__name__
-            sealed = is_sealed(env)
-            if sealed is not None and chain_break is None:
-                self._check_secrecy(k, env, sealed)
             events.append(event)
+            # only the events that can hold secret cards are asked whether they are sealed
+            if type(event) in SEALABLE and chain_break is None:
+                self._check_secrecy(k, env, is_sealed(env))
             last_hash = _sha256(raw).digest()
         if command_id and command_id in self.commands and chain_break is None:
             chain_break = _Bad(0, f"command {command_id!r} was applied before")
@@ -318,15 +318,27 @@ class TableAuditor:
 
     def _fail(self, stored: Stored, index: int, reason: str) -> None:
         a = self.audit
-        types = getattr(self, "_types", [])
         if index < 0:
             a.failure = Failure(self.table_id, stored.seq, 0, 0, "Commit", reason)
             return
-        etype = types[index] if index < len(types) else "?"
-        a.failure = Failure(self.table_id, stored.seq, a.events + index + 1, index, etype, reason)
+        a.failure = Failure(self.table_id, stored.seq, a.events + index + 1, index,
+                            self._event_type(index), reason)
         table = self.state
         self._lookahead = bool(table is not None and table.hand_running and self.decks
                                and any(d.dealt for d in self.decks))
+
+    def _event_type(self, index: int) -> str:
+        """The type of the commit's event ``index``: its class once decoded, else its body's
+        field name ("?" for bytes that do not parse)."""
+        events = self._events
+        if index < len(events):
+            return type(events[index]).__name__
+        env = pb.EventEnvelope()
+        try:
+            env.ParseFromString(self._raws[index])
+        except Exception:  # noqa: BLE001 - protobuf's DecodeError, or no such event
+            return "?"
+        return env.WhichOneof("body") or "no body"
 
     # --- the decision a commit claims ---------------------------------------------------------
 
@@ -401,15 +413,26 @@ class TableAuditor:
 
     # --- chips and cards -------------------------------------------------------------------
 
-    @staticmethod
-    def _in_play(table: TableState) -> int:
+    def _in_play(self, table: TableState) -> int:
+        """The chips at the table: the seats' stacks, and during a hand the dealt-in players'
+        stacks and every chip in the middle (pots and bets) in place of their seats' stacks."""
         hand = table.hand
         if hand is not None and table.hand_running:
-            in_hand = hand.positions
-            total = sum(s.stack for s in table.seats
-                        if not (s.seat < len(in_hand) and in_hand[s.seat] >= 0))
-            return total + sum(p.stack for p in hand.players) + hand.pot_total
-        return sum(s.stack for s in table.seats)
+            return (self._out_of_hand(table.seats, hand.positions)
+                    + sum([p.stack + p.contributed for p in hand.players])
+                    - hand.rake - hand.paid_out)  # stacks + pot_total, in one pass
+        return sum([s.stack for s in table.seats])
+
+    def _out_of_hand(self, seats: tuple, positions: tuple) -> int:
+        """The stacks of the seats not dealt in. Checked after every commit, it changes only
+        with the seats or the hand, both immutable tuples: the last sum is kept by identity."""
+        cached = self._out_of_hand_memo
+        if cached[0] is seats and cached[1] is positions:
+            return cached[2]
+        n = len(positions)
+        total = sum([s.stack for s in seats if not (s.seat < n and positions[s.seat] >= 0)])
+        self._out_of_hand_memo = (seats, positions, total)
+        return total
 
     def _account(self, stored: Stored, k: int, e: object, before: TableState | None,
                  after: TableState) -> None:

@@ -329,6 +329,10 @@ _OPEN = {"deck_committed": _open_commitment, "cards_dealt": _open_deal,
          "deck_revealed": _open_reveal}
 
 
+#: the events that hold secret cards or a hand key: :func:`is_sealed` is None for every other
+SEALABLE = frozenset({E.CardsDealt, E.DeckRevealed, E.DeckCommitted})
+
+
 def is_sealed(envelope: pb.EventEnvelope) -> bool | None:
     """For a ``CardsDealt`` or ``DeckRevealed``: whether its secret cards are sealed (None for
     an event with nothing secret). A plain burn, face-down card or reveal is in the clear."""

@@ -202,3 +202,46 @@ def test_an_export_round_trips_and_a_change_in_it_is_caught(decisions):
 
 def test_the_full_deck_is_52_cards():
     assert len(DECK) == 52
+
+
+def test_an_event_that_does_not_decode_or_parse_is_named(decisions):
+    from poker.events.v1 import events_pb2 as pb
+    i = first(decisions, lambda d: isinstance(d[0], E.ActionTaken))
+    stored = commits(decisions)
+    head = bytes.fromhex(audit_table("t1", stored[:i], sample_keyring()).head_hash)
+    commit = pb.Commit()
+    commit.ParseFromString(stored[i].data)
+    env = pb.EventEnvelope()
+    env.ParseFromString(commit.events[0])
+    env.prev_hash = head
+    env.action_taken.action = 99  # no ActionKind
+    unknown = pb.Commit(events=[env.SerializeToString()]).SerializeToString()
+    f = failure_of(stored[:i] + [Stored(i + 1, unknown)])
+    assert (f.seq, f.commit_index, f.event_type) == (i + 1, 0, "action_taken"), f
+    assert "does not decode" in f.reason and "ActionKind value 99" in f.reason, f
+    garbage = pb.Commit(events=[b"\xff\xff\xff"]).SerializeToString()
+    f = failure_of(stored[:i] + [Stored(i + 1, garbage)])
+    assert (f.seq, f.commit_index, f.event_type) == (i + 1, 0, "?"), f
+    assert "does not parse" in f.reason, f
+
+
+def test_the_chips_at_the_table_are_counted_after_every_commit(decisions):
+    from shared.audit.auditor import TableAuditor
+    auditor = TableAuditor("t1", sample_keyring())
+    for s in commits(decisions):
+        assert auditor.feed(s), auditor.audit.failure
+        table = auditor.state
+        hand = table.hand if table.hand_running else None
+        dealt = {p.seat for p in hand.players} if hand else set()
+        want = sum(s.stack for s in table.seats if s.seat not in dealt)
+        if hand:
+            want += sum(p.stack for p in hand.players) + hand.pot_total
+        assert auditor._in_play(table) == want
+    # a chip missing from the books is caught at the next commit, hand or not
+    auditor = TableAuditor("t1", sample_keyring())
+    stored = commits(decisions)
+    for s in stored[:30]:
+        auditor.feed(s)
+    auditor.audit.top_ups += 1
+    assert not auditor.feed(stored[30])
+    assert "chips are not conserved" in auditor.audit.failure.reason

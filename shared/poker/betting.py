@@ -24,17 +24,19 @@ def fixed_limit_unit(state: HandState) -> int:
     return opts.small_bet if state.street < 2 else opts.big_bet
 
 
-def fixed_limit_units(state: HandState) -> tuple[int, ...]:
+def fixed_limit_units(state: HandState, big_bet_made: bool | None = None) -> tuple[int, ...]:
     """The bet sizes a fixed-limit bet or raise may add this round.
 
     Stud high, 4th street, with an open pair showing on any board: the small or the big bet,
     until a bet or raise of the big-bet size is made; then raises are big bets. In stud hi/lo
-    an open pair changes nothing.
+    an open pair changes nothing. ``big_bet_made``: in place of the state's own flag (the
+    fold asks with the flag an action is about to set).
     """
     opts = state.options
     if (state.street == 1 and opts.game.value == "stud"
             and open_pair_showing(state.live_players)):
-        return (opts.big_bet,) if state.big_bet_made else (opts.small_bet, opts.big_bet)
+        made = state.big_bet_made if big_bet_made is None else big_bet_made
+        return (opts.big_bet,) if made else (opts.small_bet, opts.big_bet)
     return (fixed_limit_unit(state),)
 
 

@@ -61,9 +61,9 @@ def _reopen_level(s: HandState, current_bet: int, full_level: int, min_raise: in
     """The bet a player who just acted must face before they may raise again (RULES §4: an
     all-in raise short of a full raise does not reopen the betting to players who acted)."""
     if s.structure is Structure.FIXED_LIMIT:
-        units = fixed_limit_units(s.evolve(big_bet_made=big_bet_made)) if s.game.is_stud \
-            else (fixed_limit_unit(s),)
-        return full_level + min(units)
+        unit = min(fixed_limit_units(s, big_bet_made)) if s.game.is_stud \
+            else fixed_limit_unit(s)
+        return full_level + unit
     return current_bet + max(min_raise, s.options.big_blind)
 
 
@@ -173,8 +173,8 @@ def _action_taken(s: HandState, e: E.ActionTaken) -> HandState:
     changes: dict = {}
     action = e.action
     if action is ActionKind.FOLD:
-        live = sum(1 for q in players if not q.folded) - 1
-        if s.options.heads_up_uncapped and live == 2 and s.bets_count < s.options.max_bets:
+        if (s.options.heads_up_uncapped and sum(1 for q in players if not q.folded) - 1 == 2
+                and s.bets_count < s.options.max_bets):
             changes["uncapped"] = True
     elif action is not ActionKind.CHECK:
         if e.added > p.stack or e.to != p.round_bet + e.added:
@@ -261,32 +261,32 @@ def _round_closed(s: HandState, e: E.BettingRoundClosed) -> HandState:
 def _pots_formed(s: HandState, e: E.PotsFormed) -> HandState:
     if s.phase is not Phase.POTS:
         raise InvalidEvent("pots formed before the betting ended")
-    s = s.evolve(pots=e.pots)
-    if len(s.live_players) >= 2:
-        return s.evolve(phase=Phase.SHOWDOWN, show_order=show_order(s))
-    return s.evolve(phase=Phase.RAKE)
+    if len(s.live_players) >= 2:  # the show order follows the betting, not the pots
+        return s.evolve(pots=e.pots, phase=Phase.SHOWDOWN, show_order=show_order(s))
+    return s.evolve(pots=e.pots, phase=Phase.RAKE)
 
 
-def _after_show(s: HandState, seat: int) -> HandState:
+def _after_show(s: HandState, seat: int, p: Player) -> HandState:
+    """``seat`` showed or mucked; ``p``: its player now."""
+    players = s.with_player(p)
     order = tuple(x for x in s.show_order if x != seat)
-    claimants = [p for p in s.players if not p.folded and not p.mucked]
+    claimants = [q for q in players if not q.folded and not q.mucked]
     if len(claimants) == 1:
         order = tuple(x for x in order if x != claimants[0].seat)
-    return s.evolve(show_order=order, phase=Phase.SHOWDOWN if order else Phase.RAKE)
+    return s.evolve(players=players, show_order=order,
+                    phase=Phase.SHOWDOWN if order else Phase.RAKE)
 
 
 def _hand_shown(s: HandState, e: E.HandShown) -> HandState:
     if s.phase is not Phase.SHOWDOWN or not s.show_order or s.show_order[0] != e.seat:
         raise InvalidEvent(f"seat {e.seat} showed out of turn")
-    p = s.player(e.seat).evolve(hole=e.cards, shown=True)
-    return _after_show(s.evolve(players=s.with_player(p)), e.seat)
+    return _after_show(s, e.seat, s.player(e.seat).evolve(hole=e.cards, shown=True))
 
 
 def _hand_mucked(s: HandState, e: E.HandMucked) -> HandState:
     if s.phase is not Phase.SHOWDOWN or not s.show_order or s.show_order[0] != e.seat:
         raise InvalidEvent(f"seat {e.seat} mucked out of turn")
-    p = s.player(e.seat).evolve(mucked=True)
-    return _after_show(s.evolve(players=s.with_player(p)), e.seat)
+    return _after_show(s, e.seat, s.player(e.seat).evolve(mucked=True))
 
 
 def _rake_taken(s: HandState, e: E.RakeTaken) -> HandState:
@@ -298,14 +298,13 @@ def _rake_taken(s: HandState, e: E.RakeTaken) -> HandState:
 def _pot_awarded(s: HandState, e: E.PotAwarded) -> HandState:
     if s.phase is not Phase.AWARD:
         raise InvalidEvent("a pot awarded outside the award step")
-    players = s.players
+    players = list(s.players)
     paid = 0
     for share in e.shares:
-        p = s.player(share.seat)
-        players = s.with_player(p.evolve(stack=p.stack + share.amount))
-        s = s.evolve(players=players)
+        i = s.index(share.seat)
+        players[i] = players[i].evolve(stack=players[i].stack + share.amount)
         paid += share.amount
-    return s.evolve(paid_out=s.paid_out + paid)
+    return s.evolve(players=tuple(players), paid_out=s.paid_out + paid)
 
 
 def _hand_ended(s: HandState, e: E.HandEnded) -> HandState:

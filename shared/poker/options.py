@@ -22,17 +22,19 @@ class Game(enum.Enum):
     STUD = "stud"
     STUD_HILO = "stud_hilo"
 
+    # The sets of games are module constants (below): looking members up on an Enum class is
+    # slow, and the engine asks these on every step.
     @property
     def is_stud(self) -> bool:
-        return self in (Game.STUD, Game.STUD_HILO)
+        return self in _STUD_GAMES
 
     @property
     def is_hilo(self) -> bool:
-        return self in (Game.OMAHA_HILO, Game.STUD_HILO)
+        return self in _HILO_GAMES
 
     @property
     def is_omaha(self) -> bool:
-        return self in (Game.OMAHA, Game.OMAHA_HILO)
+        return self in _OMAHA_GAMES
 
     @property
     def hole_cards(self) -> int:
@@ -41,6 +43,11 @@ class Game(enum.Enum):
     @property
     def max_seats(self) -> int:
         return 8 if self.is_stud else 10
+
+
+_STUD_GAMES = (Game.STUD, Game.STUD_HILO)
+_HILO_GAMES = (Game.OMAHA_HILO, Game.STUD_HILO)
+_OMAHA_GAMES = (Game.OMAHA, Game.OMAHA_HILO)
 
 
 class Structure(enum.Enum):

@@ -179,26 +179,37 @@ def _enum_table(domain: type[enum.Enum]) -> _EnumTable:
 def _decoder(cls: type) -> Callable[[object], object]:
     """The decoder of one domain class, generated once as straight-line code: the audit decodes
     every event of a log, and a loop over the fields dispatching on each one's kind cost most
-    of that time. ``PotAwarded`` becomes::
+    of that time. The object is made the way ``evolve`` (shared/poker/evolve.py) makes one:
+    each slot written through its descriptor, not through the frozen ``__init__`` (one
+    ``object.__setattr__`` per field). ``PotAwarded`` becomes::
 
         def decode(msg):
-            return _cls(msg.pot_index, _h1[msg.portion],
-                        tuple([_h2(x) for x in msg.shares]), msg.hand)
+            new = _new(_cls)
+            _set_pot_index(new, msg.pot_index)
+            _set_portion(new, _h3[msg.portion])  # _h3: the Portion table
+            _set_shares(new, tuple([_h5(x) for x in msg.shares]))  # _h5: Share's decoder
+            _set_hand(new, msg.hand)
+            return new
     """
+    if hasattr(cls, "__post_init__") or not hasattr(cls, "__slots__"):
+        raise TypeError(f"{cls.__name__}: the codec makes frozen, slotted dataclasses without "
+                        f"__post_init__")
     hints = typing.get_type_hints(cls)
-    namespace: dict = {"_cls": cls}
-    args = []
+    namespace: dict = {"_cls": cls, "_new": object.__new__}
+    lines = ["def decode(msg):", "    new = _new(_cls)"]
     for f in dataclasses.fields(cls):
         hint, value = hints[f.name], f"msg.{f.name}"
         origin = typing.get_origin(hint)
         if origin in (types.UnionType, typing.Union) and type(None) in typing.get_args(hint):
             inner = next(a for a in typing.get_args(hint) if a is not type(None))
-            args.append(f"({_decode_expr(inner, value, namespace)} "
-                        f"if msg.HasField({f.name!r}) else None)")
+            expr = (f"({_decode_expr(inner, value, namespace)} "
+                    f"if msg.HasField({f.name!r}) else None)")
         else:
-            args.append(_decode_expr(hint, value, namespace))
-    src = f"def decode(msg):\n    return _cls({', '.join(args)})\n"
-    exec(src, namespace)  # noqa: S102 - generated from the class's own type hints
+            expr = _decode_expr(hint, value, namespace)
+        namespace[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
+        lines.append(f"    _set_{f.name}(new, {expr})")
+    lines.append("    return new\n")
+    exec("\n".join(lines), namespace)  # noqa: S102 - generated from the class's own type hints
     decode = namespace["decode"]
     decode.__doc__ = f"A {cls.__name__} from its protobuf message."
     return decode

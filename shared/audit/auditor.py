@@ -59,6 +59,10 @@ from shared.poker.state import TableState
 
 _FULL_DECK = frozenset(DECK)
 _WITH_AMOUNT = (E.ActionKind.BET, E.ActionKind.RAISE, E.ActionKind.COMPLETE)
+#: the decisions of the table (the rest are the running hand's)
+_TABLE_DECISIONS = frozenset({
+    E.TableCreated, E.HandStarted, E.PlayerSeated, E.PlayerLeft, E.PlayerLeaving,
+    E.PlayerSatOut, E.PlayerToppedUp, E.PlayerDisconnected, E.PlayerReconnected})
 _sha256 = hashlib.sha256
 
 
@@ -346,6 +350,11 @@ class TableAuditor:
         first = events[0]
         t = type(first)
         table = self.state
+        if t in _TABLE_DECISIONS or table is None:
+            return self._decide_table(t, first, table)
+        return self._decide_hand(t, first, table, at_ms)
+
+    def _decide_table(self, t: type, first: object, table: TableState | None) -> list:
         if t is E.TableCreated:
             if first.table_id != self.table_id:
                 raise _Bad(0, f"the log of table {self.table_id} creates table {first.table_id}")
@@ -372,7 +381,9 @@ class TableAuditor:
             return T.disconnect(table, first.seat)
         if t is E.PlayerReconnected:
             return T.reconnect(table, first.seat)
-        # a hand decision
+        raise _Bad(0, f"{t.__name__} is not a table decision")  # not reached: see _decide
+
+    def _decide_hand(self, t: type, first: object, table: TableState, at_ms: int) -> list:
         if not table.hand_running:
             raise _Bad(0, "a hand event while no hand is running")
         hand = table.hand

@@ -139,8 +139,9 @@ def legal_actions(state: HandState, seat: int) -> LegalActions | None:
     global _memo
     if state.phase is not Phase.BET or state.to_act != seat:
         return None
-    if _memo[0] is state:  # states are immutable: the same object has the same options
-        return _memo[2]
+    memo = _memo  # one read: another thread may replace it
+    if memo[0] is state:  # states are immutable: the same object has the same options
+        return memo[2]
     result = _legal_actions(state, seat)
     _memo = (state, seat, result)
     return result

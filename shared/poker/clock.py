@@ -55,11 +55,15 @@ def clock_after(clock: TurnClock | None, table: TableState | None, events: list[
     if turn is None:
         return None
     hand_no, seat = turn
-    moved = any(isinstance(e, _PROGRESS) for e in events)
-    if clock is None or moved or (clock.hand_no, clock.seat) != turn:
+    moved = reconnected = False
+    for e in events:  # one pass: this runs after every commit of a betting round
+        if isinstance(e, _PROGRESS):
+            moved = True
+        elif isinstance(e, E.PlayerReconnected) and e.seat == seat:
+            reconnected = True
+    if clock is None or moved or clock.hand_no != hand_no or clock.seat != seat:
         clock = TurnClock(hand_no, seat, at_ms)
-    if not clock.bonus and any(isinstance(e, E.PlayerReconnected) and e.seat == seat
-                               for e in events):
+    if reconnected and not clock.bonus:
         clock = TurnClock(hand_no, seat, clock.started_ms, bonus=True)
     return clock
 

@@ -116,13 +116,12 @@ def deal(state: HandState, cards: Sequence[Card]) -> list[E.CardsDealt]:
     if len(set(known)) != len(known) or seen.intersection(known):
         raise IllegalAction("a card cannot be dealt twice in one hand")
     burned = tuple(cards[: plan.burn])
-    pos = plan.burn
-    per_seat: dict[int, list[Card]] = {s: [] for s in plan.order}
-    for _ in plan.face_up:
-        for s in plan.order:
-            per_seat[s].append(cards[pos])
-            pos += 1
-    hole = tuple(E.HoleDeal(s, tuple(per_seat[s]), plan.face_up) for s in plan.order)
+    # Hole cards go one at a time, round by round: the i-th seat's are every n-th card.
+    n = len(plan.order)
+    pos = plan.burn + n * len(plan.face_up)
+    dealt = cards[plan.burn: pos]
+    hole = tuple(E.HoleDeal(s, tuple(dealt[i::n]), plan.face_up)
+                 for i, s in enumerate(plan.order))
     board = tuple(cards[pos: pos + plan.board])
     return [E.CardsDealt(state.street, burned, hole, board)]
 

@@ -357,8 +357,9 @@ def apply_hand(state: HandState, event: object) -> HandState:
     closing the round) and the caller who then folds the same event share one result: both
     are immutable, so the last result is remembered by identity."""
     global _memo
-    if _memo[0] is state and _memo[1] is event:
-        return _memo[2]
+    memo = _memo  # one read: another thread may replace it between two
+    if memo[0] is state and memo[1] is event:
+        return memo[2]
     try:
         handler = _HAND_HANDLERS[type(event)]
     except KeyError:

@@ -38,7 +38,7 @@ class Game(enum.Enum):
 
     @property
     def hole_cards(self) -> int:
-        return {Game.HOLDEM: 2, Game.OMAHA: 4, Game.OMAHA_HILO: 4}.get(self, 3)
+        return _HOLE_CARDS.get(self, 3)
 
     @property
     def max_seats(self) -> int:
@@ -48,6 +48,7 @@ class Game(enum.Enum):
 _STUD_GAMES = (Game.STUD, Game.STUD_HILO)
 _HILO_GAMES = (Game.OMAHA_HILO, Game.STUD_HILO)
 _OMAHA_GAMES = (Game.OMAHA, Game.OMAHA_HILO)
+_HOLE_CARDS = {Game.HOLDEM: 2, Game.OMAHA: 4, Game.OMAHA_HILO: 4}  # stud: 3 on 3rd street
 
 
 class Structure(enum.Enum):

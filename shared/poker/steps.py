@@ -92,6 +92,9 @@ class DealPlan:
         return self.burn + len(self.order) * len(self.face_up) + self.board
 
 
+_plan_memo: tuple = (None, None)
+
+
 def deal_plan(state: HandState) -> DealPlan:
     """What the dealer deals on ``state.street`` (RULES §1).
 
@@ -101,13 +104,26 @@ def deal_plan(state: HandState) -> DealPlan:
     burn plus one card to every live player first reshuffles the burned cards with the
     undealt ones; if those are still too few, one card is burned and one common card is
     turned up for everyone.
+
+    Asked twice per street (the next step, then the deal itself) of the same immutable
+    state: the last plan is kept by the state's identity.
     """
+    global _plan_memo
+    memo = _plan_memo  # one read: another thread may replace it
+    if memo[0] is state:
+        return memo[1]
+    plan = _deal_plan(state)
+    _plan_memo = (state, plan)
+    return plan
+
+
+def _deal_plan(state: HandState) -> DealPlan:
     game, street = state.game, state.street
+    if not game.is_stud and street > 0:
+        return DealPlan(False, 1, (), (), 3 if street == 1 else 1)
     order = tuple(p.seat for p in state.clockwise_from(state.button) if not p.folded)
     if not game.is_stud:
-        if street == 0:
-            return DealPlan(False, 0, order, (False,) * game.hole_cards, 0)
-        return DealPlan(False, 1, (), (), 3 if street == 1 else 1)
+        return DealPlan(False, 0, order, (False,) * game.hole_cards, 0)
     if street == 0:
         return DealPlan(False, 0, order, (False, False, True), 0)
     face_up = (street < 4,)

@@ -59,6 +59,10 @@ from shared.poker.state import TableState
 
 _FULL_DECK = frozenset(DECK)
 _WITH_AMOUNT = (E.ActionKind.BET, E.ActionKind.RAISE, E.ActionKind.COMPLETE)
+#: the events :meth:`TableAuditor._account` books (cards, chips, decks)
+_ACCOUNTED = frozenset({
+    E.CardsDealt, E.HandStarted, E.DeckCommitted, E.PotsFormed, E.RakeTaken, E.PotAwarded,
+    E.HandEnded, E.DeckRevealed, E.PlayerSeated, E.PlayerToppedUp, E.PlayerLeft})
 #: the decisions of the table (the rest are the running hand's)
 _TABLE_DECISIONS = frozenset({
     E.TableCreated, E.HandStarted, E.PlayerSeated, E.PlayerLeft, E.PlayerLeaving,
@@ -266,13 +270,13 @@ class TableAuditor:
         except (IllegalAction, InvalidEvent, KeyError, IndexError, ValueError, TypeError) as exc:
             raise (chain_break if chain_break is not None and chain_break.index == 0
                    else _Bad(0, f"the engine refuses this decision: {exc}")) from None
-        n = min(len(events), len(expected))
-        for k in range(n):
-            if events[k] != expected[k]:
-                if chain_break is not None and chain_break.index <= k:
-                    raise chain_break
-                raise _Bad(k, _diff(events[k], expected[k]))
-        if len(events) != len(expected):
+        if events != expected:  # name the first event that differs
+            n = min(len(events), len(expected))
+            for k in range(n):
+                if events[k] != expected[k]:
+                    if chain_break is not None and chain_break.index <= k:
+                        raise chain_break
+                    raise _Bad(k, _diff(events[k], expected[k]))
             if chain_break is not None and chain_break.index <= n:
                 raise chain_break
             if len(events) > n:
@@ -447,8 +451,10 @@ class TableAuditor:
 
     def _account(self, stored: Stored, k: int, e: object, before: TableState | None,
                  after: TableState) -> None:
-        a = self.audit
         t = type(e)
+        if t not in _ACCOUNTED:  # most events move no chips the books count
+            return
+        a = self.audit
         if t is E.CardsDealt:
             if not self.decks:
                 raise _Bad(k, "cards dealt before the deck was committed")
@@ -456,8 +462,6 @@ class TableAuditor:
             cards = D.deck_order(e)
             rec.dealt.extend(cards)
             rec.where.extend([(stored.seq, a.events + k + 1, k)] * len(cards))
-        elif t is E.ActionTaken or t is E.ForcedBetPosted or t is E.BetReturned:
-            pass
         elif t is E.HandStarted:
             a.hands += 1
             self.decks = []

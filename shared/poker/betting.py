@@ -118,17 +118,17 @@ class LegalActions:
 
 
 def _raise_allowed(state: HandState, p: Player) -> bool:
-    if p.round_bet + p.stack <= state.current_bet:
+    current = state.current_bet
+    if p.round_bet + p.stack <= current:
         return False  # no chips beyond a call
-    if not any(q.can_bet and q.round_bet + q.stack > state.current_bet
-               for q in state.players if q.seat != p.seat):
-        return False  # nobody left who could answer a raise
-    if state.current_bet < p.reopen_at:
+    if current < p.reopen_at:
         return False  # own bet, or a short all-in that did not reopen the betting
-    if (state.structure is Structure.FIXED_LIMIT and not state.uncapped
+    if (state.options.structure is Structure.FIXED_LIMIT and not state.uncapped
             and state.bets_count >= state.options.max_bets):
         return False  # capped
-    return True
+    # nobody left who could answer a raise (asked last: it reads every player)
+    return any(q.can_bet and q.round_bet + q.stack > current
+               for q in state.players if q.seat != p.seat)
 
 
 _memo: tuple = (None, None, None)
@@ -166,19 +166,20 @@ def _legal_actions(state: HandState, seat: int) -> LegalActions:
     sizes: tuple[int, ...] = ()
     lo = hi = 0
     if _raise_allowed(state, p):
+        structure = opts.structure
         if state.current_bet == 0:
             kind = ActionKind.BET
-        elif state.structure is Structure.FIXED_LIMIT and state.bets_count == 0:
+        elif structure is Structure.FIXED_LIMIT and state.bets_count == 0:
             kind = ActionKind.COMPLETE  # to the full bet, over a bring-in or a short all-in
         else:
             kind = ActionKind.RAISE
-        if state.structure is Structure.FIXED_LIMIT:
+        if structure is Structure.FIXED_LIMIT:
             sizes = tuple(sorted({min(fixed_limit_raise_to(state, u), all_in_to)
                                   for u in fixed_limit_units(state)}))
             lo, hi = sizes[0], sizes[-1]
         else:
             hi = all_in_to
-            if state.structure is Structure.POT_LIMIT:
+            if structure is Structure.POT_LIMIT:
                 hi = min(hi, pot_limit_max_raise_to(state, p))
             lo = min(min_raise_to(state), hi)
     return LegalActions(

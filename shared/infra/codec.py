@@ -302,20 +302,28 @@ def _open_commitment(msg: pb.DeckCommitted, envelope: pb.EventEnvelope,
 def _open_deal(msg: pb.CardsDealt, envelope: pb.EventEnvelope,
                keyring: Keyring | None) -> object:
     key = _hand_key(envelope, keyring)
-    if key is not None and (msg.sealed_burned or any(d.sealed for d in msg.hole)):
-        opened = pb.CardsDealt()
-        opened.CopyFrom(msg)
-        if msg.sealed_burned:
-            burned = _opened(key, msg.sealed_burned, f"burned|{msg.street}", len(msg.burned))
-            opened.burned[:] = list(burned)
-        for deal in opened.hole:
-            if deal.sealed:
-                down = [i for i, up in enumerate(deal.face_up) if not up]
-                plain = _opened(key, deal.sealed, f"hole|{msg.street}|{deal.seat}", len(down))
-                for i, c in zip(down, plain):
-                    deal.cards[i] = c
-        msg = opened
-    return _decoder(E.CardsDealt)(msg)
+    if key is None or not (msg.sealed_burned or any(d.sealed for d in msg.hole)):
+        return _decoder(E.CardsDealt)(msg)
+    # The opened cards go straight into the domain event, not into a copy of the message
+    # decoded afterwards: the audit opens every deal of a log.
+    street = msg.street
+    burned = msg.burned
+    if msg.sealed_burned:
+        burned = _opened(key, msg.sealed_burned, f"burned|{street}", len(burned))
+    opened = []  # every sealed piece is opened before any card is read, as in a plain decode
+    for deal in msg.hole:
+        cards = deal.cards
+        if deal.sealed:
+            down = [i for i, up in enumerate(deal.face_up) if not up]
+            plain = _opened(key, deal.sealed, f"hole|{street}|{deal.seat}", len(down))
+            cards = list(cards)
+            for i, c in zip(down, plain):
+                cards[i] = c
+        opened.append((deal.seat, cards, deal.face_up))
+    burned = _cards_from(burned)
+    hole = tuple([E.HoleDeal(seat, _cards_from(cards), tuple(face_up))
+                  for seat, cards, face_up in opened])
+    return E.CardsDealt(street, burned, hole, _cards_from(msg.board))
 
 
 def _open_reveal(msg: pb.DeckRevealed, envelope: pb.EventEnvelope,

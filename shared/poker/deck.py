@@ -42,4 +42,4 @@ def new_salt() -> str:
 def commitment(deck: Sequence[Card], salt: str) -> str:
     """SHA-256 over the salt and the deck order: published before the first card is dealt,
     checked against the revealed deck and salt after the hand."""
-    return hashlib.sha256(salt.encode() + b":" + bytes(int(c) for c in deck)).hexdigest()
+    return hashlib.sha256(salt.encode() + b":" + bytes(map(int, deck))).hexdigest()

@@ -84,3 +84,19 @@ def _bytes(**body) -> bytes:
 def test_values_the_domain_does_not_know_raise_codec_error(data, error):
     with pytest.raises(CodecError, match=error):
         decode_event(data)
+
+
+def test_a_sealed_card_out_of_range_raises_codec_error_once_opened():
+    from shared.infra.codec import decode_body
+    from shared.infra.secrecy import DealerKeyring, HandKey
+    key = HandKey("t1", 3, bytes(32))
+    keyring = DealerKeyring()
+    keyring.add(key)
+    env = pb.EventEnvelope(table_id="t1", hand_no=3, cards_dealt=pb.CardsDealt(
+        street=0, hole=[pb.HoleDeal(seat=1, cards=[52, 52], face_up=[False, False],
+                                    sealed=key.seal(bytes([7, 99]), "hole|0|1"))]))
+    with pytest.raises(CodecError, match="card 99 is out of range"):
+        decode_body(env, keyring)
+    env.cards_dealt.hole[0].sealed = key.seal(bytes([7, 9]), "hole|0|1")
+    assert decode_body(env, keyring).hole[0].cards == (Card(7), Card(9))
+    assert decode_body(env).hole[0].cards == (UNKNOWN_CARD, UNKNOWN_CARD)  # no key

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .events import ActionKind
+from .evolve import fast_init
 from .options import Structure
 from .state import HandState, Phase, Player
 from .stud import open_pair_showing
@@ -115,6 +116,9 @@ class LegalActions:
         if self.min_to == self.max_to:
             return f"{word} to {self.min_to}"
         return f"{word} to between {self.min_to} and {self.max_to}"
+
+
+fast_init(LegalActions)
 
 
 def _raise_allowed(state: HandState, p: Player) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import events as E
+from .evolve import fast_init
 from .options import TableOptions
 from .state import Phase, TableState
 
@@ -36,6 +37,9 @@ class TurnClock:
         extra = options.reconnect_bonus_seconds if self.bonus else 0
         return self.started_ms + (options.decision_seconds + options.countdown_seconds
                                   + extra) * 1000
+
+
+fast_init(TurnClock)
 
 
 def on_turn(table: TableState | None) -> tuple[int, int] | None:

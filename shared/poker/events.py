@@ -10,6 +10,7 @@ import enum
 from dataclasses import dataclass
 
 from .cards import Card
+from .evolve import fast_init
 from .options import TableOptions
 
 
@@ -282,6 +283,7 @@ HAND_EVENTS = (
 )
 TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut, PlayerToppedUp,
                 PlayerDisconnected, PlayerReconnected, PlayerLeaving)
+fast_init(ForcedBet, SeatStack, HoleDeal, Pot, Share, *TABLE_EVENTS, *HAND_EVENTS)
 Event = (
     TableCreated | PlayerSeated | PlayerLeft | PlayerSatOut | PlayerToppedUp
     | PlayerDisconnected | PlayerReconnected | PlayerTimedOut | PlayerLeaving | HandStarted | DeckCommitted | CardsDealt | DeckRevealed | ForcedBetPosted

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass
 
 from .cards import Card
-from .evolve import evolver
+from .evolve import evolver, fast_init
 from .events import ForcedBet, Pot
 from .options import Game, Structure, TableOptions
 
@@ -197,6 +197,7 @@ class TableState:
     evolve = None  # set below: a fast replace
 
 
+fast_init(Player, HandState, Seat, TableState)
 Player.evolve = evolver(Player)
 HandState.evolve = evolver(HandState)
 TableState.evolve = evolver(TableState)

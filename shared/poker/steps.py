@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from .betting import LegalActions, legal_actions
 from .errors import IllegalAction
+from .evolve import fast_init
 from .state import HandState, Phase
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,10 @@ class DealPlan:
     @property
     def count(self) -> int:
         return self.burn + len(self.order) * len(self.face_up) + self.board
+
+
+fast_init(CommitDeck, PostForcedBets, Reshuffle, Deal, Act, CloseRound, FormPots, Show, TakeRake,
+          AwardPots, RevealDeck, HandComplete, DealPlan)
 
 
 _plan_memo: tuple = (None, None)

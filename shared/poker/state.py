@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from itertools import compress
 
 from .cards import Card
 from .evolve import evolver, fast_init
@@ -54,7 +55,7 @@ class Player:
 
     @property
     def upcards(self) -> tuple[Card, ...]:
-        return tuple(c for c, up in zip(self.hole, self.face_up) if up)
+        return tuple(compress(self.hole, self.face_up))
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,19 +33,17 @@ def showing_value(cards: Sequence[Card]) -> tuple:
     No straights or flushes, the ace high, suits ignored (RULES §4). Comparable tuples.
     """
     counts = Counter(c.rank for c in cards if c.known)
-    groups = sorted(((n, r) for r, n in counts.items()), reverse=True)
-    shape = tuple(n for n, _ in groups)
-    if shape[:1] == (4,):
+    groups = sorted([(n, r) for r, n in counts.items()], reverse=True)  # (count, rank)
+    most = groups[0][0] if groups else 0
+    if most == 4:
         cat = 5
-    elif shape[:1] == (3,):
+    elif most == 3:
         cat = 4
-    elif shape[:2] == (2, 2):
-        cat = 3
-    elif shape[:1] == (2,):
-        cat = 2
+    elif most == 2:
+        cat = 3 if len(groups) > 1 and groups[1][0] == 2 else 2  # two pair, or a pair
     else:
         cat = 1
-    return (cat, tuple(r for _, r in groups))
+    return (cat, tuple([r for _, r in groups]))
 
 
 def first_to_act_showing(players: Sequence[Player], board: Sequence[Card],

@@ -219,9 +219,8 @@ class TableAuditor:
         self._raws = []
         if stored.seq <= a.last_seq:
             raise _Bad(-1, f"sequence {stored.seq} after {a.last_seq}: out of order or repeated")
-        commit = pb.Commit()
         try:
-            commit.ParseFromString(stored.data)
+            commit = pb.Commit.FromString(stored.data)
         except Exception as exc:  # protobuf's DecodeError
             raise _Bad(-1, f"the commit does not parse: {exc}") from None
         raws = self._raws = commit.events
@@ -232,9 +231,8 @@ class TableAuditor:
         command_id = None
         chain_break: _Bad | None = None
         for k, raw in enumerate(raws):
-            env = pb.EventEnvelope()
             try:
-                env.ParseFromString(raw)
+                env = pb.EventEnvelope.FromString(raw)
             except Exception as exc:
                 raise _Bad(k, f"the event does not parse: {exc}") from None
             if chain_break is None:

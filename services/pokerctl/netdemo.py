@@ -52,6 +52,9 @@ async def run_networked_demo(hands: int, seats: int, seed, out=None) -> int:
             audits = await audit_tables(cluster.nats_url, [p.table_id for p in plans],
                                           cluster.keyring())
             ok = print_report(played, audits, time.perf_counter() - play_started, out)
+            print("the log seals every card nobody saw (per-hand AES-256-GCM keys, wrapped to "
+                  "the compliance key); the audit opened them with the compliance private key",
+                  file=out)
             dead = cluster.dead()
             if dead:
                 print(f"processes died during the demo: {dead}", file=out)

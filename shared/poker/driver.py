@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import decide as D
+from . import events as E
 from .betting import LegalActions
 from .cards import Card
 from .deck import commitment, new_salt, shuffled
 from .events import ActionKind, TableCreated
-from .fold import apply
+from .fold import _HAND_HANDLERS, _after_hand, apply, apply_hand
 from .options import TableOptions
-from .state import HandState, TableState
+from .state import HandState, Phase, TableState
 
 #: chooses (action, to) for the player on turn
 Policy = Callable[[HandState, LegalActions], tuple[ActionKind, int | None]]
@@ -101,15 +102,28 @@ def run_hand(table: TableState, hand_no: int, button: int,
     events: list[object] = D.start_hand(table, hand_no, button, stacks)
     for e in events:
         table = apply(table, e)
+    # Fast path: a hand event changes only the table's hand (until the hand is done), so the
+    # hand is folded on its own and the table catches up once, at the end, instead of being
+    # copied for every event. Any other event goes through the table's fold.
+    hand = table.hand
     while True:
-        hand = table.hand
         step = D.next_step(hand)
         if isinstance(step, D.HandComplete):
             return table, events
         new = _decide_step(hand, step, policy, dealer, show_policy)
         for e in new:
-            table = apply(table, e)
+            if type(e) in _HAND_ONLY:
+                hand = apply_hand(hand, e)
+                if hand.phase is Phase.DONE:
+                    table = _after_hand(table, hand)
+            else:
+                table = apply(table.evolve(hand=hand), e)
+                hand = table.hand
         events.extend(new)
+
+
+#: hand events that leave the rest of the table alone (a timeout also sits the player out)
+_HAND_ONLY = frozenset(_HAND_HANDLERS) - {E.PlayerTimedOut}
 
 
 def dealer_decision(hand: HandState, step: D.Step, dealer: Dealer) -> list[object] | None:

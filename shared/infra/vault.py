@@ -6,6 +6,7 @@ deck, and seals with the same key, when it returns.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 
@@ -14,6 +15,8 @@ from nats.js import api as js_api
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
 
 from shared.poker.cards import DECK, Card
+
+from .eventstore import StoreError
 
 BUCKET = "POKER_DECKS"
 #: how long a hand's deck and key stay in the vault: far longer than any hand lasts (the log
@@ -70,14 +73,26 @@ class DeckVault:
         return HandDecks.decode(entry.value), entry.revision
 
     async def create(self, table_id: str, hand_no: int, decks: HandDecks) -> HandDecks:
-        """Store the hand's first deck unless one is stored already; return what is stored."""
+        """Store the hand's first deck unless one is stored already; return what is stored.
+
+        A retried CommitDeck finds the deck stored (the create fails on its sequence). In a
+        failover the replica that answers the read may not hold it yet (nats-py's create then
+        raises KeyNotFoundError from its own check): read again, briefly, before giving up
+        with a retryable error."""
         try:
             await self.kv.create(self.key(table_id, hand_no), decks.encode())
             return decks
-        except KeyWrongLastSequenceError:
+        except (KeyWrongLastSequenceError, KeyNotFoundError):
+            pass
+        delay = 0.05
+        for _ in range(6):
             stored = await self.get(table_id, hand_no)
-            assert stored is not None
-            return stored[0]
+            if stored is not None:
+                return stored[0]
+            await asyncio.sleep(delay)
+            delay *= 2
+        raise StoreError(f"the deck vault holds hand {hand_no} of table {table_id} but would "
+                         f"not return it: retry")
 
     async def update(self, table_id: str, hand_no: int, decks: HandDecks, revision: int) -> None:
         await self.kv.update(self.key(table_id, hand_no), decks.encode(), revision)

@@ -14,6 +14,12 @@ from .options import Structure
 from .state import HandState, Phase, Player
 from .stud import open_pair_showing
 
+# Enum members read on every action, bound once: on Python 3.11 reading ``Phase.BET`` (an Enum
+# class attribute) costs about 80 ns, a module global about 10 ns.
+_BET_PHASE = Phase.BET
+_FIXED_LIMIT, _POT_LIMIT = Structure.FIXED_LIMIT, Structure.POT_LIMIT
+_BET, _RAISE, _COMPLETE = ActionKind.BET, ActionKind.RAISE, ActionKind.COMPLETE
+
 
 def fixed_limit_unit(state: HandState) -> int:
     """Fixed limit: the small bet on the first two rounds, the big bet on the rest.
@@ -127,7 +133,7 @@ def _raise_allowed(state: HandState, p: Player) -> bool:
         return False  # no chips beyond a call
     if current < p.reopen_at:
         return False  # own bet, or a short all-in that did not reopen the betting
-    if (state.options.structure is Structure.FIXED_LIMIT and not state.uncapped
+    if (state.options.structure is _FIXED_LIMIT and not state.uncapped
             and state.bets_count >= state.options.max_bets):
         return False  # capped
     # nobody left who could answer a raise (asked last: it reads every player)
@@ -141,7 +147,7 @@ _memo: tuple = (None, None, None)
 def legal_actions(state: HandState, seat: int) -> LegalActions | None:
     """The options of the player on turn; None for anyone else or outside a betting round."""
     global _memo
-    if state.phase is not Phase.BET or state.to_act != seat:
+    if state.phase is not _BET_PHASE or state.to_act != seat:
         return None
     memo = _memo  # one read: another thread may replace it
     if memo[0] is state:  # states are immutable: the same object has the same options
@@ -172,18 +178,18 @@ def _legal_actions(state: HandState, seat: int) -> LegalActions:
     if _raise_allowed(state, p):
         structure = opts.structure
         if state.current_bet == 0:
-            kind = ActionKind.BET
-        elif structure is Structure.FIXED_LIMIT and state.bets_count == 0:
-            kind = ActionKind.COMPLETE  # to the full bet, over a bring-in or a short all-in
+            kind = _BET
+        elif structure is _FIXED_LIMIT and state.bets_count == 0:
+            kind = _COMPLETE  # to the full bet, over a bring-in or a short all-in
         else:
-            kind = ActionKind.RAISE
-        if structure is Structure.FIXED_LIMIT:
+            kind = _RAISE
+        if structure is _FIXED_LIMIT:
             sizes = tuple(sorted({min(fixed_limit_raise_to(state, u), all_in_to)
                                   for u in fixed_limit_units(state)}))
             lo, hi = sizes[0], sizes[-1]
         else:
             hi = all_in_to
-            if structure is Structure.POT_LIMIT:
+            if structure is _POT_LIMIT:
                 hi = min(hi, pot_limit_max_raise_to(state, p))
             lo = min(min_raise_to(state), hi)
     return LegalActions(

@@ -10,6 +10,10 @@ from .errors import IllegalAction
 from .evolve import fast_init
 from .state import HandState, Phase
 
+# Enum members read on every action, bound once: on Python 3.11 reading ``Phase.BET`` (an Enum
+# class attribute) costs about 80 ns, a module global about 10 ns.
+_BET, _DEAL, _SHOWDOWN = Phase.BET, Phase.DEAL, Phase.SHOWDOWN
+
 @dataclass(frozen=True, slots=True)
 class Step:
     owner: str  # the service whose decision this is: dealer, betting, showdown, rake, table
@@ -143,16 +147,16 @@ def _deal_plan(state: HandState) -> DealPlan:
 def next_step(state: HandState) -> Step:
     """What the hand needs now, derived from the fold alone."""
     phase = state.phase
-    if phase is Phase.BET:
+    if phase is _BET:
         if state.to_act is None:
             return CloseRound("betting")
         return Act("betting", state.to_act, legal_actions(state, state.to_act))
-    if phase is Phase.DEAL:
+    if phase is _DEAL:
         plan = deal_plan(state)
         if plan.reshuffle:
             return Reshuffle("dealer", state.deck_size - state.dealt_from_deck + len(state.burned))
         return Deal("dealer", state.street, plan.count)
-    if phase is Phase.SHOWDOWN:
+    if phase is _SHOWDOWN:
         return Show("showdown", state.show_order[0], must_show=not state.final_round_bet)
     return _SIMPLE_STEPS[phase]
 

@@ -187,10 +187,14 @@ def _action_taken(s: HandState, e: E.ActionTaken) -> HandState:
             raise InvalidEvent(f"seat {e.seat} cannot put in {e.added} to make {e.to}")
         if e.to > s.current_bet:
             changes = _raise_changes(s, p, e, players)
-    current_bet = changes.get("current_bet", s.current_bet)
-    reopen_at = _reopen_level(
-        s, current_bet, changes.get("full_level", s.full_level),
-        changes.get("min_raise", s.min_raise), changes.get("big_bet_made", s.big_bet_made))
+    if changes:
+        current_bet = changes.get("current_bet", s.current_bet)
+        reopen_at = _reopen_level(
+            s, current_bet, changes.get("full_level", s.full_level),
+            changes.get("min_raise", s.min_raise), changes.get("big_bet_made", s.big_bet_made))
+    else:  # a check, call or fold (most actions): the round's fields stay as they are
+        current_bet = s.current_bet
+        reopen_at = _reopen_level(s, current_bet, s.full_level, s.min_raise, s.big_bet_made)
     if action is _FOLD:
         p = p.evolve(folded=True, acted=True, reopen_at=reopen_at)
     elif action is _CHECK:
@@ -202,7 +206,9 @@ def _action_taken(s: HandState, e: E.ActionTaken) -> HandState:
     players[i] = p
     players_t = tuple(players)
     to_act = next_to_act(players_t, (i + 1) % len(players_t), current_bet)
-    return s.evolve(players=players_t, to_act=to_act, **changes)
+    if changes:
+        return s.evolve(players=players_t, to_act=to_act, **changes)
+    return s.evolve(players=players_t, to_act=to_act)
 
 
 def _raise_changes(s: HandState, p: Player, e: E.ActionTaken, players: list[Player]) -> dict:

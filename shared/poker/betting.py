@@ -88,7 +88,7 @@ def counts_as_full_raise(state: HandState, to: int, unit: int | None = None) -> 
 
 def bring_in_due(state: HandState) -> bool:
     """Stud 3rd street before anyone brought in or completed."""
-    return state.game.is_stud and state.street == 0 and state.current_bet == 0
+    return state.options.game.is_stud and state.street == 0 and state.current_bet == 0
 
 
 @dataclass(frozen=True, slots=True)

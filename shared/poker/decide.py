@@ -324,7 +324,8 @@ def show(state: HandState, seat: int, cards: Sequence[Card] | None = None) -> li
         raise IllegalAction(f"seat {seat} does not hold those cards: the whole hand is shown")
     if not all(c.known for c in cards):
         raise IllegalAction("every card of a shown hand must be named")
-    others = {c for p in state.players if p.seat != seat for c in p.hole if c.known}
+    # ``cards`` are all known here, so the others' unknown cards can never match: no filter.
+    others = {c for p in state.players if p.seat != seat for c in p.hole}
     if others.intersection(cards) or set(state.board).intersection(cards):
         raise IllegalAction("a shown card is already held or on the board")
     high, low = hand_names(state, cards)

@@ -81,10 +81,11 @@ def _start_round(state: HandState) -> HandState:
     """
     opts = state.options
     players = state.players
-    live = sum(1 for p in players if not p.folded)
+    # the live players are counted only where heads-up uncapped raising could apply
+    uncapped = opts.heads_up_uncapped and sum(1 for p in players if not p.folded) == 2
     round_: dict = dict(current_bet=0, full_level=0, bets_count=0, min_raise=opts.big_blind,
                         big_bet_made=False, last_aggressor=None, bring_in_seat=None,
-                        uncapped=opts.heads_up_uncapped and live == 2)
+                        uncapped=uncapped)
     if opts.game.is_stud:
         if state.street == 0:
             bring_in = bring_in_seat(players, opts.suit_order)

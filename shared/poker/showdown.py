@@ -76,7 +76,7 @@ def would_win_or_tie(state: HandState, seat: int) -> bool:
     for pot in state.pots or ():
         if seat not in pot.eligible:
             continue
-        shown = [state.player(s) for s in pot.eligible if s != seat and state.player(s).shown]
+        shown = [p for p in map(state.player, pot.eligible) if p.seat != seat and p.shown]
         if not shown:
             return True
         values = [high_low_values(state, p.hole) for p in shown]

@@ -41,6 +41,10 @@ def test_evolve_equals_replace_and_stays_frozen(obj):
         setattr(changed, first, 1)
     with pytest.raises(TypeError):
         obj.evolve(no_such_field=1)
+    with pytest.raises(TypeError):  # the changes are keywords only
+        obj.evolve(99)
+    with pytest.raises(TypeError):
+        obj.evolve(_positional=99)
 
 
 def test_no_twin_for_slots_split_over_two_classes():

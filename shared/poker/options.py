@@ -22,6 +22,11 @@ class Game(enum.Enum):
     STUD = "stud"
     STUD_HILO = "stud_hilo"
 
+    # Members are equal only to themselves, so hashing by identity is consistent, and it is a
+    # C slot: Enum.__hash__ is a Python call (hash of the name) on every dict or cache lookup
+    # keyed by a member (the showdown's hand-value cache, the step table).
+    __hash__ = object.__hash__
+
     # The sets of games are module constants (below): looking members up on an Enum class is
     # slow, and the engine asks these on every step.
     @property

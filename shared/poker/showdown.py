@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from . import evaluator as ev
-from .cards import Card, card_strength
+from .cards import UNKNOWN_CARD, Card, card_strength
 from .events import Portion, PotAwarded, Share
 from .options import Game
 from .pots import halves, split_evenly
@@ -19,7 +19,7 @@ def high_low_values(state: HandState, hole: Sequence[Card]) -> tuple[int, int | 
     Hold'em: best 5 of hole + board. Omaha: exactly 2 hole + 3 board, chosen separately for
     high and low. Stud: best 5 of the player's own cards (plus a common card if one was dealt).
     """
-    return _values(state.game, tuple(hole), state.board)
+    return _values(state.options.game, tuple(hole), state.board)
 
 
 @lru_cache(maxsize=1024)
@@ -70,7 +70,7 @@ def would_win_or_tie(state: HandState, seat: int) -> bool:
     any other is mucked.
     """
     me = state.player(seat)
-    if any(not c.known for c in me.hole):
+    if UNKNOWN_CARD in me.hole:
         return True
     my_high, my_low = high_low_values(state, me.hole)
     for pot in state.pots or ():

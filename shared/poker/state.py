@@ -24,6 +24,11 @@ class Phase(enum.Enum):
     REVEAL = "reveal"  # the dealer reveals the deck(s) behind its commitments
     DONE = "done"
 
+    # Members are equal only to themselves, so hashing by identity is consistent, and it is a
+    # C slot: Enum.__hash__ is a Python call (hash of the name) on every dict or cache lookup
+    # keyed by a member (the showdown's hand-value cache, the step table).
+    __hash__ = object.__hash__
+
 
 @dataclass(frozen=True, slots=True)
 class Player:

@@ -282,7 +282,7 @@ def _pots_formed(s: HandState, e: E.PotsFormed) -> HandState:
 def _after_show(s: HandState, seat: int, p: Player) -> HandState:
     """``seat`` showed or mucked; ``p``: its player now."""
     players = s.with_player(p)
-    order = tuple(x for x in s.show_order if x != seat)
+    order = s.show_order[1:]  # ``seat`` was first (the handlers checked), and seats are unique
     claimants = [q for q in players if not q.folded and not q.mucked]
     if len(claimants) == 1:
         order = tuple(x for x in order if x != claimants[0].seat)

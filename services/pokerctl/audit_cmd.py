@@ -39,7 +39,7 @@ from shared.infra.eventstore import READ_BATCH, STREAM, SUBJECT_PREFIX, EventSto
     StoreError, Stored
 from shared.infra.secrecy import Keyring, SecrecyError
 
-from .audit_pool import audit_in_parallel, stream_tables
+from .audit_pool import audit_in_parallel, sequence_problems, stream_tables
 from .keys_cmd import add_key_argument, key_files, keyring_from
 from .up import default_nats_url
 
@@ -148,12 +148,7 @@ async def read_stream(store: EventStore, table: str | None, run: Run | None,
         raise StoreError(f"there is no stream {store.stream!r}") from None
     st = info.state
     first, last, held = st.first_seq, st.last_seq, st.messages
-    problems = []
-    if held and first > 1:
-        problems.append(f"the stream starts at sequence {first}: 1..{first - 1} were purged")
-    if held and held != last - first + 1:
-        problems.append(f"{last - first + 1 - held} message(s) between {first} and {last} "
-                        f"were deleted")
+    problems = sequence_problems(first, last, held)
     if run is not None:
         run.progress.total = held if table is None else 0
     subj = SUBJECT_PREFIX + (table if table is not None else ">")

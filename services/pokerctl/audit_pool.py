@@ -71,6 +71,17 @@ async def _audit(url: str, stream: str, tables: list[str], key_files: list[str],
     return audits, read
 
 
+def sequence_problems(first: int, last: int, held: int) -> list[str]:
+    """What a stream's first and last sequence and message count say was taken away."""
+    problems = []
+    if held and first > 1:
+        problems.append(f"the stream starts at sequence {first}: 1..{first - 1} were purged")
+    if held and held != last - first + 1:
+        problems.append(f"{last - first + 1 - held} message(s) between {first} and {last} "
+                        f"were deleted")
+    return problems
+
+
 async def stream_tables(store: EventStore) -> tuple[dict, dict[str, int]]:
     """The stream's state (first, last, held, problems) and each table's commit count."""
     jsm = store.nc.jsm()
@@ -80,12 +91,7 @@ async def stream_tables(store: EventStore) -> tuple[dict, dict[str, int]]:
         raise StoreError(f"there is no stream {store.stream!r}") from None
     st = info.state
     first, last, held = st.first_seq, st.last_seq, st.messages
-    problems = []
-    if held and first > 1:
-        problems.append(f"the stream starts at sequence {first}: 1..{first - 1} were purged")
-    if held and held != last - first + 1:
-        problems.append(f"{last - first + 1 - held} message(s) between {first} and {last} "
-                        f"were deleted")
+    problems = sequence_problems(first, last, held)
     counts = {s[len(SUBJECT_PREFIX):]: n for s, n in (st.subjects or {}).items()}
     source = {"stream": store.stream, "first_seq": first, "last_seq": last, "messages": held,
               "problems": problems}

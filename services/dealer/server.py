@@ -137,7 +137,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
     @rpc
     async def SeatCards(self, request: dealer_pb2.SeatCardsRequest, context):
         check_table_id(request.table_id)
-        if not 0 < request.seat <= 10:
+        if request.seat < 1:
             raise BadRequest("a seat is a seat number from 1")
         await self._decks(request.table_id, request.hand_no)
         lt = await self.repo.get(request.table_id)

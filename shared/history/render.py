@@ -54,7 +54,7 @@ _C = ev.HandCategory
 
 def pokerstars_high(value: int) -> str:
     """A high value named as PokerStars does: "a full house, Kings full of Fours"."""
-    cat, r = ev._info(value)  # (category, rank indexes in reading order), read only
+    cat, r = ev.high_shape(value)  # (category, rank indexes in reading order)
     if cat is _C.STRAIGHT_FLUSH:
         if r[0] == 12:
             return "a Royal Flush"
@@ -78,7 +78,7 @@ def pokerstars_high(value: int) -> str:
 
 def pokerstars_low(value: int) -> str:
     """A low value as PokerStars writes it: "8,5,4,2,A" (highest first)."""
-    return ",".join("A" if r == 1 else str(r) for r in ev._low_ranks(value))  # read only
+    return ",".join("A" if r == 1 else str(r) for r in ev.low_ranks(value))
 
 
 def _cards(cs: tuple[Card, ...] | list[Card]) -> str:

@@ -243,7 +243,9 @@ _NAMES = "two three four five six seven eight nine ten jack queen king ace".spli
 _PLURALS = tuple(n + ("es" if n == "six" else "s") for n in _NAMES)
 
 
-def _info(value: int) -> tuple[HandCategory, tuple[int, ...]]:
+def high_shape(value: int) -> tuple[HandCategory, tuple[int, ...]]:
+    """A high value's category and its five ranks in reading order (rank index 0..12 is
+    2..A): what any naming of the hand (the engine's, PokerStars') is made from."""
     try:
         return _HIGH_INFO[value]
     except KeyError:
@@ -252,12 +254,12 @@ def _info(value: int) -> tuple[HandCategory, tuple[int, ...]]:
 
 def high_category(value: int) -> HandCategory:
     """The category of a high value (straight flush, four of a kind, ...)."""
-    return _info(value)[0]
+    return high_shape(value)[0]
 
 
 def describe_high(value: int) -> str:
     """Readable name of a high value: "full house, kings full of fours", "royal flush"."""
-    cat, r = _info(value)
+    cat, r = high_shape(value)
     if cat is _C.STRAIGHT_FLUSH:
         return "royal flush" if r[0] == 12 else f"straight flush, {_NAMES[r[0]]} high"
     if cat is _C.FOUR_OF_A_KIND:
@@ -277,7 +279,7 @@ def describe_high(value: int) -> str:
     return f"high card, {_NAMES[r[0]]}"
 
 
-def _low_ranks(value: int) -> list[int]:
+def low_ranks(value: int) -> list[int]:
     """Low ranks 1..8 (ace = 1), highest first."""
     if value not in _LOW_VALUES:
         raise ValueError(f"{value!r} is not a low value")
@@ -287,7 +289,7 @@ def _low_ranks(value: int) -> list[int]:
 
 def describe_low(value: int) -> str:
     """Readable name of a low value: "8-6-4-2-A low", "5-4-3-2-A low"."""
-    return "-".join("A" if r == 1 else str(r) for r in _low_ranks(value)) + " low"
+    return "-".join("A" if r == 1 else str(r) for r in low_ranks(value)) + " low"
 
 
 # ---------------------------------------------------------------------------- the five cards

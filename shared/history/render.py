@@ -18,6 +18,10 @@ PokerStars layout (play-money style: amounts are plain chip integers):
   again from the shown cards and the board; the events' own names are the engine's):
   ``a pair of Kings``, ``a straight, Ace to Five``, ``a Royal Flush``; hi/lo games show
   ``(HI: a pair of Fives; LO: 5,4,3,2,A)``, or ``(HI: ...)`` alone without a low.
+- names and the table id are printed through :func:`shared.poker.players.printable`: a
+  player id from an old log holding a newline, a control, bidi or zero-width character is
+  escaped (``\x0a``, ``\u202e``), so no id can forge a line or hide on one. The JSON form
+  keeps ids exact (``json.dumps`` escapes them); PHH escapes them as TOML strings.
 - ``viewer=None`` is the auditor's history (every seat's cards, also mucked ones);
   ``viewer=seat`` is that player's (their own cards, the others' up cards and shown hands).
 """
@@ -33,6 +37,7 @@ from shared.poker import events as E
 from shared.poker.cards import UNKNOWN_CARD, Card
 from shared.poker.events import ActionKind, ForcedKind
 from shared.poker.options import Game, Structure
+from shared.poker.players import printable
 
 from .record import HandRecord
 
@@ -167,6 +172,10 @@ class _Hand:
         ended = r.of(E.HandEnded)
         self.final = {x.seat: x.stack for x in ended[-1].stacks} if ended else None
 
+    def name(self, seat: int) -> str:
+        """The seat's player name as PokerStars text prints it (escaped: module doc)."""
+        return printable(self.r.name(seat))
+
     @property
     def total_pot(self) -> int:
         return sum(p.amount for p in self.pots)
@@ -207,10 +216,10 @@ def pokerstars(record: HandRecord, viewer: int | None = None) -> str:
     """The hand as PokerStars hand history text (no trailing blank lines)."""
     h = _Hand(record)
     r = record
-    name = r.name
+    name = h.name
     out = [f"PokerStars Hand #{hand_id(r)}:  {game_name(r)} ({stakes(r)}) - "
            f"{et_time(r.started_at_ms)}"]
-    table = f"Table '{r.table_id}' {r.options.max_seats}-max"
+    table = f"Table '{printable(r.table_id)}' {r.options.max_seats}-max"
     out.append(table if h.stud else f"{table} Seat #{r.button} is the button")
     for s in sorted(h.order):
         out.append(f"Seat {s}: {name(s)} ({h.stacks[s]} in chips)")
@@ -292,7 +301,7 @@ def _action_words(e: E.ActionTaken, current: int) -> str:
 def _street_lines(h: _Hand, e: E.CardsDealt, viewer: int | None,
                   seen: dict[int, int]) -> list[str]:
     out: list[str] = []
-    name = h.r.name
+    name = h.name
     if h.stud:
         out.append(f"*** {_STUD_HEADERS[e.street]} ***" + (f" {_cards(e.board)}" if e.board else ""))
     elif e.street == 0:
@@ -326,9 +335,9 @@ def _showdown(h: _Hand) -> list[str]:
     out = ["*** SHOW DOWN ***"]
     for e in h.r.events:
         if isinstance(e, E.HandShown):
-            out.append(f"{h.r.name(e.seat)}: shows {_cards(e.cards)} ({h.hand_name(e.seat)})")
+            out.append(f"{h.name(e.seat)}: shows {_cards(e.cards)} ({h.hand_name(e.seat)})")
         elif isinstance(e, E.HandMucked):
-            out.append(f"{h.r.name(e.seat)}: mucks hand")
+            out.append(f"{h.name(e.seat)}: mucks hand")
     return out
 
 
@@ -338,14 +347,14 @@ def _collections(h: _Hand) -> list[str]:
     for a in sorted(h.awards, key=lambda a: -a.pot_index):
         for sh in a.shares:
             if sh.amount:
-                out.append(f"{h.r.name(sh.seat)} collected {sh.amount} from "
+                out.append(f"{h.name(sh.seat)} collected {sh.amount} from "
                            f"{h.pot_name(a.pot_index)}")
     return out
 
 
 def _seat_summary(h: _Hand, s: int, viewer: int | None) -> str:
     label = "".join(f" ({p})" for p in h.positions.get(s, []))
-    head = f"Seat {s}: {h.r.name(s)}{label}"
+    head = f"Seat {s}: {h.name(s)}{label}"
     streets = _STUD_STREETS if h.stud else _BOARD_STREETS
     if s in h.folded_on:
         street = h.folded_on[s]

@@ -18,6 +18,9 @@ Conventions (the inverse of :mod:`shared.phh.replay`):
   ``_max_bets``, ``_heads_up_uncapped``) when they differ from PHH's assumptions (bridge suit
   order, one-chip unit, four bets a round); :mod:`shared.phh.replay` honours them, pokerkit
   ignores them. Rake is not expressible: ``finishing_stacks`` are after any rake.
+- Strings (player names) are TOML literal strings when they can be, else basic strings with
+  every control, format or invisible character escaped (:func:`_basic`): a name from an old
+  log cannot make the file invalid TOML, add a field or hide characters.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from shared.poker import events as E
 from shared.poker.cards import cards_str
 from shared.poker.events import ActionKind, ForcedKind
 from shared.poker.options import TableOptions
+from shared.poker.players import unsafe_char
 
 from .replay import VARIANTS
 
@@ -187,12 +191,34 @@ def _toml(value: object) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return "'" + value + "'" if "'" not in value and "\n" not in value else _basic(value)
+        return f"'{value}'" if _literal_ok(value) else _basic(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     raise TypeError(f"cannot write {value!r} as TOML")
 
 
+def _literal_ok(value: str) -> bool:
+    """Whether ``value`` can be a TOML literal string as it is: no quote, nothing TOML forbids
+    there (controls) and nothing a reader should not get raw (see :func:`_basic`)."""
+    return "'" not in value and not any(unsafe_char(ch) for ch in value)
+
+
+_TOML_ESCAPES = {"\\": "\\\\", '"': '\\"', "\b": "\\b", "\t": "\\t", "\n": "\\n",
+                 "\f": "\\f", "\r": "\\r"}
+
+
 def _basic(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped}"'
+    """A TOML basic string that reads back as ``value``: quotes and backslashes escaped, and
+    every control, format (bidi, zero-width), separator or other invisible character (a
+    player id in an old log may hold any) written as a ``\\uXXXX`` escape. A lone surrogate,
+    which no TOML string can hold, is written as U+FFFD."""
+    out = []
+    for ch in value:
+        if ch in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[ch])
+        elif unsafe_char(ch):
+            cp = 0xFFFD if 0xD800 <= ord(ch) <= 0xDFFF else ord(ch)
+            out.append(f"\\u{cp:04X}" if cp <= 0xFFFF else f"\\U{cp:08X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'

@@ -4,6 +4,11 @@ Every option is recorded in ``TableCreated``, so a replay always knows which rul
 :func:`table_options` builds options with the rule book's defaults and validates them; the
 derived amounts (fixed-limit blinds, stud ante and bring-in) are resolved there once, so the
 rest of the engine reads plain integers.
+
+This is the one place table options are validated, bounds included (:func:`table_options`):
+every chip amount fits the engine's :data:`MAX_CHIPS`, and so do all the chips a full table
+can buy in for; the rake is at most :data:`MAX_RAKE_BASIS_POINTS`; each clock setting is at
+most :data:`MAX_CLOCK_SECONDS`.
 """
 
 from __future__ import annotations
@@ -133,12 +138,24 @@ class TableOptions:
         return self.big_blind
 
 
-#: chips travel as int64; a table never needs more than 2**53 in one amount
+#: chips travel as int64; a table never needs more than 2**53 in one amount. Every amount an
+#: option sets, and all the chips a full table can buy in for, stay within it, so no stack,
+#: pot or bet at a table exceeds it (the betting service refuses larger amounts).
 MAX_CHIPS = 2**53
+
+#: the highest rake: 10% (1000 basis points). A cap is not required (the rule book's default
+#: is 5% uncapped), so 10% uncapped is the most a table may take.
+MAX_RAKE_BASIS_POINTS = 1000
+
+#: the longest any clock setting may be (decision, countdown, reconnect bonus): 10 minutes.
+#: A decision gets at least one second; a countdown or a bonus of 0 means none.
+MAX_CLOCK_SECONDS = 600
 
 _INT_OPTIONS = {"max_bets", "rake_basis_points", "decision_seconds", "countdown_seconds",
                 "reconnect_bonus_seconds", "min_buy_in", "max_buy_in"}
 _BOOL_OPTIONS = {"heads_up_uncapped", "no_flop_no_drop"}
+_CHIP_OPTIONS = ("chip_unit", "small_blind", "big_blind", "small_bet", "big_bet", "ante",
+                 "bring_in", "min_buy_in", "max_buy_in")
 
 
 def _round_down(amount: int, unit: int) -> int:
@@ -172,6 +189,19 @@ def table_options(
       The big bet defaults to twice the small bet.
     - Stud: ante a tenth of the small bet, bring-in a third of it, rounded down ($15/$30
       brings in $5); a bring-in is never below one unit, an ante that rounds to zero means none.
+
+    Bounds (:class:`InvalidOptions` names the setting, its limit and the value):
+
+    - every chip amount (chip unit, blinds, bets, ante, bring-in, buy-ins, rake caps) is at
+      most :data:`MAX_CHIPS`, and ``max_seats`` x the maximum buy-in (the option, or its
+      default of 200 big blinds) is too, so a full table of maximum buy-ins fits the engine's
+      bound (:func:`shared.poker.table.sit_down` and ``top_up`` keep the table's total within
+      it as players come and go); the minimum buy-in is not above the maximum;
+    - ``rake_basis_points`` at most :data:`MAX_RAKE_BASIS_POINTS` (10%); no cap is required,
+      a cap is any amount up to :data:`MAX_CHIPS`;
+    - ``decision_seconds`` 1 to :data:`MAX_CLOCK_SECONDS` (10 minutes), ``countdown_seconds``
+      and ``reconnect_bonus_seconds`` 0 (none) to :data:`MAX_CLOCK_SECONDS`;
+    - ``max_seats`` 2 to the game's maximum (10; stud 8), ``max_bets`` 1 to 100.
     """
     try:
         game = Game(game)
@@ -250,15 +280,40 @@ def table_options(
         raise InvalidOptions(f"unknown table option: {exc}") from None
     if not 1 <= opts.max_bets <= 100:
         raise InvalidOptions("max_bets must be between 1 and 100")
-    if not 0 <= opts.rake_basis_points <= 10_000:
-        raise InvalidOptions("rake_basis_points must be between 0 and 10000 (0% to 100%)")
-    if opts.max_buy_in and opts.min_buy_in > opts.max_buy_in:
-        raise InvalidOptions("min_buy_in cannot be above max_buy_in")
-    for name in ("small_blind", "big_blind", "small_bet", "big_bet", "ante", "bring_in",
-                 "min_buy_in", "max_buy_in"):
-        if getattr(opts, name) > MAX_CHIPS:
-            raise InvalidOptions(f"{name} is larger than any table can hold ({MAX_CHIPS})")
+    if not 0 <= opts.rake_basis_points <= MAX_RAKE_BASIS_POINTS:
+        raise InvalidOptions(f"rake_basis_points must be between 0 and {MAX_RAKE_BASIS_POINTS} "
+                             f"(0% to {MAX_RAKE_BASIS_POINTS / 100:g}%), not "
+                             f"{opts.rake_basis_points}")
+    for name, least in (("decision_seconds", 1), ("countdown_seconds", 0),
+                        ("reconnect_bonus_seconds", 0)):
+        if not least <= getattr(opts, name) <= MAX_CLOCK_SECONDS:
+            raise InvalidOptions(f"{name} must be between {least} and {MAX_CLOCK_SECONDS} "
+                                 f"(10 minutes), not {getattr(opts, name)}")
+    cap = opts.rake_cap
+    amounts = [(name, getattr(opts, name)) for name in _CHIP_OPTIONS]
+    amounts += [("rake_cap", c) for c in (cap.heads_up, cap.three_four, cap.five_plus)
+                if c is not None]
+    for name, value in amounts:
+        if value > MAX_CHIPS:
+            raise InvalidOptions(f"{name} {value} is larger than any table can hold "
+                                 f"({MAX_CHIPS} chips)")
+    low, high = buy_in_limits(opts)
+    if low > high:
+        raise InvalidOptions(f"the minimum buy-in {low} is above the maximum {high}")
+    if opts.max_seats * high > MAX_CHIPS:
+        raise InvalidOptions(f"{opts.max_seats} seats buying in for up to {high} chips could "
+                             f"bring more than {MAX_CHIPS} chips to the table: with "
+                             f"{opts.max_seats} seats the maximum buy-in is at most "
+                             f"{MAX_CHIPS // opts.max_seats}")
     return opts
+
+
+def buy_in_limits(options: TableOptions) -> tuple[int, int]:
+    """The table's buy-in range: its options, or 20 to 200 big blinds (stud: small bets)."""
+    unit = options.big_blind or options.small_bet
+    low = options.min_buy_in or 20 * unit
+    high = options.max_buy_in or 200 * unit
+    return low, high
 
 
 def _rake_cap(cap: object) -> RakeCap:

@@ -9,12 +9,15 @@ from . import events as E
 from .decide import Act, next_step, start_hand
 from .errors import IllegalAction
 from .events import ActionKind
-from .options import TableOptions
+from .options import MAX_CHIPS, TableOptions, buy_in_limits
+# PLAYER_ID_MAX and player_id_problem are re-exported (noqa: F401): the services write
+# T.player_id_problem to check a request before it reaches the log
+from .players import (PLAYER_ID_MAX, canonical_player_id, player_id_problem,  # noqa: F401
+                      player_key)
 from .seating import plan_hand
 from .state import TableState
 
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-PLAYER_ID_MAX = 64
 
 
 def create_table(table: TableState | None, table_id: str,
@@ -26,37 +29,50 @@ def create_table(table: TableState | None, table_id: str,
     return [E.TableCreated(table_id, options)]
 
 
-def buy_in_limits(options: TableOptions) -> tuple[int, int]:
-    """The table's buy-in range: its options, or 20 to 200 big blinds (stud: small bets)."""
-    unit = options.big_blind or options.small_bet
-    low = options.min_buy_in or 20 * unit
-    high = options.max_buy_in or 200 * unit
-    return low, high
+def table_chips(table: TableState) -> int:
+    """All the chips at the table: the seats' stacks (during a hand, as it started: the hand
+    only moves them between players and the rake)."""
+    return sum(s.stack for s in table.seats)
+
+
+def _check_table_total(table: TableState, adding: int) -> None:
+    """The chips at a table stay within the engine's bound (a winner's stack grows as others
+    buy in, beyond what the options alone bound), so every stack, pot and bet fits it."""
+    if table_chips(table) + adding > MAX_CHIPS:
+        raise IllegalAction(f"the table already holds {table_chips(table)} chips: it may hold "
+                            f"at most {MAX_CHIPS} in all")
 
 
 def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
              token_digest: str, post_big_blind: bool = False) -> list[E.PlayerSeated]:
     """Take a free seat with a buy-in inside the table's limits; one seat per player. At a
-    running table the newcomer posts a big blind to be dealt in at once, or waits for it."""
+    running table the newcomer posts a big blind to be dealt in at once, or waits for it.
+
+    The player id must be valid (:mod:`shared.poker.players`) and is seated in its normal form
+    (NFKC); one player is one :func:`~shared.poker.players.player_key`, so ``Alice`` cannot
+    sit where ``alice`` sits."""
     max_seats = table.options.max_seats
     if isinstance(seat, bool) or not isinstance(seat, int) or not 1 <= seat <= max_seats:
         raise IllegalAction(f"seats at this table are numbered 1 to {max_seats}")
-    if not player_id or len(player_id) > PLAYER_ID_MAX:
-        raise IllegalAction(f"a player id is 1 to {PLAYER_ID_MAX} characters")
+    player_id = canonical_player_id(player_id)
     taken = table.seat(seat)
     if taken is not None and not taken.leaving:
         raise IllegalAction(f"seat {seat} is taken")
     if taken is not None or table.hand_running and any(
             p.seat == seat for p in table.hand.players):
         raise IllegalAction(f"seat {seat} frees when the hand in progress ends")
-    if any(s.player_id == player_id for s in table.seats):
-        raise IllegalAction(f"player {player_id} already has a seat at this table")
+    key = player_key(player_id)
+    same = next((s for s in table.seats if player_key(s.player_id) == key), None)
+    if same is not None:
+        raise IllegalAction(f"player {player_id} already has a seat at this table (seat "
+                            f"{same.seat}; ids that differ only in case or form are one player)")
     low, high = buy_in_limits(table.options)
     if isinstance(buy_in, bool) or not isinstance(buy_in, int) or not low <= buy_in <= high:
         raise IllegalAction(f"the buy-in at this table is {low} to {high} chips")
     if buy_in % table.options.chip_unit:
         raise IllegalAction(f"the buy-in must be a multiple of the chip unit "
                             f"{table.options.chip_unit}")
+    _check_table_total(table, buy_in)
     return [E.PlayerSeated(seat, player_id, buy_in, token_digest, bool(post_big_blind))]
 
 
@@ -115,6 +131,7 @@ def top_up(table: TableState, seat: int, amount: int) -> list[E.PlayerToppedUp]:
     if amount % table.options.chip_unit:
         raise IllegalAction(f"a top-up must be a multiple of the chip unit "
                             f"{table.options.chip_unit}")
+    _check_table_total(table, amount)
     return [E.PlayerToppedUp(seat, amount)]
 
 

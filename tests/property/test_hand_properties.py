@@ -56,7 +56,7 @@ def table_opts(draw, game_structure=None) -> TableOptions:
                     max_bets=draw(st.integers(1, 5)),
                     heads_up_uncapped=draw(st.booleans()),
                     suit_order=draw(st.sampled_from(["sources", "bridge"])),
-                    rake_basis_points=draw(st.sampled_from([0, 500, 500, 1000, 10_000])),
+                    rake_basis_points=draw(st.sampled_from([0, 250, 500, 500, 1000])),
                     no_flop_no_drop=draw(st.booleans()))
     cap = draw(st.one_of(st.none(), st.integers(0, 50).map(lambda c: c * unit),
                          st.builds(RakeCap, st.integers(0, 10), st.integers(0, 20),

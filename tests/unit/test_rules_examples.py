@@ -1192,25 +1192,26 @@ def test_hand_all_in_preflop_is_raked_once_the_flop_is_dealt():
 
 def test_rake_is_taken_from_the_main_pot_first():
     hole = {1: "AcAd", 2: "KcKd", 3: "QcQd"}
-    s = Scenario(nl(5, 10, rake_basis_points=2000), [(1, 50), (2, 100), (3, 200)], button=3,
+    s = Scenario(nl(5, 10, rake_basis_points=1000), [(1, 50), (2, 100), (3, 200)], button=3,
                  deck=board_deck(hole, "2h3h4s 9d 7c", button=3))
     s.play("3 raise 200", "1 call", "2 call")
     s.finish()
     [taken] = s.of(E.RakeTaken)
-    assert taken.amount == 50 and taken.from_pots == (50, 0)  # 20% of 250, from the 150
-    assert s.won == {1: 100, 2: 100}
+    assert taken.amount == 25 and taken.from_pots == (25, 0)  # 10% of 250, from the 150
+    assert s.won == {1: 125, 2: 100}
 
 
 def test_rake_larger_than_the_main_pot_continues_into_side_pots():
     hole = {1: "AcAd", 2: "KcKd", 3: "QcQd"}
-    s = Scenario(nl(5, 10, rake_basis_points=5000), [(1, 20), (2, 100), (3, 200)], button=3,
+    # (a short all-in from the small blind keeps the main pot below the 10% ceiling's rake)
+    s = Scenario(nl(5, 10, rake_basis_points=1000), [(1, 5), (2, 100), (3, 200)], button=3,
                  deck=board_deck(hole, "2h3h4s 9d 7c", button=3))
-    s.play("3 raise 200", "1 call", "2 call")
+    s.play("3 raise 200", "2 call")
     s.finish()
     [taken] = s.of(E.RakeTaken)
-    assert s.pots == (E.Pot(60, (1, 2, 3)), E.Pot(160, (2, 3)))
-    assert taken.amount == 110 and taken.from_pots == (60, 50)
-    assert s.won == {2: 110}
+    assert s.pots == (E.Pot(15, (1, 2, 3)), E.Pot(190, (2, 3)))
+    assert taken.amount == 20 and taken.from_pots == (15, 5)  # 10% of 205, rounded down
+    assert s.won == {2: 185}
 
 
 # =============================================================================================

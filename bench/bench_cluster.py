@@ -29,7 +29,7 @@ async def _throughput(nodes: int, replicas: int, seconds: float) -> dict:
                                replica_count=replicas, log_level="WARNING")
         await cluster.start()
         try:
-            row = await act_load(cluster.addresses["table"], TABLES, seconds, seed=nodes)
+            row = await act_load(cluster, TABLES, seconds, seed=nodes)
         finally:
             await cluster.stop()
     row.pop("table_ids")
@@ -44,7 +44,7 @@ async def _failover_gap() -> dict:
         cluster = LocalCluster(Path(tmp), base_port=None, nats_nodes=3, replica_count=1,
                                log_level="WARNING")
         await cluster.start()
-        store = await EventStore.connect(cluster.nats_url, create=False)
+        store = await EventStore.connect(cluster.nats_url, create=False, ca=cluster.nats_ca)
         try:
             seq, n = 0, 0
             for _ in range(50):  # warm up

@@ -14,12 +14,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import grpc
 from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.botclient import play
 from services.pokerctl.bots_cmd import TablePlan, create_and_seat
 from services.pokerctl.up import LocalCluster
+from shared.infra import natsconn
 from shared.infra.eventstore import EventStore
 from shared.infra.repository import LoadedTable, fold_commit
 
@@ -33,12 +33,12 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-async def raw_append_rate(nats_url: str, subjects: int, seconds: float) -> dict:
+async def raw_append_rate(nats_url: str, subjects: int, seconds: float,
+                          ca: str | None = None) -> dict:
     """The limit of this design: JetStream publishes guarded by the expected last subject
     sequence, one writer per subject, on a stream like the poker one (file, synced)."""
-    import nats
     from nats.js import api
-    nc = await nats.connect(nats_url)
+    nc = await natsconn.connect(nats_url, name="bench", ca=ca)
     js = nc.jetstream()
     await js.add_stream(api.StreamConfig(name="RAWBENCH", subjects=["rawbench.>"],
                                          storage=api.StorageType.FILE, duplicate_window=120.0))
@@ -65,9 +65,10 @@ async def raw_append_rate(nats_url: str, subjects: int, seconds: float) -> dict:
             "p99_ms": _pct(latencies, 0.99) * 1e3}
 
 
-async def act_load(table_addr: str, tables: int, seconds: float, seed: int) -> dict:
-    """Bots at ``tables`` fixed-limit hold'em tables act as fast as replies come back."""
-    channel = grpc.aio.insecure_channel(table_addr)
+async def act_load(cluster: LocalCluster, tables: int, seconds: float, seed: int) -> dict:
+    """Bots at ``tables`` fixed-limit hold'em tables act as fast as replies come back, through
+    ``cluster``'s table service (over TLS, as a client)."""
+    channel = cluster.channel("table")
     stub = table_pb2_grpc.TableServiceStub(channel)
     rng = random.Random(seed)
     latencies: list[float] = []
@@ -89,9 +90,9 @@ async def act_load(table_addr: str, tables: int, seconds: float, seed: int) -> d
             "table_ids": [b.table_id for b in bots]}
 
 
-async def fold_rate(nats_url: str, table_ids: list[str]) -> dict:
+async def fold_rate(nats_url: str, table_ids: list[str], ca: str | None = None) -> dict:
     """Load tables from the log: read every commit, check the chain, decode, fold."""
-    store = await EventStore.connect(nats_url, create=False)
+    store = await EventStore.connect(nats_url, create=False, ca=ca)
     read_t = fold_t = 0.0
     events = 0
     for table_id in table_ids:
@@ -117,16 +118,16 @@ async def run_async(seconds: float) -> list[dict]:
         cluster = LocalCluster(Path(tmp), base_port=None)
         await cluster.start()
         try:
-            table_addr = cluster.addresses["table"]
             nats_url = cluster.nats_url
             for subjects in (1, 50):
-                rows.append(await raw_append_rate(nats_url, subjects, seconds))
+                rows.append(await raw_append_rate(nats_url, subjects, seconds,
+                                                  cluster.nats_ca))
             ids: list[str] = []
             for tables in (1, 50):
-                row = await act_load(table_addr, tables, seconds * 2, seed=tables)
+                row = await act_load(cluster, tables, seconds * 2, seed=tables)
                 ids += row.pop("table_ids")
                 rows.append(row)
-            rows.append(await fold_rate(nats_url, ids))
+            rows.append(await fold_rate(nats_url, ids, cluster.nats_ca))
         finally:
             await cluster.stop()
     return rows

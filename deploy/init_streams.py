@@ -1,8 +1,10 @@
 """Create the POKER stream and the KV buckets as the NATS admin user (services may not):
 the one-shot job of deploy/compose.yaml and deploy/k8s (``python /app/deploy/init_streams.py``).
 
-Environment: POKER_NATS_URL (with the admin user's credentials), POKER_STREAM_REPLICAS (3),
-POKER_LEASE_TTL_MS (the lease bucket's TTL). Existing streams and buckets are left as they are.
+Environment: POKER_NATS_URL (with the admin user's credentials), POKER_NATS_CA (the CA NATS's
+certificate is checked against; shared/infra/natsconn.py), POKER_STREAM_REPLICAS (3),
+POKER_LEASE_TTL_MS (the lease bucket's TTL). Existing streams and buckets are left as they are;
+a new stream gets its log id (the identity a mirror checks, shared/infra/eventstore.py).
 """
 
 from __future__ import annotations

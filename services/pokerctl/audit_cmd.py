@@ -35,13 +35,14 @@ import nats
 
 from shared.audit.auditor import TableAudit, TableAuditor
 from shared.audit.export import ExportError, dump_lines, load_lines
-from shared.infra.eventstore import READ_BATCH, STREAM, SUBJECT_PREFIX, EventStore, \
+from shared.infra.eventstore import MIRROR_STREAM, READ_BATCH, STREAM, EventStore, \
     StoreError, Stored
 from shared.infra.secrecy import Keyring, SecrecyError
 
 from .audit_pool import audit_in_parallel, sequence_problems, stream_tables
 from .keys_cmd import add_key_argument, key_files, keyring_from
-from .up import default_nats_url
+from .bots_cmd import connect_store
+from .up import NATS_HELP, default_nats_url
 
 
 class Progress:
@@ -123,18 +124,9 @@ class Run:
 # --- sources -----------------------------------------------------------------------------------
 
 
-async def connect(url: str, stream: str, timeout: float = 3.0) -> EventStore:
-    async def quiet(_exc: Exception) -> None:
-        return None
-
-    try:
-        nc = await nats.connect(url, name="pokerctl-audit", allow_reconnect=False,
-                                connect_timeout=timeout, max_reconnect_attempts=1,
-                                error_cb=quiet)
-    except Exception as exc:  # NoServersError, OSError, TimeoutError
-        raise StoreError(f"cannot connect to NATS at {url}: {exc or type(exc).__name__}") \
-            from None
-    return EventStore(nc, nc.jetstream(timeout=10), stream)
+async def connect(url: str, stream: str | None, timeout: float = 3.0) -> EventStore:
+    """``stream`` None: the log the server holds (the primary, else a mirror's copy)."""
+    return await connect_store(url, timeout, stream, name="pokerctl-audit")
 
 
 async def read_stream(store: EventStore, table: str | None, run: Run | None,
@@ -151,12 +143,12 @@ async def read_stream(store: EventStore, table: str | None, run: Run | None,
     problems = sequence_problems(first, last, held)
     if run is not None:
         run.progress.total = held if table is None else 0
-    subj = SUBJECT_PREFIX + (table if table is not None else ">")
+    subj = store.prefix + (table if table is not None else ">")
     start = 1
     while True:
         batch = await store._direct_batch(subj, start, with_subject=True)
         for subject, stored in batch:
-            table_id = subject[len(SUBJECT_PREFIX):]
+            table_id = subject[len(store.prefix):]
             if run is not None:
                 run.feed(table_id, stored, contiguous=table is None)
             else:
@@ -318,9 +310,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write the tables' raw commits to F (JSON lines) instead of auditing")
     p.add_argument("--json", action="store_true", help="a JSON report on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.add_argument("--nats", default=default_nats_url(),
-                   help="NATS URL (default POKER_NATS_URL or %(default)s)")
-    p.add_argument("--stream", default=STREAM, help="JetStream stream (default %(default)s)")
+    p.add_argument("--nats", default=default_nats_url(), help=NATS_HELP)
+    p.add_argument("--stream", default=None,
+                   help=f"JetStream stream (default {STREAM}, or {MIRROR_STREAM} on a "
+                        "mirror's server)")
     p.add_argument("--workers", type=int, default=None,
                    help="processes auditing --all, tables spread over them (default: one "
                         f"per CPU, {default_workers()} here, and one per "

@@ -19,7 +19,8 @@ from collections.abc import Callable
 import nats
 
 from shared.audit.auditor import TableAudit, TableAuditor
-from shared.infra.eventstore import SUBJECT_PREFIX, EventStore, StoreError
+from shared.infra import natsconn
+from shared.infra.eventstore import EventStore, StoreError
 from shared.infra.secrecy import ComplianceKeyring
 
 PROGRESS_EVERY = 2000  # commits between a worker's progress reports
@@ -47,8 +48,10 @@ def _work(url: str, stream: str, tables: list[str], key_files: list[str], out) -
 
 async def _audit(url: str, stream: str, tables: list[str], key_files: list[str],
                  out) -> tuple[list[TableAudit], int]:
+    from .up import client_ca  # the same CA the parent checked the server against
     keyring = ComplianceKeyring.from_files(key_files) if key_files else None
-    nc = await nats.connect(url, name="pokerctl-audit-worker", allow_reconnect=False)
+    nc = await natsconn.connect(url, name="pokerctl-audit-worker", ca=client_ca(),
+                                allow_reconnect=False)
     store = EventStore(nc, nc.jetstream(timeout=10), stream)
     audits, read, commits, events = [], 0, 0, 0
     try:
@@ -86,13 +89,13 @@ async def stream_tables(store: EventStore) -> tuple[dict, dict[str, int]]:
     """The stream's state (first, last, held, problems) and each table's commit count."""
     jsm = store.nc.jsm()
     try:
-        info = await jsm.stream_info(store.stream, subjects_filter=SUBJECT_PREFIX + ">")
+        info = await jsm.stream_info(store.stream, subjects_filter=store.prefix + ">")
     except nats.js.errors.NotFoundError:
         raise StoreError(f"there is no stream {store.stream!r}") from None
     st = info.state
     first, last, held = st.first_seq, st.last_seq, st.messages
     problems = sequence_problems(first, last, held)
-    counts = {s[len(SUBJECT_PREFIX):]: n for s, n in (st.subjects or {}).items()}
+    counts = {s[len(store.prefix):]: n for s, n in (st.subjects or {}).items()}
     source = {"stream": store.stream, "first_seq": first, "last_seq": last, "messages": held,
               "problems": problems}
     return source, counts

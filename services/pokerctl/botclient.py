@@ -12,6 +12,8 @@ import grpc
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
+from shared.infra.limits import retry_after_s
+from shared.infra.seattokens import new_seat_token
 from shared.poker.betting import LegalActions
 from shared.poker.driver import random_policy
 from shared.poker.events import ActionKind
@@ -40,10 +42,13 @@ async def seat_bots(stub: table_pb2_grpc.TableServiceStub, table_id: str, seats:
                     buy_in: int) -> BotTable:
     bots = BotTable(table_id, buy_in=buy_in)
     for seat in range(1, seats + 1):
-        reply = await stub.SitDown(table_pb2.SitDownRequest(
+        # The bot's own token: only its digest goes to the table, and the command id is
+        # random, so nobody who knows the table can replay this SitDown for the token.
+        token, token_sha256 = new_seat_token()
+        await stub.SitDown(table_pb2.SitDownRequest(
             table_id=table_id, seat=seat, player_id=f"bot-{table_id}-{seat}", buy_in=buy_in,
-            command_id=f"sit-{seat}"))
-        bots.tokens[seat] = reply.seat_token
+            command_id=f"sit-{seat}-{secrets.token_hex(8)}", seat_token_sha256=token_sha256))
+        bots.tokens[seat] = token
     return bots
 
 
@@ -87,6 +92,10 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
         except grpc.aio.AioRpcError as exc:
             if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
                 view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id))
+                continue
+            wait = retry_after_s(exc)
+            if wait is not None:  # over the seat's rate: wait as told, then decide again
+                await asyncio.sleep(wait)
                 continue
             raise
         if latencies is not None:

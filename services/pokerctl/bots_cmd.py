@@ -26,20 +26,22 @@ import time
 from dataclasses import dataclass
 
 import grpc
-import nats
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.audit import TableAudit, audit_table
+from shared.infra import natsconn
 from shared.infra.codec import decode_body
-from shared.infra.eventstore import STREAM, EventStore, StoreError
+from shared.infra.eventstore import EventStore, StoreError, find_log
 from shared.infra.secrecy import Keyring, SecrecyError
+from shared.infra.tls import TlsConfig, channel
 from shared.poker.options import TableOptions, table_options
 from shared.poker.table import buy_in_limits
 
 from .botclient import BotTable, play, seat_bots
+from .certs_cmd import client_tls_or_exit
 from .keys_cmd import add_key_argument, keyring_from
-from .up import default_nats_url, default_table_addr
+from .up import NATS_HELP, client_ca, default_nats_url, default_table_addr
 
 GAMES = ("holdem", "omaha", "omaha_hilo", "stud", "stud_hilo")
 STRUCTURES = ("fixed_limit", "pot_limit", "no_limit")
@@ -164,28 +166,30 @@ def decode_commit(data: bytes, keyring: Keyring | None = None) -> list[object]:
     return out
 
 
-async def connect_store(nats_url: str, timeout: float = 3.0) -> EventStore:
-    """A read-only client of the log that fails fast (EventStore.connect retries forever,
-    which suits a service waiting for NATS, not a command line)."""
+async def connect_store(nats_url: str, timeout: float = 3.0, stream: str | None = None,
+                        ca: str | None = None, name: str = "pokerctl") -> EventStore:
+    """A client of the log that fails fast (EventStore.connect retries forever, which suits a
+    service waiting for NATS, not a command line). ``stream`` None: the log the server holds
+    (the primary, else a mirror's copy: find_log); ``ca`` None: :func:`client_ca`."""
     async def quiet(_exc: Exception) -> None:
         return None
 
     try:
-        nc = await nats.connect(nats_url, name="pokerctl", allow_reconnect=False,
-                                connect_timeout=timeout, max_reconnect_attempts=1,
-                                reconnect_time_wait=0.2,
-                                error_cb=quiet)
+        nc = await natsconn.connect(nats_url, name=name, ca=ca or client_ca(),
+                                    allow_reconnect=False, connect_timeout=timeout,
+                                    max_reconnect_attempts=1, reconnect_time_wait=0.2,
+                                    error_cb=quiet)
     except Exception as exc:  # NoServersError, OSError, TimeoutError: say where
-        raise StoreError(f"cannot connect to NATS at {nats_url}: {exc or type(exc).__name__}") \
-            from None
-    return EventStore(nc, nc.jetstream(timeout=10), STREAM)
+        raise StoreError(f"cannot connect to NATS at {natsconn.redact(nats_url)}: "
+                         f"{exc or type(exc).__name__}") from None
+    return EventStore(nc, nc.jetstream(timeout=10), stream or await find_log(nc))
 
 
 async def audit_tables(nats_url: str, table_ids: list[str],
-                       keyring: Keyring | None) -> list[TableAudit]:
+                       keyring: Keyring | None, ca: str | None = None) -> list[TableAudit]:
     """Each table's log read back from JetStream and audited (shared/audit) with the
     compliance ``keyring``."""
-    store = await connect_store(nats_url)
+    store = await connect_store(nats_url, ca=ca)
     try:
         return [audit_table(t, await store.read(t), keyring) for t in table_ids]
     finally:
@@ -235,11 +239,13 @@ def print_report(played: list[Played], audits: list[TableAudit] | None, seconds:
 
 async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan], hands: int,
                    seats: int, seed: object = None, out=None,
-                   keyring: Keyring | None = None) -> int:
+                   keyring: Keyring | None = None, *, tls: TlsConfig | None) -> int:
+    """Play and audit; ``tls``: the CA and certificate the table service is reached with
+    (None: plaintext, POKER_INSECURE)."""
     out = sys.stdout if out is None else out
     started = time.perf_counter()
-    async with grpc.aio.insecure_channel(table_addr) as channel:
-        played = await play_tables(table_pb2_grpc.TableServiceStub(channel), plans, hands,
+    async with channel(table_addr, tls, service="table") as chan:
+        played = await play_tables(table_pb2_grpc.TableServiceStub(chan), plans, hands,
                                    seats, seed)
     if played and all(p.error.startswith("UNAVAILABLE") for p in played):
         print(f"pokerctl bots: no table service at {table_addr}: is `pokerctl up` running? "
@@ -274,14 +280,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"pokerctl bots: {exc}", file=sys.stderr)
         return 2
     return asyncio.run(run_bots(args.table, None if args.no_audit else args.nats, plans,
-                                args.hands, args.seats, args.seed, keyring=keyring))
+                                args.hands, args.seats, args.seed, keyring=keyring,
+                                tls=client_tls_or_exit()))
 
 
 def add_client_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", default=default_table_addr(),
                    help="table service address (default POKER_TABLE_ADDR or %(default)s)")
-    p.add_argument("--nats", default=default_nats_url(),
-                   help="NATS URL (default POKER_NATS_URL or %(default)s)")
+    p.add_argument("--nats", default=default_nats_url(), help=NATS_HELP)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

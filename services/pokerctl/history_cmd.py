@@ -41,7 +41,7 @@ from shared.infra.secrecy import Keyring, SecrecyError
 
 from .bots_cmd import connect_store
 from .keys_cmd import add_key_argument, keyring_from
-from .up import default_nats_url
+from .up import NATS_HELP, default_nats_url
 
 FORMATS = ("pokerstars", "json", "phh")
 
@@ -156,7 +156,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="one player's view: their own cards, the others' shown cards only")
     p.add_argument("--file", default=None,
                    help="read an export (`pokerctl audit --export F`) instead of NATS")
-    p.add_argument("--nats", default=default_nats_url(),
-                   help="NATS URL (default POKER_NATS_URL or %(default)s)")
+    p.add_argument("--nats", default=default_nats_url(), help=NATS_HELP)
     add_key_argument(p)
     p.set_defaults(run=run)

@@ -1,54 +1,87 @@
-"""`pokerctl mirror sync|check --from URL --to URL`: keep an independent copy of the event
-log (another NATS JetStream, its own store) and reconcile it with the primary."""
+"""`pokerctl mirror sync|check [--from URL] --to URL [--json]`: keep an independent copy of the
+event log (another NATS JetStream, its own store) and reconcile it with the primary.
+
+The copy goes to the mirror's own stream, POKER_MIRROR (shared/infra/mirror.py). A target
+that holds the primary log itself (the primary's server under any address) or a mirror of
+another log is refused before anything is read or written.
+
+--from: the primary (default POKER_NATS_URL, else `pokerctl up`'s NATS as its reader).
+--to: the mirror (default POKER_MIRROR_URL); under deploy/'s accounts, as the poker-mirror
+user, which may write that stream only.
+
+Exit 0: reconciled; 1: the two differ (each difference is named); 2: a server could not be
+reached or read; 3: the target was refused. --json prints one JSON object and nothing else.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
+import sys
 
-from shared.infra.eventstore import EventStore, StoreError
-from shared.infra.mirror import copy_new, reconcile
+from shared.infra.eventstore import MIRROR_STREAM, StoreError
+from shared.infra.mirror import MirrorRefused, copy_new, reconcile
 
 from .bots_cmd import connect_store
-from .up import default_nats_url
+from .up import NATS_HELP, default_nats_url
+
+MIRROR_URL_ENV = "POKER_MIRROR_URL"
 
 
-async def _run(args: argparse.Namespace) -> int:
-    primary = await connect_store(args.source)
+async def _run(args: argparse.Namespace) -> tuple[int, dict]:
+    """(exit code, what to report)."""
+    primary = await connect_store(args.source, name="pokerctl-mirror")
     try:
-        mirror = await EventStore.connect(args.to, name="pokerctl-mirror")
-    except StoreError as exc:
+        mirror = await connect_store(args.to, stream=MIRROR_STREAM, name="pokerctl-mirror")
+    except StoreError:
         await primary.close()
-        print(f"error: {exc}")
-        return 2
+        raise
+    out: dict = {}
     try:
         if args.action == "sync":
             report = await copy_new(primary, mirror)
-            print(f"copied {report.copied} commits; the mirror holds the primary up to "
-                  f"sequence {report.last_source_seq}")
+            out.update(copied=report.copied, last_source_seq=report.last_source_seq)
         result = await reconcile(primary, mirror)
-        if args.json:
-            print(json.dumps({"ok": result.ok, "tables": len(result.primary),
-                              "differences": result.differences}))
-        else:
-            print(f"{len(result.primary)} tables in the primary, {len(result.mirror)} in the "
-                  f"mirror: " + ("reconciled (commit counts and digests match)" if result.ok
-                                 else "DIFFERENT"))
-            for line in result.differences:
-                print(f"  {line}")
-        return 0 if result.ok else 1
+        out.update(ok=result.ok, tables=len(result.primary), mirror_tables=len(result.mirror),
+                   differences=result.differences)
+        return (0 if result.ok else 1), out
     finally:
         await mirror.close()
         await primary.close()
 
 
+def _print_text(out: dict) -> None:
+    if "copied" in out:
+        print(f"copied {out['copied']} commits; the mirror holds the primary up to sequence "
+              f"{out['last_source_seq']}")
+    print(f"{out['tables']} tables in the primary, {out['mirror_tables']} in the mirror: "
+          + ("reconciled (commit counts and digests match)" if out["ok"] else "DIFFERENT"))
+    for line in out["differences"]:
+        print(f"  {line}")
+
+
 def run(args: argparse.Namespace) -> int:
-    try:
-        return asyncio.run(_run(args))
-    except StoreError as exc:
-        print(f"error: {exc}")
+    if not args.to:
+        print(f"pokerctl mirror: say where the mirror is: --to URL (or {MIRROR_URL_ENV})",
+              file=sys.stderr)
         return 2
+    try:
+        code, out = asyncio.run(_run(args))
+    except MirrorRefused as exc:
+        code, out = 3, {"ok": False, "refused": str(exc)}
+    except StoreError as exc:
+        code, out = 2, {"ok": False, "error": str(exc)}
+    if args.json:
+        print(json.dumps(out))
+    elif code in (0, 1):
+        _print_text(out)
+    else:
+        what = "refused" if code == 3 else "error"
+        print(f"pokerctl mirror: {what}: {out.get('refused') or out.get('error')}",
+              file=sys.stderr)
+    return code
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,7 +89,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("action", choices=("sync", "check"),
                    help="sync: copy what is new, then reconcile; check: reconcile only")
     p.add_argument("--from", dest="source", default=default_nats_url(),
-                   help="the primary's NATS URL (default POKER_NATS_URL or %(default)s)")
-    p.add_argument("--to", required=True, help="the mirror's NATS URL")
-    p.add_argument("--json", action="store_true")
+                   help="the primary: " + NATS_HELP)
+    p.add_argument("--to", default=os.environ.get(MIRROR_URL_ENV),
+                   help=f"the mirror's NATS URL (default {MIRROR_URL_ENV})")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(run=run)

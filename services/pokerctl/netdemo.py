@@ -18,8 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import grpc
 from poker.table.v1 import table_pb2_grpc
+
+from shared.infra.natsauth import READER
 
 from .bots_cmd import audit_tables, plan_tables, play_tables, print_report
 from .up import ClusterError, LocalCluster
@@ -46,11 +47,12 @@ async def run_networked_demo(hands: int, seats: int, seed, out=None) -> int:
             print(f"\nbots play {hands} hands at {len(plans)} tables ({seats} seats each)...\n",
                   file=out, flush=True)
             play_started = time.perf_counter()
-            async with grpc.aio.insecure_channel(cluster.addresses["table"]) as channel:
+            async with cluster.channel("table") as channel:
                 stub = table_pb2_grpc.TableServiceStub(channel)
                 played = await play_tables(stub, plans, hands, seats, seed)
-            audits = await audit_tables(cluster.nats_url, [p.table_id for p in plans],
-                                          cluster.keyring())
+            audits = await audit_tables(cluster.nats_url_for(READER),
+                                        [p.table_id for p in plans], cluster.keyring(),
+                                        ca=cluster.nats_ca)
             ok = print_report(played, audits, time.perf_counter() - play_started, out)
             print("the log seals every card nobody saw (per-hand AES-256-GCM keys, wrapped to "
                   "the compliance key); the audit opened them with the compliance private key",

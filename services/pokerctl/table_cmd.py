@@ -29,6 +29,9 @@ import grpc
 from google.protobuf.json_format import MessageToJson
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
+from shared.infra.tls import sync_channel
+
+from .certs_cmd import client_tls_or_exit
 from .up import default_table_addr
 
 ACTIONS = ("sit-out", "return", "top-up", "leave", "disconnect", "reconnect")
@@ -83,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         print("pokerctl seat: --post-big-blind goes with return only", file=sys.stderr)
         return 2
     args.command_id = args.command_id or f"cli-{args.action}-{uuid.uuid4().hex[:16]}"
-    with grpc.insecure_channel(args.table) as channel:
+    with sync_channel(args.table, client_tls_or_exit(), service="table") as channel:
         try:
             reply = call(table_pb2_grpc.TableServiceStub(channel), args)
         except grpc.RpcError as exc:

@@ -18,6 +18,17 @@ the same environment variables a deployment uses.
 Service instance i (0-based) listens at base + 20*i + offset and serves Prometheus metrics
 at base + 20*i + 10 + offset (free ports without a base port).
 
+NATS requires TLS (its certificate from the CA in ``<data_dir>/tls``, made on first use by
+shared/infra/tls.py) and a user: each service connects as its own (shared/infra/natsauth.py),
+with its password in its POKER_NATS_URL and the CA in POKER_NATS_CA; the admin user only makes
+the stream and buckets before the services start. The passwords are made on first use and
+kept owner-only in ``<data_dir>/nats/passwords.json``, the client URL in ``<data_dir>/nats/url``:
+client commands (audit, history, bots, mirror) find them there (:func:`default_nats_url`,
+:func:`client_ca`) as they find the compliance key.
+
+    cluster.nats_url               # as the admin user (tests, operators); addresses["nats"]:
+    cluster.nats_url_for("poker-reader")   # the address alone, nothing secret in it
+
 Children run in their own session (a Ctrl-C at the terminal reaches only the supervisor, which
 stops them in order) and die with the supervisor if it is killed (Linux parent-death signal,
 set by a tiny exec wrapper; it fires when the *thread* that started them ends, so start the
@@ -28,6 +39,7 @@ cluster from a long-lived thread such as the event loop's). Each child's output 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import signal
@@ -35,20 +47,25 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from shared.infra import natsauth, natsconn
 from shared.infra.config import DEFAULT_BASE_PORT, DEFAULT_NATS_URL, PORT_OFFSETS
 from shared.infra.natsserver import NatsServer, free_port
+from shared.infra.tls import TlsConfig, channel
+from shared.infra.tls import generate as generate_certs
 
 #: the table service calls the others: it starts last and stops first
 SERVICES = ("dealer", "betting", "showdown", "rake", "table")
 DEFAULT_NATS_PORT = 4222
 HOST = "127.0.0.1"
+#: what selects a process's gRPC certificates (shared/infra/tls.py); `up` sets them itself
+TLS_ENV = ("POKER_TLS_DIR", "POKER_TLS_CA", "POKER_TLS_CERT", "POKER_TLS_KEY", "POKER_INSECURE")
 
 # Execs argv[2:] after asking the kernel to SIGTERM it when the supervisor's thread dies
 # (argv[1]: the supervisor's pid, to catch a supervisor that died before the prctl).
@@ -68,14 +85,15 @@ class ClusterError(RuntimeError):
     """A process of the cluster did not come up (or died)."""
 
 
-async def create_streams(url: str, replicas: int) -> None:
+async def create_streams(url: str, replicas: int, ca: str | None = None) -> None:
     """The stream and KV buckets, made once before the services start (as deploy/'s init
-    job does): ten processes racing to create R3 assets while the cluster elects leaders
+    job does), as the admin user (``url`` carries it): the services' users may not make
+    streams, and ten processes racing to create R3 assets while the cluster elects leaders
     time out on a small machine."""
     from shared.infra.eventstore import EventStore, StreamSettings
     from shared.infra.lease import Leases, ttl_ms_from_env
     from shared.infra.vault import DeckVault
-    store = await EventStore.connect(url, name="pokerctl-up",
+    store = await EventStore.connect(url, name="pokerctl-up", ca=ca,
                                      settings=StreamSettings(replicas=replicas))
     try:
         await DeckVault.open(store.js, replicas=replicas)
@@ -84,12 +102,11 @@ async def create_streams(url: str, replicas: int) -> None:
         await store.close()
 
 
-async def wait_jetstream_ready(url: str, timeout: float = 30.0) -> None:
+async def wait_jetstream_ready(url: str, timeout: float = 30.0, ca: str | None = None) -> None:
     """Wait until the JetStream cluster has a meta leader and answers account info."""
-    import nats
     deadline = time.monotonic() + timeout
-    nc = await nats.connect(url, connect_timeout=2, max_reconnect_attempts=-1,
-                            reconnect_time_wait=0.1)
+    nc = await natsconn.connect(url, name="pokerctl-up", ca=ca, connect_timeout=2,
+                                max_reconnect_attempts=-1, reconnect_time_wait=0.1)
     try:
         js = nc.jetstream(timeout=1)
         while True:
@@ -98,16 +115,68 @@ async def wait_jetstream_ready(url: str, timeout: float = 30.0) -> None:
                 return
             except Exception as exc:  # not ready: no meta leader yet, a timeout
                 if time.monotonic() > deadline:
-                    raise ClusterError(f"JetStream at {url} not ready after {timeout} s: "
-                                       f"{exc!r}") from None
+                    raise ClusterError(f"JetStream at {natsconn.redact(url)} not ready after "
+                                       f"{timeout} s: {exc!r}") from None
                 await asyncio.sleep(0.1)
     finally:
         await nc.close()
 
 
-def default_nats_url() -> str:
-    """What client commands connect to unless told: POKER_NATS_URL, else `up`'s NATS."""
-    return os.environ.get("POKER_NATS_URL", DEFAULT_NATS_URL)
+def _up_data_dir() -> Path:
+    from .up_cmd import default_data_dir
+    return default_data_dir()
+
+
+def nats_passwords(data_dir: Path) -> dict[str, str]:
+    """Every NATS user's password (shared/infra/natsauth.py), kept owner-only in
+    ``data_dir/nats/passwords.json``: made on first use, the same on every restart."""
+    path = data_dir / "nats" / "passwords.json"
+    known = json.loads(path.read_text()) if path.exists() else {}
+    users = [u.name for u in (*natsauth.USERS, natsauth.SYS)]
+    if all(u in known for u in users):
+        return known
+    passwords = {u: known.get(u) or secrets.token_hex(24) for u in users}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(passwords, f, indent=1)
+    os.replace(tmp, path)
+    return passwords
+
+
+def client_nats_url(data_dir: Path, user: str = natsauth.READER) -> str | None:
+    """The URL of the NATS that `up` runs on ``data_dir``, as ``user`` (None: `up` has not
+    run there, or its files cannot be read)."""
+    try:
+        address = (data_dir / "nats" / "url").read_text().strip()
+        password = json.loads((data_dir / "nats" / "passwords.json").read_text())[user]
+    except (OSError, ValueError, KeyError):
+        return None
+    return natsconn.with_user(address, user, password)
+
+
+#: the help of a client command's --nats (its default holds a password: not shown)
+NATS_HELP = ("NATS URL (default POKER_NATS_URL, else the NATS of `pokerctl up` with its "
+             "reader's password, found in its data directory)")
+
+
+def default_nats_url(user: str = natsauth.READER) -> str:
+    """What client commands connect to unless told: POKER_NATS_URL, else the NATS of `up`
+    (its data directory: POKER_DATA_DIR, else the default) as ``user`` (the reader: audit,
+    history, bots), else nats://127.0.0.1:4222."""
+    return (os.environ.get("POKER_NATS_URL") or client_nats_url(_up_data_dir(), user)
+            or DEFAULT_NATS_URL)
+
+
+def client_ca() -> str | None:
+    """The CA client commands check NATS against: POKER_NATS_CA (or the services' CA, see
+    shared/infra/natsconn.py), else the one in `up`'s data directory, if any."""
+    ca = natsconn.ca_file()
+    if ca is None and (_up_data_dir() / "tls" / "ca.pem").exists():
+        ca = str(_up_data_dir() / "tls" / "ca.pem")
+    return ca
 
 
 def default_table_addr() -> str:
@@ -138,22 +207,6 @@ def _spawn(argv: list[str], log_path: Path, env: dict[str, str] | None = None
                                 stdin=subprocess.DEVNULL, start_new_session=True)
 
 
-def _load_secret(data_dir: Path) -> str:
-    """POKER_SEAT_SECRET, else the one kept in the data directory (made on first use), so
-    seat tokens survive a restart of the cluster on the same data."""
-    if os.environ.get("POKER_SEAT_SECRET"):
-        return os.environ["POKER_SEAT_SECRET"]
-    path = data_dir / "seat-secret"
-    if path.exists():
-        return path.read_text().strip()
-    secret = secrets.token_hex(32)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(secret)
-    return secret
-
-
 def compliance_key_files(data_dir: Path) -> tuple[Path, Path]:
     """The compliance key pair kept in the data directory (made on first use): the dealer
     seals every hand to its public key; `pokerctl audit` and `history` open hands with the
@@ -173,7 +226,6 @@ class LocalCluster:
     base_port: int | None = DEFAULT_BASE_PORT
     #: None: 4222 with a base port, a free port without one
     nats_port: int | None = None
-    seat_secret: str | None = None
     log_level: str = "INFO"
     health_timeout: float = 30.0
     ports: dict[str, int] = field(default_factory=dict)
@@ -191,12 +243,17 @@ class LocalCluster:
     #: service -> its process names in address-list order
     instances: dict[str, list[str]] = field(default_factory=dict)
     _handed: set[int] = field(default_factory=set, repr=False)
+    #: NATS user -> password (made on first use, kept in the data directory)
+    nats_passwords: dict[str, str] = field(default_factory=dict, repr=False)
+    #: plaintext gRPC between the services (POKER_INSECURE=1): debugging only
+    insecure: bool = False
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
-        if self.seat_secret is None:
-            self.seat_secret = _load_secret(self.data_dir)
         self.key_file, self.public_key_file = compliance_key_files(self.data_dir)
+        #: the CA and every identity's certificate (made on first use, the CA kept after)
+        self.tls_dir = None if self.insecure else generate_certs(self.data_dir / "tls")
+        self.nats_passwords = nats_passwords(self.data_dir)
         if not self.ports:
             if self.base_port is None:
                 self.ports = {name: self._free_port() for name in SERVICES}
@@ -230,14 +287,34 @@ class LocalCluster:
     # --- what clients need ---------------------------------------------------------------
 
     @property
-    def nats_url(self) -> str:
+    def nats_address(self) -> str:
+        """Every NATS node's client URL (``tls://``), no credentials: what `up` prints."""
         if self.nats is None:
             raise ClusterError("the cluster is not started")
-        return self.nats.url
+        return ",".join(node.url for node in self.nodes)
+
+    def nats_url_for(self, user: str) -> str:
+        """The NATS URL as ``user`` (shared/infra/natsauth.py), password included."""
+        return natsconn.with_user(self.nats_address, user, self.nats_passwords[user])
+
+    @property
+    def nats_url(self) -> str:
+        """The NATS URL as the admin (tests and operators; the services have their own
+        users); connect with ``ca=cluster.nats_ca``."""
+        return self.nats_url_for(natsauth.ADMIN)
+
+    @property
+    def nats_ca(self) -> str:
+        """The CA NATS's certificate is checked against."""
+        return str(self.nats_cert_dir / "ca.pem")
+
+    @property
+    def nats_cert_dir(self) -> Path:
+        return self.data_dir / "tls"
 
     @property
     def addresses(self) -> dict[str, str]:
-        out = {"nats": self.nats_url} if self.nats is not None else {}
+        out = {"nats": self.nats_address} if self.nats is not None else {}
         out.update({name: f"{HOST}:{port}" for name, port in self.ports.items()})
         return out
 
@@ -245,6 +322,17 @@ class LocalCluster:
         """The compliance keyring that opens the hands this cluster dealt."""
         from shared.infra.secrecy import ComplianceKeyring
         return ComplianceKeyring.from_files([str(self.key_file)])
+
+    def tls(self, identity: str | None = "client") -> TlsConfig | None:
+        """What a client of this cluster presents (``identity``'s certificate; None: the CA
+        only); None when the cluster runs in plaintext."""
+        return None if self.tls_dir is None else TlsConfig.in_dir(self.tls_dir, identity)
+
+    def channel(self, name: str, identity: str | None = "client",
+                options: Sequence[tuple[str, object]] = ()):
+        """A grpc.aio channel to process ``name`` (a service or a replica's name)."""
+        return channel(self.addresses[name], self.tls(identity),
+                       service=self.replicas.get(name, name), options=options)
 
     @property
     def log_dir(self) -> Path:
@@ -254,10 +342,12 @@ class LocalCluster:
         """The environment of service ``name``: the same variables a deployment sets."""
         env = dict(os.environ)
         env.update({
-            "POKER_NATS_URL": self.nats_url,
+            # its own NATS user (its rights: shared/infra/natsauth.py), over TLS
+            "POKER_NATS_URL": self.nats_url_for(
+                natsauth.SERVICE_USERS[self.replicas.get(name, name)]),
+            "POKER_NATS_CA": self.nats_ca,
             "POKER_STREAM_REPLICAS": str(min(self.nats_nodes, 3)),
             "POKER_METRICS_PORT": str(self.metrics_ports.get(name, 0)),
-            "POKER_SEAT_SECRET": self.seat_secret or "",
             "POKER_COMPLIANCE_PUBLIC_KEY": str(self.public_key_file),
             "POKER_PORT": str(self.ports[name]),
             "POKER_BIND": HOST,
@@ -269,6 +359,12 @@ class LocalCluster:
         for peer in SERVICES:
             env[f"POKER_{peer.upper()}_ADDR"] = ",".join(
                 f"{HOST}:{self.ports[n]}" for n in self.instances[peer])
+        for var in TLS_ENV:  # the certificates of this cluster, not the caller's
+            env.pop(var, None)
+        if self.tls_dir is None:
+            env["POKER_INSECURE"] = "1"
+        else:
+            env["POKER_TLS_DIR"] = str(self.tls_dir)  # each uses its own name's files
         if self.replicas.get(name) == "table":
             env["POKER_INSTANCE_ID"] = name
         env.update(self.replica_env.get(name, {}))
@@ -297,28 +393,39 @@ class LocalCluster:
             raise
         return self
 
+    def _nats_security(self) -> dict:
+        """What every node is started with: TLS (the ``nats`` certificate of the data
+        directory's CA, made on first use) and the users with their passwords."""
+        certs = generate_certs(self.nats_cert_dir, identities=("nats",))
+        return {"tls_cert": certs / "nats.pem", "tls_key": certs / "nats.key",
+                "tls_ca": certs / "ca.pem",
+                "accounts": natsauth.accounts_conf(self.nats_passwords)}
+
     async def _start_nats(self) -> None:
-        if self.nats_nodes <= 1:
-            self.nats = NatsServer(self.data_dir / "jetstream", port=self.nats_port or 0)
-            self.nodes = [self.nats]
-            self.nats.start(log_file=self.log_dir / "nats.log", spawn=_spawn)
-            self.nats_port = self.nats.port
-            return
-        count = self.nats_nodes
-        ports = [(self.nats_port + i) if self.nats_port else self._free_port()
-                 for i in range(count)]
-        routes = [self._free_port() for _ in range(count)]
-        self.nodes = [
-            NatsServer(self.data_dir / "jetstream" / f"nats-{i + 1}", port=ports[i],
-                       name=f"nats-{i + 1}", cluster="poker", cluster_port=routes[i],
-                       routes=[f"nats-route://{HOST}:{p}" for p in routes])
-            for i in range(count)]
-        for node in self.nodes:
-            node.start(log_file=self.log_dir / f"{node.name}.log", spawn=_spawn)
+        security = self._nats_security()
+        count = max(1, self.nats_nodes)
+        if count == 1:
+            self.nodes = [NatsServer(self.data_dir / "jetstream", port=self.nats_port or 0,
+                                     **security)]
+            logs = [self.log_dir / "nats.log"]
+        else:
+            ports = [(self.nats_port + i) if self.nats_port else self._free_port()
+                     for i in range(count)]
+            routes = [self._free_port() for _ in range(count)]
+            self.nodes = [
+                NatsServer(self.data_dir / "jetstream" / f"nats-{i + 1}", port=ports[i],
+                           name=f"nats-{i + 1}", cluster="poker", cluster_port=routes[i],
+                           routes=[f"nats-route://{HOST}:{p}" for p in routes], **security)
+                for i in range(count)]
+            logs = [self.log_dir / f"{node.name}.log" for node in self.nodes]
+        for node, log in zip(self.nodes, logs):
+            node.start(log_file=log, spawn=_spawn)
         self.nats = self.nodes[0]
         self.nats_port = self.nats.port
-        await wait_jetstream_ready(self.nats.url, timeout=self.health_timeout)
-        await create_streams(self.nats.url, replicas=min(count, 3))
+        await wait_jetstream_ready(self.nats_url, timeout=self.health_timeout, ca=self.nats_ca)
+        await create_streams(self.nats_url, replicas=min(count, 3), ca=self.nats_ca)
+        # where client commands find this NATS (their passwords are in passwords.json)
+        (self.data_dir / "nats" / "url").write_text(self.nats_address + "\n")
 
     def node(self, server_name: str) -> NatsServer:
         """The NATS node of that server name (as a stream's cluster info names its leader)."""
@@ -364,7 +471,8 @@ class LocalCluster:
         options = [("grpc.initial_reconnect_backoff_ms", 50),
                    ("grpc.min_reconnect_backoff_ms", 50),
                    ("grpc.max_reconnect_backoff_ms", 250)]
-        async with grpc.aio.insecure_channel(self.addresses[name], options=options) as ch:
+        # over TLS as a client: the health check is open to every certificate of the CA
+        async with self.channel(name, options=options) as ch:
             stub = health_pb2_grpc.HealthStub(ch)
             while True:
                 proc = self.procs.get(name)

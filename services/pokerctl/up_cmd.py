@@ -1,12 +1,11 @@
 """`pokerctl up`: nats-server and every service on this machine, until Ctrl-C or SIGTERM.
 
     pokerctl up [--base-port 50050] [--nats-port 4222] [--data-dir DIR]
-                [--cluster 3] [--replicas N]
+                [--cluster 3] [--replicas N] [--insecure]
 
 The services listen on 127.0.0.1 at the base port + 1 (table), + 2 (dealer), + 3 (betting),
 + 4 (showdown), + 5 (rake); NATS at --nats-port with its JetStream store in DIR/jetstream and
-every process's log in DIR/logs. The seat-token secret is POKER_SEAT_SECRET or one kept in
-DIR/seat-secret, so seat tokens survive a restart on the same data. On Ctrl-C or SIGTERM the
+every process's log in DIR/logs. On Ctrl-C or SIGTERM the
 table service is stopped first, then the other services, then NATS. If any process dies, the
 rest are stopped and the exit code is 1.
 
@@ -15,6 +14,11 @@ cluster, with the stream and KV buckets at 3 replicas. --replicas N runs N proce
 service (instance i at the base port + 20*i + offset); peers balance over them round robin.
 With either, `up` supervises: a process that dies (a service replica, a cluster node) is
 started again on its port with its environment. Prometheus metrics: base port + 10 + offset.
+
+gRPC between the services is mutual TLS: a CA made in DIR/tls on first use (kept after, as
+`pokerctl certs generate DIR/tls` makes it) and a certificate per service, each given
+POKER_TLS_DIR; internal services accept the table service only. Client commands use
+DIR/tls/client.pem. --insecure runs plaintext, for debugging only.
 """
 
 from __future__ import annotations
@@ -27,11 +31,16 @@ import sys
 from pathlib import Path
 
 from shared.infra.config import DEFAULT_BASE_PORT
+from shared.infra.tls import INSECURE_WARNING
 
 from .up import DEFAULT_NATS_PORT, ClusterError, LocalCluster
 
 
 def default_data_dir() -> Path:
+    """`up`'s data directory, where client commands also look for its NATS credentials, CA
+    and compliance key: POKER_DATA_DIR, else $XDG_DATA_HOME/pokerctl (~/.local/share)."""
+    if os.environ.get("POKER_DATA_DIR"):
+        return Path(os.environ["POKER_DATA_DIR"])
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local",
                                                            "share")
     return Path(base) / "pokerctl"
@@ -65,7 +74,16 @@ async def serve(cluster: LocalCluster, out=None) -> int:
             pid = cluster.pid(name)
             print(f"  {name:<9} {addr:<24} pid {pid}", file=out)
         print(f"data {cluster.data_dir}  logs {cluster.log_dir}", file=out)
-        print(f"clients: export POKER_NATS_URL={addrs['nats']} POKER_TABLE_ADDR={addrs['table']}"
+        if cluster.tls_dir is None:
+            print(f"WARNING: {INSECURE_WARNING}; clients: export POKER_INSECURE=1", file=out)
+        else:
+            print(f"gRPC: mutual TLS, CA {cluster.tls_dir / 'ca.pem'}, a client's certificate "
+                  f"{cluster.tls_dir / 'client.pem'} (+ .key); client commands find them "
+                  "through the data directory (or POKER_TLS_DIR)", file=out)
+        # NATS's URL, CA and the clients' passwords are in the data directory, not printed
+        here = cluster.data_dir.resolve()
+        data = "" if here == default_data_dir().resolve() else f"POKER_DATA_DIR={here} "
+        print(f"clients: export {data}POKER_TABLE_ADDR={addrs['table']}"
               "\nCtrl-C stops everything.", file=out, flush=True)
         waiting = asyncio.create_task(stop.wait())
         if cluster.nats_nodes > 1 or cluster.replica_count > 1:
@@ -95,7 +113,11 @@ async def serve(cluster: LocalCluster, out=None) -> int:
 def run(args: argparse.Namespace) -> int:
     cluster = LocalCluster(Path(args.data_dir), base_port=args.base_port,
                            nats_port=args.nats_port, log_level=args.log_level,
-                           nats_nodes=args.cluster, replica_count=args.replicas)
+                           nats_nodes=args.cluster, replica_count=args.replicas,
+                           insecure=args.insecure)
+    if args.insecure:
+        print(f"pokerctl up: WARNING: --insecure: {INSECURE_WARNING}", file=sys.stderr,
+              flush=True)
     code = asyncio.run(serve(cluster))
     print("stopped", flush=True)
     return code
@@ -114,4 +136,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="nats-server nodes: 1, or 3 as a JetStream cluster with R3 streams")
     p.add_argument("--replicas", type=int, default=1,
                    help="processes of each service, balanced round robin (default 1)")
+    p.add_argument("--insecure", action="store_true",
+                   help="plaintext gRPC between the services, every caller trusted "
+                        "(debugging only; default: mutual TLS with the CA in DIR/tls)")
     p.set_defaults(run=run)

@@ -15,6 +15,10 @@ every Watch pushes a view a client can draw the countdown from.
 
 ``tick()`` does one round over the tables; production runs it every ``POKER_CLOCK_TICK_MS``
 (default 200; 0: never on its own). Tests inject ``now_ms`` and call ``tick()`` themselves.
+
+What fails at a table is reported once (``driver.Failures``) and the table is looked at again
+after a wait that grows, never in a tight loop; a table whose log does not check is stopped
+(shared/infra/repository.py) and left alone.
 """
 
 from __future__ import annotations
@@ -31,11 +35,12 @@ from poker.engine.v1 import step_pb2
 
 from shared.infra.lease import Leases
 from shared.infra.repository import LoadedTable, TableRepository
+from shared.infra.rpc import system_command_id
 from shared.poker import table as T
 from shared.poker.clock import TurnClock, is_late
 from shared.poker.options import TableOptions
 
-from .driver import Driver, call_with_retry
+from .driver import Driver, Failures, call_with_retry
 
 log = structlog.get_logger()
 
@@ -85,6 +90,7 @@ class ClockKeeper:
         self._nudged: dict[str, TurnClock] = {}
         self._work: dict[str, asyncio.Task] = {}
         self._loop: asyncio.Task | None = None
+        self.failures = Failures("keeping the table's clock", monotonic=monotonic)
 
     # --- running -------------------------------------------------------------------------
 
@@ -135,6 +141,8 @@ class ClockKeeper:
         started = []
         for table_id in tables:
             if table_id in self._work or not self.leases.holds(lease_name(table_id)):
+                continue
+            if self.repo.halted(table_id) or self.failures.waiting(table_id):
                 continue
             if not self._due(table_id):
                 continue
@@ -188,23 +196,24 @@ class ClockKeeper:
             self._seen[table_id] = _Seen(lt.seq, lt.clock,
                                          lt.state.options if lt.state else None,
                                          self.monotonic())
+            self.failures.ok(table_id)
         except asyncio.CancelledError:
             raise
-        except Exception:  # logged; the next tick tries again
-            log.exception("keeping the table's clock failed", table_id=table_id)
+        except Exception as exc:  # reported once; a later tick tries again
+            self.failures.failed(table_id, exc)
 
     async def _time_out(self, table_id: str, lt: LoadedTable) -> None:
         """The player on the clock is late: the betting service times them out, the table
         sits them out from the next hand, and the driver carries on."""
         clock = lt.clock
         assert clock is not None
-        tag = f"{clock.hand_no}:{clock.seat}:{clock.started_ms}"
+        command_id = system_command_id("timeout", clock.hand_no, clock.seat, clock.started_ms)
         async with self.driver.lock(table_id):  # no automated step between the two commits
             try:
                 reply = await call_with_retry(
                     self.driver.peers.betting.TimeOut, betting_pb2.TimeOutRequest(
                         step=step_pb2.StepRequest(table_id=table_id, hand_no=clock.hand_no,
-                                                  command_id=f"timeout:{tag}", version=lt.seq),
+                                                  command_id=command_id, version=lt.seq),
                         seat=clock.seat, clock_started_unix_ms=clock.started_ms))
             except grpc.aio.AioRpcError as exc:
                 if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:

@@ -5,14 +5,16 @@ Nothing here is remembered between calls: a driver that dies is replaced by any 
 reads the log (the clock keeper of the instance holding the table's lease carries on a table
 left with a step pending; clock.py). Command ids of driver steps are derived from the table
 version a step is based on, so two drivers that race on a table make the same command and
-JetStream keeps one.
+JetStream keeps one; they live outside the clients' namespace (shared/infra/rpc.py).
+
+A step that fails is reported once, loudly, with what failed; the same failure again is
+logged quietly until the table moves on or fails differently (``Failures``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
+import time
 from dataclasses import dataclass
 
 import grpc
@@ -25,7 +27,8 @@ from poker.rake.v1 import rake_pb2_grpc
 from poker.showdown.v1 import showdown_pb2_grpc
 
 from shared.infra.repository import TableRepository, digest
-from shared.infra.rpc import trace_metadata
+from shared.infra.rpc import system_command_id, trace_metadata
+from shared.infra.tls import TlsConfig, channel
 from shared.poker import decide as D
 from shared.poker import table as T
 
@@ -34,15 +37,6 @@ log = structlog.get_logger()
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED,
              grpc.StatusCode.DEADLINE_EXCEEDED)
 MAX_STEPS = 500  # per call of advance: a hand never needs this many automated steps
-
-
-def channel(address: str) -> grpc.aio.Channel:
-    """A channel to one service, balanced call by call (round robin) over every address: a
-    comma-separated list of host:port, or a name that resolves to several (``dns:///dealer:50052``
-    on a headless Kubernetes Service)."""
-    targets = address.split(",")
-    target = targets[0] if len(targets) == 1 else "ipv4:" + ",".join(targets)
-    return grpc.aio.insecure_channel(target, options=[("grpc.lb_policy_name", "round_robin")])
 
 
 @dataclass
@@ -54,8 +48,10 @@ class Peers:
     channels: tuple[grpc.aio.Channel, ...]
 
     @classmethod
-    def connect(cls, addresses: dict[str, str]) -> Peers:
-        chans = {name: channel(addresses[name])
+    def connect(cls, addresses: dict[str, str], tls: TlsConfig | None) -> Peers:
+        """Channels to every peer (``addresses``: see :func:`shared.infra.tls.channel`),
+        presenting the table service's certificate ``tls`` and checking each peer's."""
+        chans = {name: channel(addresses[name], tls, service=name)
                  for name in ("dealer", "betting", "showdown", "rake")}
         return cls(dealer_pb2_grpc.DealerServiceStub(chans["dealer"]),
                    betting_pb2_grpc.BettingServiceStub(chans["betting"]),
@@ -83,12 +79,48 @@ async def call_with_retry(fn, request, attempts: int = 20, timeout: float = 10.0
     raise AssertionError("unreachable")
 
 
+class Failures:
+    """What keeps failing at each table, so that it is reported once and retried less often:
+    the first failure of a kind is an error with its traceback; the same again is logged at
+    debug level, and the table is left alone for a while that doubles up to ``max_s``."""
+
+    def __init__(self, what: str, first_s: float = 0.5, max_s: float = 30.0,
+                 monotonic=time.monotonic) -> None:
+        self.what = what
+        self.first_s = first_s
+        self.max_s = max_s
+        self.monotonic = monotonic
+        self._failing: dict[str, tuple[str, float, float]] = {}  # table -> (kind, wait, at)
+
+    def failed(self, table_id: str, exc: BaseException) -> None:
+        kind = f"{type(exc).__name__}: {exc}"
+        seen = self._failing.get(table_id)
+        if seen is None or seen[0] != kind:
+            log.error(f"{self.what} failed; the table waits for it (reported once)",
+                      table_id=table_id, exc_info=exc)
+            wait = self.first_s
+        else:
+            log.debug(f"{self.what} failed again", table_id=table_id, error=kind)
+            wait = min(seen[1] * 2, self.max_s)
+        self._failing[table_id] = (kind, wait, self.monotonic() + wait)
+
+    def ok(self, table_id: str) -> None:
+        if self._failing.pop(table_id, None) is not None:
+            log.info(f"{self.what} works again", table_id=table_id)
+
+    def waiting(self, table_id: str) -> bool:
+        """Whether the table failed a moment ago (leave it until its wait is over)."""
+        seen = self._failing.get(table_id)
+        return seen is not None and self.monotonic() < seen[2]
+
+
 class Driver:
     def __init__(self, repo: TableRepository, peers: Peers) -> None:
         self.repo = repo
         self.peers = peers
         self._running: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task] = set()
+        self.failures = Failures("driving the table")
 
     def lock(self, table_id: str) -> asyncio.Lock:
         """Held while the driver works on the table; others (the clock keeper) hold it to keep
@@ -99,7 +131,7 @@ class Driver:
         """Advance the table in the background if it has an automated step pending (a driver
         that died between steps left it so); a no-op while a driver is at work on it."""
         lock = self._running.get(table_id)
-        if lock is not None and lock.locked():
+        if lock is not None and lock.locked() or self.failures.waiting(table_id):
             return
         task = asyncio.create_task(self._advance_logged(table_id))
         self._background.add(task)
@@ -108,8 +140,13 @@ class Driver:
     async def _advance_logged(self, table_id: str) -> None:
         try:
             await self.advance(table_id)
-        except Exception:  # logged; the next command or nudge tries again
-            log.exception("advancing the table failed", table_id=table_id)
+        except Exception as exc:  # reported; the next command or nudge tries again
+            self.report_failure(table_id, exc)
+
+    def report_failure(self, table_id: str, exc: BaseException) -> None:
+        """A step after a command failed: reported once (``Failures``); the log holds the
+        command, so any driver carries on from it."""
+        self.failures.failed(table_id, exc)
 
     async def close(self) -> None:
         for task in list(self._background):
@@ -126,6 +163,7 @@ class Driver:
                     return lt.seq
                 step = T.table_step(lt.state)
                 if step is None:
+                    self.failures.ok(table_id)
                     return lt.seq
                 try:
                     version = await self._run(table_id, lt.seq, lt.state, step)
@@ -142,7 +180,7 @@ class Driver:
         """Call the service that owns ``step``; returns the table's version after it."""
         hand_no = table.hand.hand_no if table.hand is not None else 0
         name = type(step).__name__
-        command_id = f"drv:{hand_no}:{name}:{version}"
+        command_id = system_command_id("drv", hand_no, name, version)
         request = step_pb2.StepRequest(table_id=table_id, hand_no=hand_no, command_id=command_id,
                                        version=version)
         if isinstance(step, T.StartHand):
@@ -180,13 +218,3 @@ class Driver:
             D.FormPots: p.showdown.FormPots, D.AwardPots: p.showdown.AwardPots,
             D.TakeRake: p.rake.TakeRake,
         }.get(type(step))
-
-
-def seat_token(secret: bytes, table_id: str, seat: int, player_id: str, command_id: str) -> str:
-    """The seat token: derived, so a retried SitDown returns the same token."""
-    return hmac.new(secret, f"{table_id}|{seat}|{player_id}|{command_id}".encode(),
-                    hashlib.sha256).hexdigest()
-
-
-def token_digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()

@@ -5,9 +5,16 @@ Player actions go to the betting service, which owns their events; everything el
 hand needs is run by the driver after each command. The clock keeper (clock.py) times out late
 players at the tables whose lease this instance holds (lease: shared/infra/lease.py).
 
-Environment: POKER_SEAT_SECRET (seat tokens), POKER_INSTANCE_ID (the lease holder's name;
-default host-pid-random), POKER_LEASE_TTL_MS (default 5000), POKER_CLOCK_TICK_MS (default 200;
-0: the keeper only ticks when told, for tests).
+A command is answered once it is in the log: if a step the driver runs after it fails, the
+reply is the table as it stands (OK) and the driver carries on from the log later.
+
+Seat tokens: the client's own (SitDown names its SHA-256), or one made here at random and
+returned in the first reply only; the log keeps only the digest. Callers are held to the
+limits of shared/infra/limits.py (POKER_LIMIT_*).
+
+Environment: POKER_INSTANCE_ID (the lease holder's name; default host-pid-random),
+POKER_LEASE_TTL_MS (default 5000), POKER_CLOCK_TICK_MS (default 200; 0: the keeper only ticks
+when told, for tests).
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import os
+import re
 import secrets
 import uuid
 import weakref
@@ -29,8 +37,10 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.infra.eventstore import subject
 from shared.infra.lease import Leases, instance_id_from_env, ttl_ms_from_env
+from shared.infra.limits import LimitSettings, Limits, RateLimiter, caller_of
 from shared.infra.repository import LoadedTable, TableRepository, digest
-from shared.infra.rpc import BadRequest, Denied, check_command_id, check_table_id, rpc
+from shared.infra.rpc import BadRequest, Denied, check_table_id, client_command_id, rpc
+from shared.infra.seattokens import token_digest
 from shared.poker import table as T
 from shared.poker.cards import Card, card
 from shared.poker.clock import TurnClock, is_late
@@ -40,7 +50,10 @@ from shared.poker.state import TableState
 from shared.poker.view import TableView, table_view
 
 from .clock import DEFAULT_TICK_MS, ClockKeeper, clock_subject
-from .driver import Driver, Peers, call_with_retry, seat_token, token_digest
+from .driver import Driver, Peers, call_with_retry
+
+log = structlog.get_logger()
+TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 _GAMES = {v: k for k, v in events_pb2.Game.items()}
 _STRUCTURES = {v: k for k, v in events_pb2.Structure.items()}
@@ -121,10 +134,11 @@ def _connected(table: TableState, seat: int) -> bool:
 
 
 class TableService(table_pb2_grpc.TableServiceServicer):
-    def __init__(self, repo: TableRepository, driver: Driver, seat_secret: bytes) -> None:
+    def __init__(self, repo: TableRepository, driver: Driver,
+                 limits: Limits | None = None) -> None:
         self.repo = repo
         self.driver = driver
-        self.secret = seat_secret
+        self.limits = limits or Limits()
         #: (table, hand, seat) -> the seat's own cards, from the dealer (the log seals them)
         self._own: dict[tuple[str, int, int], tuple[Card, ...]] = {}
 
@@ -190,58 +204,86 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         lt = await self.repo.get(table_id, version)
         return table_pb2.TableReply(version=lt.seq, view=await self._view(lt, viewer))
 
+    async def _carry_on(self, table_id: str, version: int) -> int:
+        """Drive the table on after a command that is in the log. The command's answer does
+        not hang on the steps after it: if one fails, the reply is the table as it stands and
+        the driver carries on from the log (the next command, view or clock tick)."""
+        try:
+            return await self.driver.advance(table_id, version)
+        except Exception as exc:  # reported once by the driver; the caller's command stands
+            self.driver.report_failure(table_id, exc)
+            return version
+
     async def _seat_command(self, seat: table_pb2.SeatRequest, kind: str, decide, *args,
-                            viewer: int | None = -1) -> table_pb2.TableReply:
+                            viewer: int | None = -1,
+                            limit: RateLimiter | None = None) -> table_pb2.TableReply:
         """A seated player's command on the table (leave, sit out, top up, disconnect,
-        reconnect): token checked, ``decide(table, seat, *args)`` appended, the table driven
-        on, the new view returned (to the seat, unless ``viewer`` says otherwise)."""
-        check_command_id(seat.command_id)
+        reconnect): token checked, the seat's limit taken, ``decide(table, seat, *args)``
+        appended, the table driven on, the new view returned (to the seat, unless ``viewer``
+        says otherwise)."""
+        command_id = client_command_id(f"s{seat.seat}", seat.command_id)
         await self._seated(seat.table_id, seat.seat, seat.seat_token)
-        outcome = await self.repo.execute(seat.table_id, seat.command_id,
-                                          digest(kind, seat.seat, *args),
-                                          lambda t: decide(t, seat.seat, *args))
-        version = await self.driver.advance(seat.table_id, outcome.version)
+        limit, key = limit or self.limits.seat_commands, f"{seat.table_id}/{seat.seat}"
+        limit.take(key)
+        try:
+            outcome = await self.repo.execute(seat.table_id, command_id,
+                                              digest(kind, seat.seat, *args),
+                                              lambda t: decide(t, seat.seat, *args))
+        except Exception:
+            limit.spent_nothing(key)
+            raise
+        if not outcome.events:
+            limit.spent_nothing(key)
+        version = await self._carry_on(seat.table_id, outcome.version)
         return await self._reply(seat.table_id, seat.seat if viewer == -1 else viewer, version)
 
     # --- RPCs ----------------------------------------------------------------------------
 
     @rpc
     async def CreateTable(self, request, context):
-        check_command_id(request.command_id)
+        command_id = client_command_id("create", request.command_id)
         table_id = request.table_id or uuid.uuid4().hex[:16]
         check_table_id(table_id)
         options = options_from(request.settings)
+        self.limits.caller_joins.take(caller_of(context))
         outcome = await self.repo.execute(
-            table_id, request.command_id, digest("create", options),
+            table_id, command_id, digest("create", options),
             lambda t: T.create_table(t, table_id, options))
         return table_pb2.CreateTableReply(table_id=table_id, version=outcome.version)
 
     @rpc
     async def SitDown(self, request, context):
         check_table_id(request.table_id)
-        check_command_id(request.command_id)
-        if not 0 < len(request.player_id) <= T.PLAYER_ID_MAX:
-            raise BadRequest(f"a player id is 1 to {T.PLAYER_ID_MAX} characters")
+        command_id = client_command_id(f"sit{request.seat}", request.command_id)
+        if (problem := T.player_id_problem(request.player_id)) is not None:
+            raise BadRequest(problem)  # the rule: shared/poker/players.py
+        chosen = request.seat_token_sha256
+        if chosen and not TOKEN_SHA256.fullmatch(chosen):
+            raise BadRequest("seat_token_sha256 is the SHA-256 of your seat token as 64 "
+                             "lowercase hex digits")
+        self.limits.caller_joins.take(caller_of(context))
         await self.repo.get(request.table_id)
-        token = seat_token(self.secret, request.table_id, request.seat, request.player_id,
-                           request.command_id)
+        # A token made here is random: only the first reply can carry it.
+        token = "" if chosen else secrets.token_urlsafe(32)
         outcome = await self.repo.execute(
-            request.table_id, request.command_id,
+            request.table_id, command_id,
             digest("sit", request.seat, request.player_id, request.buy_in,
-                   request.post_big_blind),
+                   request.post_big_blind, chosen),
             lambda t: T.sit_down(t, request.seat, request.player_id, request.buy_in,
-                                 token_digest(token), request.post_big_blind))
-        await self.driver.advance(request.table_id, outcome.version)
-        return table_pb2.SitDownReply(seat_token=token, version=outcome.version)
+                                 chosen or token_digest(token), request.post_big_blind))
+        await self._carry_on(request.table_id, outcome.version)
+        return table_pb2.SitDownReply(seat_token="" if outcome.duplicate else token,
+                                      version=outcome.version)
 
     @rpc
     async def Leave(self, request, context):
-        return await self._seat_command(request, "leave", T.leave, viewer=None)
+        return await self._seat_command(request, "leave", T.leave, viewer=None,
+                                        limit=self.limits.seat_toggles)
 
     @rpc
     async def SitOut(self, request, context):
         return await self._seat_command(request.seat, "sit_out", T.sit_out, request.sit_out,
-                                        request.post_big_blind)
+                                        request.post_big_blind, limit=self.limits.seat_toggles)
 
     @rpc
     async def TopUp(self, request, context):
@@ -249,59 +291,59 @@ class TableService(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def Act(self, request, context):
-        check_command_id(request.command_id)
+        command_id = client_command_id(f"s{request.seat}", request.command_id)
         lt = await self._seated(request.table_id, request.seat, request.seat_token, 0)
-        if self._stale(lt, request):
+        self.limits.seat_commands.take(f"{request.table_id}/{request.seat}")
+        if self._stale(lt, request, command_id):
             lt = await self.repo.get(request.table_id)  # this cache may be behind the player
-            if self._stale(lt, request):
+            if self._stale(lt, request, command_id):
                 hand = lt.state.hand
                 raise IllegalAction(f"hand {request.hand_no} is not the table's hand (it is "
                                     f"at hand {hand.hand_no if hand is not None else 0})")
-        if self._late(lt, request):
+        if self._late(lt, request, command_id):
             lt = await self.repo.get(request.table_id)  # this cache may be behind the clock
-            if self._late(lt, request):
+            if self._late(lt, request, command_id):
                 deadline = lt.clock.deadline_ms(lt.state.options)
                 policy = lt.state.options.timeout_policy.value
                 raise IllegalAction(f"seat {request.seat}'s time ran out at {deadline} (unix "
                                     f"ms): the table acts for it (the {policy} time-out rule)")
         act = betting_pb2.ActRequest(
             step=step_pb2.StepRequest(table_id=request.table_id, hand_no=request.hand_no,
-                                      command_id=request.command_id, version=lt.seq),
+                                      command_id=command_id, version=lt.seq),
             seat=request.seat, action=request.action)
         if request.HasField("amount"):
             act.amount = request.amount
-        try:
-            acted = await call_with_retry(self.driver.peers.betting.Act, act)
-        except grpc.aio.AioRpcError as exc:
-            await context.abort(exc.code(), exc.details())
+        acted = await call_with_retry(self.driver.peers.betting.Act, act)
         self.repo.absorb(request.table_id, acted.version, acted.commit)
-        version = await self.driver.advance(request.table_id, acted.version)
+        version = await self._carry_on(request.table_id, acted.version)
         return await self._reply(request.table_id, request.seat, version)
 
     @rpc
     async def Disconnect(self, request, context):
-        return await self._seat_command(request, "disconnect", T.disconnect)
+        return await self._seat_command(request, "disconnect", T.disconnect,
+                                        limit=self.limits.seat_toggles)
 
     @rpc
     async def Reconnect(self, request, context):
-        return await self._seat_command(request, "reconnect", T.reconnect)
+        return await self._seat_command(request, "reconnect", T.reconnect,
+                                        limit=self.limits.seat_toggles)
 
-    def _late(self, lt: LoadedTable, request) -> bool:
+    def _late(self, lt: LoadedTable, request, command_id: str) -> bool:
         """The seat is on the clock and its deadline has passed: the clock keeper times it
         out (its action would come after the time the rules give). A retry of an action
         already applied is not late: it gets its original outcome."""
         clock = lt.clock
         return (clock is not None and clock.seat == request.seat
                 and clock.hand_no == request.hand_no
-                and request.command_id not in lt.commands
+                and command_id not in lt.commands
                 and is_late(clock, lt.state.options, self.repo.now_ms()))
 
     @staticmethod
-    def _stale(lt: LoadedTable, request) -> bool:
+    def _stale(lt: LoadedTable, request, command_id: str) -> bool:
         """The request names another hand than the table's (a retry of a command already
         applied is not stale: it gets its original outcome)."""
         hand = lt.state.hand
-        return request.command_id not in lt.commands and (
+        return command_id not in lt.commands and (
             hand is None or hand.hand_no != request.hand_no)
 
     @rpc
@@ -322,6 +364,12 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     @rpc
     async def Watch(self, request, context):
         viewer = await self._viewer(request)
+        with self.limits.caller_watches.holding(caller_of(context)), \
+                self.limits.table_watches.holding(request.table_id):
+            await self._watch(request.table_id, viewer, context)
+
+    async def _watch(self, table_id: str, viewer: int | None, context) -> None:
+        """A view after every commit, and when a countdown starts, until the caller goes."""
         changed = asyncio.Event()
         countdown = False  # a countdown started: push a view even at the same version
 
@@ -334,13 +382,13 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             changed.set()
 
         nc = self.repo.store.nc
-        subs = [await nc.subscribe(subject(request.table_id), cb=on_commit),
-                await nc.subscribe(clock_subject(request.table_id), cb=on_clock)]
+        subs = [await nc.subscribe(subject(table_id), cb=on_commit),
+                await nc.subscribe(clock_subject(table_id), cb=on_clock)]
         try:
             last = -1
             while True:
                 changed.clear()  # before reading: a commit from now on wakes the next round
-                lt = await self.repo.get(request.table_id)
+                lt = await self.repo.get(table_id)
                 if lt.seq != last or countdown:
                     last, countdown = lt.seq, False
                     await context.write(await self._view(lt, viewer))
@@ -360,15 +408,10 @@ def keeper_for(server) -> ClockKeeper:
 
 
 async def setup(server, repo, store, config):
-    secret = os.environ.get("POKER_SEAT_SECRET")
-    if not secret:
-        structlog.get_logger().warning(
-            "POKER_SEAT_SECRET is not set: seat tokens will not survive a restart")
-        secret = secrets.token_hex(32)
-    peers = Peers.connect(config.addresses)
+    peers = Peers.connect(config.addresses, config.tls)
     driver = Driver(repo, peers)
     table_pb2_grpc.add_TableServiceServicer_to_server(
-        TableService(repo, driver, secret.encode()), server)
+        TableService(repo, driver, Limits(LimitSettings.from_env())), server)
     leases = await Leases.open(store.js, ttl_ms=ttl_ms_from_env(),
                                instance_id=instance_id_from_env(),
                                replicas=config.stream_replicas)

@@ -4,6 +4,7 @@ environment, JSON logs, the event store, the gRPC server, and a graceful stop on
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Awaitable, Callable
 
 import grpc
@@ -14,6 +15,7 @@ from .logs import configure
 from .metrics import port_from_env, start_metrics_server
 from .repository import TableRepository
 from .rpc import Server, run_until_signalled
+from .tls import TlsError
 
 #: registers the service's servicers on the server; returns an optional async cleanup
 #: the gRPC service each process serves (for reflection)
@@ -35,7 +37,7 @@ async def start(name: str, setup: Setup, config: Config,
     store = await EventStore.connect(config.nats_url, name=f"poker-{name}",
                                      settings=StreamSettings(replicas=config.stream_replicas))
     repo = TableRepository(store, producer=name, now_ms=now_ms)
-    server = Server(name, config.host, config.port)
+    server = Server(name, config.host, config.port, tls=config.tls)
     extra_cleanup = await setup(server.server, repo, store, config)
     if name in SERVICE_NAMES:
         server.enable_reflection([SERVICE_NAMES[name]])
@@ -49,7 +51,11 @@ async def start(name: str, setup: Setup, config: Config,
 
 
 def main(name: str, setup: Setup) -> None:
-    config = Config.from_env(name)
+    try:
+        config = Config.from_env(name)
+    except TlsError as exc:  # neither certificates nor POKER_INSECURE=1: refuse to start
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     configure(name, config.log_level)
 
     async def run() -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from .tls import TlsConfig
+
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 DEFAULT_BASE_PORT = 50050
 
@@ -23,6 +25,9 @@ class Config:
     stream_replicas: int
     #: the dealer's: the compliance role's public key file, which every hand key is sealed to
     compliance_public_key: str = ""
+    #: the service's certificate and the CA it trusts (POKER_TLS_DIR, ...); None: plaintext,
+    #: POKER_INSECURE=1 (from_env refuses to build a Config with neither)
+    tls: TlsConfig | None = None
 
     @classmethod
     def from_env(cls, service: str, env: dict[str, str] | None = None) -> "Config":
@@ -41,4 +46,5 @@ class Config:
             log_level=env.get("POKER_LOG_LEVEL", "INFO"),
             stream_replicas=int(env.get("POKER_STREAM_REPLICAS", "1")),
             compliance_public_key=env.get("POKER_COMPLIANCE_PUBLIC_KEY", ""),
+            tls=TlsConfig.from_env(service, env),
         )

@@ -5,6 +5,13 @@ message (a ``Commit``). Appends are guarded by ``Nats-Expected-Last-Subject-Sequ
 writers can never interleave on a table) and carry ``Nats-Msg-Id`` derived from the client's
 command id (JetStream drops a retry inside the duplicate window). Reads use batched direct
 gets, which fold far faster than a ``next_msg`` loop.
+
+Each log has an identity, which a mirror compares before it writes (shared/infra/mirror.py):
+a primary stream is made with a random id in its config's ``metadata`` (``poker-log-id``); a
+stream made before that has none, and its identity is its name and creation time, which
+JetStream keeps for the stream's life (no edit, purge or delete changes them). A mirror's
+stream (``POKER_MIRROR`` over ``poker.mirror.table.>``) records the id of the primary it
+copies (``poker-mirror-of``).
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import uuid
 from dataclasses import dataclass
 
 import nats
@@ -20,8 +28,18 @@ from nats.js import JetStreamContext
 from nats.js import api as js_api
 from nats.js.errors import APIError, NotFoundError
 
+from . import natsconn
+
 STREAM = "POKER"
 SUBJECT_PREFIX = "poker.table."
+#: a mirror's copy of the log: its own stream, on subjects no primary writer may publish to
+MIRROR_STREAM = "POKER_MIRROR"
+MIRROR_PREFIX = "poker.mirror.table."
+#: the subjects of each log's stream, by stream name
+PREFIXES = {STREAM: SUBJECT_PREFIX, MIRROR_STREAM: MIRROR_PREFIX}
+#: stream metadata: a primary's identity, and the identity of the primary a mirror copies
+LOG_ID = "poker-log-id"
+MIRROR_OF = "poker-mirror-of"
 WRONG_LAST_SEQUENCE = 10071  # JetStream's "wrong last sequence" error code
 READ_BATCH = 512
 
@@ -58,7 +76,31 @@ SOURCE_SEQ = "Poker-Source-Seq"
 
 
 def subject(table_id: str) -> str:
+    """A table's subject in the primary log."""
     return SUBJECT_PREFIX + table_id
+
+
+async def find_log(nc: Client) -> str:
+    """The log a reader of this server means: the primary stream if the server holds it, else
+    a mirror's stream if it holds that (a mirror's server), else the primary's name."""
+    jsm = nc.jsm()
+    for stream in (STREAM, MIRROR_STREAM):
+        try:
+            await jsm.stream_info(stream)
+            return stream
+        except NotFoundError:
+            continue
+    return STREAM
+
+
+def log_identity(info: js_api.StreamInfo) -> str:
+    """A stream's identity: its ``poker-log-id``, else (a stream made before ids) its name
+    and creation time."""
+    metadata = info.config.metadata or {}
+    if metadata.get(LOG_ID):
+        return metadata[LOG_ID]
+    created = info.created.isoformat() if info.created else "unknown"
+    return f"{info.config.name}@{created}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,36 +153,47 @@ def use_fast_headers(nc: Client) -> None:
 
 
 class EventStore:
-    """Append and read table commits. Create with :meth:`connect`."""
+    """Append and read table commits. Create with :meth:`connect`. ``prefix``: the subjects
+    of the stream's tables (default: :data:`PREFIXES` of the stream, else the primary's)."""
 
-    def __init__(self, nc: Client, js: JetStreamContext, stream: str = STREAM) -> None:
+    def __init__(self, nc: Client, js: JetStreamContext, stream: str = STREAM,
+                 prefix: str | None = None) -> None:
         use_fast_headers(nc)
         self.nc = nc
         self.js = js
         self.stream = stream
+        self.prefix = prefix or PREFIXES.get(stream, SUBJECT_PREFIX)
 
     @classmethod
     async def connect(cls, url: str, *, stream: str = STREAM, name: str = "poker",
                       settings: StreamSettings | None = None,
-                      create: bool = True, connect_timeout: float = 15.0) -> EventStore:
+                      create: bool = True, connect_timeout: float = 15.0,
+                      ca: str | None = None) -> EventStore:
+        """Connect (TLS and credentials: shared/infra/natsconn.py; ``ca`` overrides the CA of
+        the environment) and, with ``create``, make the primary stream if it is missing."""
         try:
             # Reconnect for ever once connected; the first connection must come quickly.
-            servers = [u.strip() for u in url.split(",") if u.strip()]  # any node of a cluster
-            nc = await asyncio.wait_for(nats.connect(
-                servers, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.2,
+            nc = await asyncio.wait_for(natsconn.connect(
+                url, name=name, ca=ca, max_reconnect_attempts=-1, reconnect_time_wait=0.2,
                 connect_timeout=2, allow_reconnect=True), timeout=connect_timeout)
-        except (asyncio.TimeoutError, OSError, nats.errors.NoServersError) as exc:
-            raise StoreError(f"cannot reach NATS at {url}: {exc!r}") from None
+        except (asyncio.TimeoutError, OSError, nats.errors.Error) as exc:
+            raise StoreError(f"cannot reach NATS at {natsconn.redact(url)}: {exc!r}") from None
         store = cls(nc, nc.jetstream(timeout=5), stream)
         if create:
             await store.ensure_stream(settings or StreamSettings())
         return store
 
-    async def ensure_stream(self, settings: StreamSettings) -> None:
-        """Create the stream if it is missing: file storage, no deletes, no purges."""
+    def subject(self, table_id: str) -> str:
+        return self.prefix + table_id
+
+    async def ensure_stream(self, settings: StreamSettings,
+                            metadata: dict[str, str] | None = None) -> None:
+        """Create the stream if it is missing: file storage, no deletes, no purges, and
+        ``metadata`` in its config (default: a new primary's identity, a random
+        ``poker-log-id``)."""
         config = js_api.StreamConfig(
             name=self.stream,
-            subjects=[SUBJECT_PREFIX + ">"],
+            subjects=[self.prefix + ">"],
             storage=js_api.StorageType.FILE,
             retention=js_api.RetentionPolicy.LIMITS,
             num_replicas=settings.replicas,
@@ -150,12 +203,25 @@ class EventStore:
             deny_purge=True,
             allow_direct=True,
             discard=js_api.DiscardPolicy.NEW,
+            metadata=metadata if metadata is not None else {LOG_ID: uuid.uuid4().hex},
         )
         jsm = self.nc.jsm() if hasattr(self.nc, "jsm") else self.js
         try:
             await jsm.stream_info(self.stream)
         except NotFoundError:
             await jsm.add_stream(config)
+
+    async def info(self) -> js_api.StreamInfo | None:
+        """The stream's info, or None when the server holds no such stream."""
+        try:
+            return await self.nc.jsm().stream_info(self.stream)
+        except NotFoundError:
+            return None
+
+    async def identity(self) -> str | None:
+        """The log's identity (see the module's docstring), or None without a stream."""
+        info = await self.info()
+        return None if info is None else log_identity(info)
 
     async def close(self) -> None:
         if not self.nc.is_closed:
@@ -173,7 +239,7 @@ class EventStore:
         headers = {"Nats-Expected-Last-Subject-Sequence": str(expected_seq),
                    "Nats-Msg-Id": msg_id}
         try:
-            ack = await self.js.publish(subject(table_id), data, headers=headers,
+            ack = await self.js.publish(self.subject(table_id), data, headers=headers,
                                         stream=self.stream)
         except APIError as exc:
             if exc.err_code == WRONG_LAST_SEQUENCE:
@@ -190,14 +256,14 @@ class EventStore:
     async def table_ids(self) -> list[str]:
         """Every table with at least one commit (the stream's subjects)."""
         jsm = self.nc.jsm()
-        info = await jsm.stream_info(self.stream, subjects_filter=SUBJECT_PREFIX + ">")
+        info = await jsm.stream_info(self.stream, subjects_filter=self.prefix + ">")
         subjects = info.state.subjects or {}
-        return sorted(s[len(SUBJECT_PREFIX):] for s in subjects)
+        return sorted(s[len(self.prefix):] for s in subjects)
 
     async def last(self, table_id: str) -> Stored | None:
         """The table's last commit, or None for a table with no events."""
         try:
-            msg = await self.js.get_last_msg(self.stream, subject(table_id), direct=True)
+            msg = await self.js.get_last_msg(self.stream, self.subject(table_id), direct=True)
         except NotFoundError:
             return None
         headers = msg.headers or {}
@@ -208,7 +274,7 @@ class EventStore:
         out: list[Stored] = []
         start = after_seq + 1
         while True:
-            batch = await self._direct_batch(subject(table_id), start)
+            batch = await self._direct_batch(self.subject(table_id), start)
             out.extend(batch)
             if len(batch) < READ_BATCH:
                 return out
@@ -219,7 +285,7 @@ class EventStore:
         """Every commit of every table (or of ``subject_filter``), for audits and mirrors."""
         out: list[tuple[str, Stored]] = []
         start = after_seq + 1
-        filt = subject_filter or SUBJECT_PREFIX + ">"
+        filt = subject_filter or self.prefix + ">"
         while True:
             batch = await self._direct_batch(filt, start, with_subject=True)
             out.extend(batch)

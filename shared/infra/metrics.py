@@ -11,6 +11,8 @@ table id, player, seat or command id: those belong in logs, not in time series.
     poker_rake_total{game,structure}                  chips raked (rake service)
     poker_append_conflicts_total                      appends that lost a race and re-folded
     poker_rpc_duration_seconds{service,method,code}   every gRPC call the service answered
+    poker_tables_stopped_total                        tables stopped because their log does
+                                                      not check (alert on any increase)
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ HANDS_COMPLETED = Counter("poker_hands_completed_total", "Hands played to the en
 RAKE = Counter("poker_rake_total", "Chips taken as rake", GAME_LABELS)
 APPEND_CONFLICTS = Counter("poker_append_conflicts_total",
                            "Guarded appends that lost a race for the table (re-folded)")
+TABLES_STOPPED = Counter("poker_tables_stopped_total",
+                         "Tables stopped because their log does not check (hash chain, parse)")
 RPC_DURATION = Histogram("poker_rpc_duration_seconds", "gRPC calls answered",
                          ["service", "method", "code"], buckets=LATENCY_BUCKETS)
 

@@ -2,11 +2,15 @@
 
 JetStream with a file store and ``sync_interval: always`` (every acknowledged write is on
 disk; the default two-minute fsync lost acknowledged writes on power loss in Jepsen's
-analysis), bound to 127.0.0.1.
+analysis), bound to 127.0.0.1. With a certificate (``tls_cert``/``tls_key``, signed by
+``tls_ca``) clients must speak TLS and cluster routes verify each other's certificate against
+the CA; ``accounts`` (shared/infra/natsauth.py) gives it users. The config file holds the
+passwords: it is written owner-only.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sysconfig
@@ -69,11 +73,27 @@ class NatsServer:
     #: JetStream's fsync: "always" (every write, what the log of a casino needs), or an
     #: interval such as "2m" (benchmarks loading millions of messages)
     sync_interval: str = "always"
+    #: TLS: the server's certificate and key, and the CA routes are verified against
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_ca: Path | None = None
+    #: the accounts block (users and permissions); "" : no users, anyone may do anything
+    accounts: str = ""
     proc: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        return f"nats://{self.host}:{self.port}"
+        """The client URL, without credentials (``tls://`` when the server requires TLS)."""
+        return f"{'tls' if self.tls_cert else 'nats'}://{self.host}:{self.port}"
+
+    def _tls_block(self, indent: str, with_ca: bool) -> list[str]:
+        if not self.tls_cert:
+            return []
+        lines = [f"{indent}tls {{", f'{indent}  cert_file: "{self.tls_cert}"',
+                 f'{indent}  key_file: "{self.tls_key}"', f"{indent}  timeout: 2"]
+        if with_ca:
+            lines.append(f'{indent}  ca_file: "{self.tls_ca}"')
+        return [*lines, f"{indent}}}"]
 
     def config_text(self) -> str:
         store = str(self.store_dir).replace("\\", "/")
@@ -83,11 +103,15 @@ class NatsServer:
         if self.max_file_store:
             lines.append(f"  max_file_store: {self.max_file_store}")
         lines.append("}")
+        lines += self._tls_block("", with_ca=False)  # clients: TLS required, no client certs
         if self.cluster:
             routes = ", ".join(f'"{r}"' for r in self.routes)
             lines += ["cluster {", f'  name: "{self.cluster}"',
                       f'  listen: "{self.host}:{self.cluster_port}"', f"  routes: [{routes}]",
-                      "}"]
+                      # routes: mutual TLS, each node's certificate checked against the CA
+                      *self._tls_block("  ", with_ca=True), "}"]
+        if self.accounts:
+            lines.append(self.accounts)
         if self.extra_config:
             lines.append(self.extra_config)
         return "\n".join(lines) + "\n"
@@ -100,7 +124,10 @@ class NatsServer:
         if not self.port:
             self.port = free_port(self.host)
         conf = self.store_dir / f"{self.name}.conf"
-        conf.write_text(self.config_text())
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)  # also a config an older version wrote world-readable
+        with os.fdopen(fd, "w") as f:
+            f.write(self.config_text())
         argv = [str(server_binary()), "-c", str(conf)]
         log_path = log_file or self.store_dir / "nats.log"
         self.proc = spawn(argv, log_path) if spawn else _spawn(argv, log_path)

@@ -5,6 +5,11 @@ up by sequence), make one pure decision, append its events as one commit guarded
 sequence it was based on. A conflict re-folds and re-decides once; a command id seen before
 returns the original outcome (also after JetStream's duplicate window, because the fold keeps
 every command id it has applied).
+
+A table whose log does not check (a broken hash chain, a commit that does not parse or fold)
+is stopped: it is reported once as critical (and counted, ``poker_tables_stopped_total``), and
+from then on every load of it refuses (DATA_LOSS) without reading, so nothing is served or
+decided on evidence that does not hold, until an operator has audited it.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import asyncio
 import hashlib
 import time
 import uuid
+
+import structlog
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -150,6 +157,7 @@ class TableRepository:
         self.now_ms: Callable[[], int] = now_ms or wall_clock_ms
         self._tables: dict[str, LoadedTable] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._stopped: dict[str, str] = {}  # table -> why its log does not check
 
     def lock(self, table_id: str) -> asyncio.Lock:
         lock = self._locks.get(table_id)
@@ -161,13 +169,34 @@ class TableRepository:
         """The table caught up to the end of its log; or, given ``min_version``, the cached
         fold if it is at least that version (no read: a decision on it that turns out stale
         loses its guarded append and is made again on a fresh read)."""
+        stopped = self._stopped.get(table_id)
+        if stopped is not None:
+            raise CorruptLog(stopped)
         lt = self._tables.get(table_id) or LoadedTable()
         if min_version is not None and lt.state is not None and lt.seq >= min_version:
             return lt
         for stored in await self.store.read(table_id, after_seq=lt.seq):
-            lt = fold_commit(lt, stored, self.keyring)
+            try:
+                lt = fold_commit(lt, stored, self.keyring)
+            except CorruptLog as exc:
+                raise CorruptLog(self._stop(table_id, exc)) from None
         self._tables[table_id] = lt
         return lt
+
+    def _stop(self, table_id: str, exc: CorruptLog) -> str:
+        why = (f"table {table_id} is stopped: {exc}. Nothing is served or played there until "
+               f"an operator has audited its log (pokerctl audit --table {table_id})")
+        self._stopped[table_id] = why
+        self._tables.pop(table_id, None)
+        metrics.TABLES_STOPPED.inc()
+        structlog.get_logger().critical("table stopped: its log does not check",
+                                        table_id=table_id, reason=str(exc),
+                                        producer=self.producer)
+        return why
+
+    def halted(self, table_id: str) -> str | None:
+        """Why the table is stopped (its log does not check), or None."""
+        return self._stopped.get(table_id)
 
     def forget(self, table_id: str) -> None:
         """Drop the cached fold: the next load folds the table from its first commit."""

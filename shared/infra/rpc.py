@@ -4,13 +4,21 @@ A servicer method reads top to bottom: check the request, bind log context, load
 append, reply. Errors map to statuses in one place:
 IllegalAction -> FAILED_PRECONDITION, bad arguments -> INVALID_ARGUMENT, unknown table ->
 NOT_FOUND, wrong or missing seat token -> PERMISSION_DENIED, lost append races -> ABORTED,
-the log unreachable -> UNAVAILABLE, a log that does not fold -> DATA_LOSS.
+the log unreachable -> UNAVAILABLE, a log that does not fold -> DATA_LOSS, a caller over its
+limits -> RESOURCE_EXHAUSTED; a request that does not parse -> INVALID_ARGUMENT (before any
+handler runs); anything else -> INTERNAL with the call's trace id, never UNKNOWN.
+
+Command ids have two namespaces: a client's id is kept under ``c.<scope>.`` (its kind and seat,
+:func:`client_command_id`), and the ids the system derives for its own steps (the driver's
+``drv:``, the clock keeper's ``timeout:``) never start with ``c.``, so no client can take an id
+the system will use.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import re
 import signal
 import time
@@ -29,10 +37,16 @@ from shared.poker.errors import IllegalAction, InvalidOptions
 from . import metrics
 from .eventstore import StoreError
 from .repository import Aborted, CommandReused, CorruptLog, UnknownTable
+from .tls import (CALLERS, INSECURE_WARNING, TlsConfig, authorising_interceptors,
+                  server_credentials)
 
 log = structlog.get_logger()
 
+#: a client's command id (the client-facing API)
 COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@/-]{1,128}")
+#: a command id on the internal API: a client's id under its scope, or a system step's id
+INTERNAL_COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@/-]{1,192}")
+CLIENT_PREFIX = "c."
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -44,11 +58,22 @@ class Denied(PermissionError):
     """A missing or wrong seat token: PERMISSION_DENIED."""
 
 
+class Exhausted(RuntimeError):
+    """The caller is over a limit (rate, open streams): RESOURCE_EXHAUSTED, with a hint of
+    when to try again (trailing metadata ``retry-after-ms``)."""
+
+    def __init__(self, reason: str, retry_after_s: float | None = None) -> None:
+        hint = f"; retry in {retry_after_s:.1f} s" if retry_after_s is not None else ""
+        super().__init__(reason + hint)
+        self.retry_after_s = retry_after_s
+
+
 _STATUS: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (BadRequest, grpc.StatusCode.INVALID_ARGUMENT),
     (InvalidOptions, grpc.StatusCode.INVALID_ARGUMENT),
     (CommandReused, grpc.StatusCode.INVALID_ARGUMENT),
     (Denied, grpc.StatusCode.PERMISSION_DENIED),
+    (Exhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (UnknownTable, grpc.StatusCode.NOT_FOUND),
     (IllegalAction, grpc.StatusCode.FAILED_PRECONDITION),
     (Aborted, grpc.StatusCode.ABORTED),
@@ -63,11 +88,32 @@ _STATUS: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
 )
 
 
+#: a peer service's status that the caller may retry with the same command id
+_PEER_RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+                   grpc.StatusCode.ABORTED, grpc.StatusCode.RESOURCE_EXHAUSTED)
+
+
 def status_for(exc: BaseException) -> grpc.StatusCode | None:
     for kind, code in _STATUS:
         if isinstance(exc, kind):
             return code
+    if isinstance(exc, grpc.aio.AioRpcError):
+        # A peer service's refusal reaches the caller as that status; the peer's own
+        # failures (INTERNAL, UNKNOWN) become UNAVAILABLE: the command may be retried.
+        code = exc.code()
+        if code in _PEER_RETRYABLE or code in (grpc.StatusCode.INTERNAL,
+                                               grpc.StatusCode.UNKNOWN):
+            return grpc.StatusCode.UNAVAILABLE if code in (
+                grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN) else code
+        return code
     return None
+
+
+def reason_for(exc: BaseException) -> str:
+    """What the refusal says to a person."""
+    if isinstance(exc, grpc.aio.AioRpcError):
+        return exc.details() or exc.code().name
+    return getattr(exc, "reason", None) or str(exc)
 
 
 def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
@@ -87,13 +133,25 @@ def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
         try:
             return await method(self, request, context)
         except Exception as exc:  # mapped below, or re-raised as INTERNAL
-            code = status_for(exc)
-            outcome = code.name if code is not None else _aborted_with(context, exc)
-            if code is None:
-                log.exception("rpc failed")
+            if isinstance(exc, grpc.aio.AbortError):  # the handler set its own status
+                outcome = _aborted_with(context, exc)
                 raise
-            message = getattr(exc, "reason", None) or str(exc)
-            log.info("rpc refused", code=code.name, reason=message)
+            code = status_for(exc)
+            if code is None:
+                # A bug, not a refusal: logged with its traceback; the caller gets INTERNAL
+                # with the trace id to quote, and may retry with the same command id.
+                log.exception("rpc failed")
+                code = grpc.StatusCode.INTERNAL
+                message = (f"internal error (trace id {trace_id_of_call()}); nothing was "
+                           f"applied unless a retry with the same command id says so")
+            else:
+                message = reason_for(exc)
+                log.info("rpc refused", code=code.name, reason=message)
+            outcome = code.name
+            retry_after = getattr(exc, "retry_after_s", None)
+            if retry_after is not None:
+                context.set_trailing_metadata(
+                    ((RETRY_AFTER_HEADER, str(int(retry_after * 1000))),))
             await context.abort(code, message)
         finally:
             metrics.record_rpc(type(self).__name__, method.__name__, outcome,
@@ -103,6 +161,13 @@ def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
 
 
 TRACE_HEADER = "x-trace-id"
+#: trailing metadata of a RESOURCE_EXHAUSTED refusal: milliseconds to wait before retrying
+RETRY_AFTER_HEADER = "retry-after-ms"
+
+
+def trace_id_of_call() -> str:
+    """The trace id bound to the current call's log lines."""
+    return str(structlog.contextvars.get_contextvars().get("trace_id", ""))
 
 
 def trace_id_of(context) -> str:
@@ -122,12 +187,11 @@ def trace_metadata() -> tuple[tuple[str, str], ...]:
 
 def _aborted_with(context, exc: BaseException) -> str:
     """The status a handler aborted with itself (context.abort), for the metrics."""
-    if isinstance(exc, grpc.aio.AbortError):
-        try:
-            return context.code().name
-        except Exception:  # no code recorded
-            return "UNKNOWN"
-    return "INTERNAL"
+    try:
+        code = context.code()
+    except Exception:  # no code recorded
+        code = None
+    return code.name if isinstance(code, grpc.StatusCode) else "ABORTED_BY_HANDLER"
 
 
 def check_table_id(table_id: str) -> str:
@@ -137,28 +201,104 @@ def check_table_id(table_id: str) -> str:
 
 
 def check_command_id(command_id: str) -> str:
+    """A client's command id, as the client sent it."""
     if not COMMAND_ID.fullmatch(command_id or ""):
         raise BadRequest("command_id must be 1 to 128 characters of letters, digits and "
                          "'_.:@/-' (use a fresh id per command, the same id for its retries)")
     return command_id
 
 
+def client_command_id(scope: str, command_id: str) -> str:
+    """The id under which a client's command is kept: checked, then put under the client's
+    scope (``create``, ``sit3``, ``s3``: the kind of command and the seat it is for). The
+    system's own ids never start with ``c.``, so a client cannot take one of them; and one
+    seat cannot take the next id of another."""
+    return f"{CLIENT_PREFIX}{scope}.{check_command_id(command_id)}"
+
+
+def system_command_id(*parts: object) -> str:
+    """The id of a step the system takes itself (a driver step, a time-out), derived from
+    the log so that two instances racing on a table make the same command; outside the
+    clients' namespace."""
+    command_id = ":".join(str(p) for p in parts)
+    if command_id.startswith(CLIENT_PREFIX) or not INTERNAL_COMMAND_ID.fullmatch(command_id):
+        raise ValueError(f"{command_id!r} is not a system command id")
+    return command_id
+
+
 def check_step(step) -> None:
     check_table_id(step.table_id)
-    check_command_id(step.command_id)
+    if not INTERNAL_COMMAND_ID.fullmatch(step.command_id or ""):
+        raise BadRequest("command_id must be 1 to 192 characters of letters, digits and "
+                         "'_.:@/-'")
     if step.hand_no < 0:
         raise BadRequest("hand_no cannot be negative")
 
 
-class Server:
-    """A grpc.aio server on 127.0.0.1 with health checking and graceful shutdown."""
+class _Malformed:
+    """A request whose bytes do not parse as its message (what the deserializer returns
+    instead of raising, so that the caller gets INVALID_ARGUMENT rather than UNKNOWN)."""
 
-    def __init__(self, name: str, host: str = "127.0.0.1", port: int = 0) -> None:
+    __slots__ = ("error",)
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+
+class RequestParsing(grpc.aio.ServerInterceptor):
+    """Malformed request bytes answer INVALID_ARGUMENT before any handler runs (grpc's own
+    answer is UNKNOWN, "Unexpected <class DecodeError>")."""
+
+    async def intercept_service(self, continuation, details):
+        handler = await continuation(details)
+        if handler is None or handler.request_streaming or handler.request_deserializer is None:
+            return handler
+        parse = handler.request_deserializer
+
+        def tolerant(data: bytes):
+            try:
+                return parse(data)
+            except Exception as exc:  # protobuf's DecodeError, or anything a parser raises
+                return _Malformed(f"{type(exc).__name__}: {exc}")
+
+        kind = "unary_stream" if handler.response_streaming else "unary_unary"
+        behaviour = getattr(handler, kind)
+        if inspect.isasyncgenfunction(behaviour):
+            return handler  # (none of ours: every handler here writes with context.write)
+
+        async def checked(request, context):
+            if isinstance(request, _Malformed):
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                    f"the request does not parse as {details.method}'s "
+                                    f"message ({request.error})")
+            return await behaviour(request, context)
+
+        return handler._replace(request_deserializer=tolerant, **{kind: checked})
+
+
+class Server:
+    """A grpc.aio server on 127.0.0.1 with health checking and graceful shutdown.
+
+    Over TLS with ``tls``'s certificate (None: plaintext, POKER_INSECURE, with a loud
+    warning). A service named in ``tls.CALLERS`` (the internal ones) requires a client
+    certificate of the CA and accepts only the identities named there; the others (the
+    client-facing table service) take a client certificate if one is offered."""
+
+    def __init__(self, name: str, host: str = "127.0.0.1", port: int = 0, *,
+                 tls: TlsConfig | None) -> None:
         self.name = name
-        self.server = grpc.aio.server(options=[("grpc.max_receive_message_length", 1 << 20)])
+        self.server = grpc.aio.server(
+            options=[("grpc.max_receive_message_length", 1 << 20)],
+            interceptors=[*authorising_interceptors(name, tls), RequestParsing()])
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        self.port = self.server.add_insecure_port(f"{host}:{port}")
+        bind = f"{host}:{port}"
+        if tls is None:
+            log.warning(INSECURE_WARNING, service=name)
+            self.port = self.server.add_insecure_port(bind)
+        else:
+            self.port = self.server.add_secure_port(bind, server_credentials(
+                tls, require_client_auth=name in CALLERS))
         self.address = f"{host}:{self.port}"
 
     def enable_reflection(self, service_names: list[str]) -> None:

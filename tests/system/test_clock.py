@@ -7,7 +7,6 @@ here waits in real time except for NATS and gRPC to deliver.
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 import grpc
 import pytest
@@ -16,118 +15,23 @@ from poker.betting.v1 import betting_pb2, betting_pb2_grpc
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
-from poker.table.v1 import table_pb2_grpc
 
-from services.stack import start_local
 from services.table.server import options_from
 from shared.infra.rpc import BadRequest
-from shared.infra.codec import decode_body
-from shared.infra.eventstore import EventStore
 from shared.poker import events as E
 from shared.poker.errors import InvalidOptions
 from shared.poker.events import ActionKind, Pot
 from shared.poker.options import TimeoutPolicy
-
-T0 = 1_700_000_000_000
-DECISION_MS, COUNTDOWN_MS, BONUS_MS = 10_000, 20_000, 20_000
-CLOCK_MS = DECISION_MS + COUNTDOWN_MS
-
-
-class FakeClock:
-    def __init__(self, ms: int = T0) -> None:
-        self.ms = ms
-
-    def __call__(self) -> int:
-        return self.ms
-
-    def advance(self, ms: int) -> None:
-        self.ms += ms
+from tests.helpers.tables import (BONUS_MS, CLOCK_MS, DECISION_MS, T0, Table, clocked_stack,
+                                  table_stub)
 
 
 @pytest_asyncio.fixture
 async def clocked(nats_server, monkeypatch):
     """The stack on a fake clock; the keeper ticks only when a test calls ``tick()``."""
     monkeypatch.setenv("POKER_CLOCK_TICK_MS", "0")
-    clock = FakeClock()
-    stack = await start_local(nats_server.url, now_ms=clock)
-    store = await EventStore.connect(nats_server.url, create=False)
-    yield stack, clock, store
-    await store.close()
-    await stack.stop()
-
-
-def table_stub(stack) -> table_pb2_grpc.TableServiceStub:
-    return table_pb2_grpc.TableServiceStub(grpc.aio.insecure_channel(stack.addresses["table"]))
-
-
-class Table:
-    """One table through the TableService API, and its log."""
-
-    def __init__(self, stack, store: EventStore, table_id: str) -> None:
-        self.stack = stack
-        self.store = store
-        self.table_id = table_id
-        self.tokens: dict[int, str] = {}
-        self.stub = table_stub(stack)
-
-    @classmethod
-    async def open(cls, stack, store, table_id: str, seats: int = 2,
-                   **settings) -> Table:
-        t = cls(stack, store, table_id)
-        s = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
-                              small_blind=1, big_blind=2, rake_basis_points=0, **settings)
-        await t.stub.CreateTable(tpb.CreateTableRequest(table_id=table_id, settings=s,
-                                                        command_id="create"))
-        for seat in range(1, seats + 1):
-            await t.sit(seat)
-        return t
-
-    async def sit(self, seat: int, post_big_blind: bool = False) -> None:
-        reply = await self.stub.SitDown(tpb.SitDownRequest(
-            table_id=self.table_id, seat=seat, player_id=f"p{seat}", buy_in=100,
-            command_id=f"sit-{seat}", post_big_blind=post_big_blind))
-        self.tokens[seat] = reply.seat_token
-
-    def seat_request(self, seat: int) -> tpb.SeatRequest:
-        return tpb.SeatRequest(table_id=self.table_id, seat=seat, seat_token=self.tokens[seat],
-                               command_id=uuid.uuid4().hex)
-
-    async def view(self, seat: int = 0) -> tpb.TableView:
-        return await self.stub.GetState(tpb.ViewRequest(
-            table_id=self.table_id, seat=seat, seat_token=self.tokens.get(seat, "")))
-
-    async def act(self, kind: ActionKind, amount: int | None = None) -> tpb.TableView:
-        """The player on turn acts."""
-        v = await self.view()
-        assert v.to_act, "nobody is on turn"
-        req = tpb.ActRequest(table_id=self.table_id, seat=v.to_act,
-                             seat_token=self.tokens[v.to_act], hand_no=v.hand_no,
-                             action=ev.ActionKind.Value(f"ACTION_KIND_{kind.name}"),
-                             command_id=uuid.uuid4().hex)
-        if amount is not None:
-            req.amount = amount
-        return (await self.stub.Act(req)).view
-
-    async def call_or_check(self) -> tpb.TableView:
-        v = await self.view()
-        return await self.act(ActionKind.CALL if v.legal.call else ActionKind.CHECK)
-
-    async def log(self, hand_no: int | None = None) -> list[tuple[int, str, object]]:
-        """Every event of the table (of hand ``hand_no``): (commit time, producer, event)."""
-        out = []
-        for stored in await self.store.read(self.table_id):
-            commit = ev.Commit()
-            commit.ParseFromString(stored.data)
-            for raw in commit.events:
-                env = ev.EventEnvelope()
-                env.ParseFromString(raw)
-                if hand_no is not None and env.hand_no != hand_no:
-                    continue
-                out.append((env.occurred_at_unix_ms, env.producer, decode_body(env)))
-        return out
-
-    async def events(self, kind: type, hand_no: int | None = None) -> list:
-        return [e for _, _, e in await self.log(hand_no) if isinstance(e, kind)]
+    async with clocked_stack(nats_server.url) as clocked:
+        yield clocked
 
 
 async def test_sources_policy_all_in_for_what_is_in_then_sat_out(clocked):
@@ -334,8 +238,8 @@ async def test_betting_refuses_an_early_or_stale_time_out_and_racing_ones_make_o
     stack, clock, store = clocked
     t = await Table.open(stack, store, "bt")
     v = await t.view()
-    betting = betting_pb2_grpc.BettingServiceStub(
-        grpc.aio.insecure_channel(stack.addresses["betting"]))
+    # as the table service (its clock keeper is the caller of TimeOut)
+    betting = betting_pb2_grpc.BettingServiceStub(stack.channel("betting", identity="table"))
 
     def request(started: int, command_id: str = "timeout:x") -> betting_pb2.TimeOutRequest:
         return betting_pb2.TimeOutRequest(

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import time
 
-import grpc
 import nats
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.up import LocalCluster
+from shared.infra import natsconn
 from shared.infra.codec import decode_body
 from shared.infra.eventstore import EventStore
 from shared.infra.lease import DEFAULT_BUCKET
@@ -47,10 +47,10 @@ async def test_kill_9_the_owner_while_a_clock_runs(tmp_path, monkeypatch):
         await cluster.add_replica("table", "table-b", env={"POKER_INSTANCE_ID": "table-b"})
         stubs = {}
         for name in ("table", "table-b"):
-            channels.append(grpc.aio.insecure_channel(cluster.addresses[name]))
+            channels.append(cluster.channel(name))
             stubs[name] = table_pb2_grpc.TableServiceStub(channels[-1])
-        store = await EventStore.connect(cluster.nats_url, create=False)
-        nc = await nats.connect(cluster.nats_url)
+        store = await EventStore.connect(cluster.nats_url, create=False, ca=cluster.nats_ca)
+        nc = await natsconn.connect(cluster.nats_url, name="test", ca=cluster.nats_ca)
         kv = await nc.jetstream().key_value(DEFAULT_BUCKET)
 
         stub = stubs["table"]

@@ -14,7 +14,7 @@ from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.bots_cmd import play_tables, plan_tables
 from services.pokerctl.up import LocalCluster
-from services.table.driver import call_with_retry, channel
+from services.table.driver import call_with_retry
 from shared.audit import audit_table
 from shared.infra.eventstore import STREAM, EventStore
 from shared.infra.waiting import until
@@ -49,7 +49,7 @@ async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster
     await cluster.start()
     restarted: list[str] = []
     supervisor = asyncio.create_task(cluster.supervise(lambda n, rc: restarted.append(n)))
-    store = await EventStore.connect(cluster.nats_url, create=False)
+    store = await EventStore.connect(cluster.nats_url, create=False, ca=cluster.nats_ca)
     try:
         info = await store.js.stream_info(STREAM)
         assert info.config.num_replicas == 3
@@ -61,7 +61,7 @@ async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster
         # (its cache; direct gets served by a follower), and a bot re-deciding on a stale
         # view reuses its command id (bot-<version>-<seat>) for another action. Peers of
         # the table service (and the clock keepers) use both instances of everything.
-        async with channel(cluster.addresses["table"]) as ch:
+        async with cluster.channel("table") as ch:
             stub = RetryingStub(table_pb2_grpc.TableServiceStub(ch))
             playing = asyncio.create_task(play_tables(stub, plans, hands=3, seats=3, seed=11))
 
@@ -121,10 +121,10 @@ async def test_a_service_replica_killed_mid_hand_while_its_twin_serves_reaches_n
     cluster = LocalCluster(tmp_path, base_port=None, nats_nodes=1, replica_count=2,
                            log_level="WARNING")
     await cluster.start()
-    store = await EventStore.connect(cluster.nats_url, create=False)
+    store = await EventStore.connect(cluster.nats_url, create=False, ca=cluster.nats_ca)
     try:
         plans = plan_tables(3, run_id="twins")
-        async with channel(cluster.addresses["table"].split(",")[0]) as ch:
+        async with cluster.channel("table") as ch:
             stub = table_pb2_grpc.TableServiceStub(ch)  # no retries: an error would show
             playing = asyncio.create_task(play_tables(stub, plans, hands=4, seats=3, seed=5))
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-import grpc
 from poker.betting.v1 import betting_pb2, betting_pb2_grpc
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
@@ -14,7 +13,7 @@ from poker.table.v1 import table_pb2_grpc
 
 
 async def test_a_restarted_table_service_carries_the_hand_on(stack):
-    table = table_pb2_grpc.TableServiceStub(grpc.aio.insecure_channel(stack.addresses["table"]))
+    table = table_pb2_grpc.TableServiceStub(stack.channel("table"))
     settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
                                  small_blind=1, big_blind=2)
     await table.CreateTable(tpb.CreateTableRequest(table_id="r1", settings=settings,
@@ -26,17 +25,17 @@ async def test_a_restarted_table_service_carries_the_hand_on(stack):
     assert view.hand_no == 1 and view.to_act
 
     # The table service (the driver) goes away; the player's fold reaches betting directly,
-    # so the hand's end (pots, award, reveal) and the next hand are left undone.
+    # so the hand's end (pots, award, reveal) and the next hand are left undone (the test
+    # calls betting as the table service: the only caller it accepts).
     await stack.stop_service("table")
-    betting = betting_pb2_grpc.BettingServiceStub(
-        grpc.aio.insecure_channel(stack.addresses["betting"]))
+    betting = betting_pb2_grpc.BettingServiceStub(stack.channel("betting", identity="table"))
     await betting.Act(betting_pb2.ActRequest(
         step=step_pb2.StepRequest(table_id="r1", hand_no=1, command_id="fold-1"),
         seat=view.to_act, action=ev.ACTION_KIND_FOLD))
 
     # A new table service reads the log and carries on: hand 1 settles, hand 2 starts.
     await stack.start_service("table")
-    table = table_pb2_grpc.TableServiceStub(grpc.aio.insecure_channel(stack.addresses["table"]))
+    table = table_pb2_grpc.TableServiceStub(stack.channel("table"))
 
     async def next_hand_waiting():
         async for v in table.Watch(tpb.ViewRequest(table_id="r1")):

@@ -19,7 +19,7 @@ from pokerkit import HandHistory
 
 from services.pokerctl.bots_cmd import create_and_seat, plan_tables
 from shared.infra.eventstore import EventStore
-from shared.infra.mirror import copy_new
+from shared.infra.mirror import connect_mirror, copy_new, ensure_mirror
 from shared.infra.natsserver import NatsServer
 from services.pokerctl.botclient import play
 
@@ -129,8 +129,9 @@ async def test_a_mirror_gives_the_same_histories_and_hand_ids(stack, table_stub,
     mirror_server = NatsServer(tmp_path / "mirror", name="poker-mirror").start()
     try:
         src = await EventStore.connect(nats_server.url, create=False)
-        dst = await EventStore.connect(mirror_server.url)
+        dst = await connect_mirror(mirror_server.url)
         try:
+            await ensure_mirror(src, dst)  # the mirror's stream, then a commit of its own in it
             await dst.append("unrelated", b"x", 0, "shifts-the-mirror")  # mirror seq != primary
             await copy_new(src, dst)
         finally:

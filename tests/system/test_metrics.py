@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import urllib.request
 
-import grpc
 from poker.table.v1 import table_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -34,7 +33,7 @@ async def test_a_scrape_after_play_shows_the_poker_metrics_with_bounded_labels(s
     try:
         before = scrape(port)
         plans = plan_tables(tables=2, game="holdem", structure="no_limit", run_id="metrics")
-        async with grpc.aio.insecure_channel(stack.addresses["table"]) as channel:
+        async with stack.channel("table") as channel:
             played = await play_tables(table_pb2_grpc.TableServiceStub(channel), plans,
                                        hands=3, seats=3, seed=7)
         assert all(not p.error for p in played), [p.error for p in played]

@@ -18,7 +18,8 @@ async def pokerctl(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-async def test_seat_commands(stack, table_stub, capsys):
+async def test_seat_commands(stack, table_stub, capsys, monkeypatch):
+    monkeypatch.setenv("POKER_TLS_DIR", str(stack.tls_dir))  # the stack's CA, as a client
     settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
                                  small_blind=1, big_blind=2)
     await table_stub.CreateTable(tpb.CreateTableRequest(table_id="cli", settings=settings,

@@ -5,17 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
 
+import nats
+import pytest
+
 from services.pokerctl.bots_cmd import plan_tables, run_bots
 from shared.infra.secrecy import ComplianceKeyring
 from services.pokerctl.netdemo import run_networked_demo
-from services.pokerctl.up import port_in_use
+from services.pokerctl.up import default_nats_url, port_in_use
+from shared.infra import natsconn
 from shared.infra.natsserver import free_port
+from shared.infra.tls import TlsConfig
 
 # `pokerctl up` until the lead registers it in cli.py GROUPS
 UP = ("import argparse, sys\n"
@@ -49,28 +56,36 @@ async def _line_with(proc: subprocess.Popen, text: str, seen: list[str], timeout
     raise AssertionError(f"no {text!r} within {timeout} s: {''.join(seen)}")
 
 
-async def test_up_then_bots_then_sigterm(tmp_path):
+async def test_up_then_bots_then_sigterm(tmp_path, monkeypatch):
     base, nats_port = free_base_port(), free_port()
     proc = subprocess.Popen(
         [sys.executable, "-c", UP, "up", "--base-port", str(base), "--nats-port",
          str(nats_port), "--data-dir", str(tmp_path / "data"), "--log-level", "WARNING"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "POKER_SEAT_SECRET": ""})
+        env=dict(os.environ))
     seen: list[str] = []
     try:
         await _line_with(proc, "Ctrl-C stops everything", seen, timeout=30)
         out = "".join(seen)
         assert f"table     127.0.0.1:{base + 1}" in out and f"127.0.0.1:{nats_port}" in out
-        assert (tmp_path / "data" / "seat-secret").stat().st_mode & 0o077 == 0
         assert (tmp_path / "data" / "keys" / "compliance.key").stat().st_mode & 0o077 == 0
+        certs = tmp_path / "data" / "tls"  # up's CA, made on first use, printed for clients
+        assert f"mutual TLS, CA {certs / 'ca.pem'}" in out and "INSECURE" not in out
+        assert (certs / "ca.key").stat().st_mode & 0o077 == 0
+        await _nats_is_secured(tmp_path / "data", nats_port, out)
 
+        # client commands find up's NATS, its CA and the reader's password in its data dir
+        monkeypatch.setenv("POKER_DATA_DIR", str(tmp_path / "data"))
+        assert f"export POKER_DATA_DIR={tmp_path / 'data'}" in out
         report = io.StringIO()
-        code = await run_bots(f"127.0.0.1:{base + 1}", f"nats://127.0.0.1:{nats_port}",
+        code = await run_bots(f"127.0.0.1:{base + 1}", default_nats_url(),
                               plan_tables(2), hands=2, seats=3, seed=1, out=report,
                               keyring=ComplianceKeyring.from_files(
-                                  [str(tmp_path / "data" / "keys" / "compliance.key")]))
+                                  [str(tmp_path / "data" / "keys" / "compliance.key")]),
+                              tls=TlsConfig.in_dir(certs, "client"))
         assert code == 0, report.getvalue()
         assert "chips conserved at 2/2 tables; audit passed" in report.getvalue()
+        await _clients_need_no_flags(tmp_path / "data", nats_port)
     finally:
         proc.send_signal(signal.SIGTERM)
         rest, _ = await asyncio.to_thread(proc.communicate, timeout=30)
@@ -79,6 +94,47 @@ async def test_up_then_bots_then_sigterm(tmp_path):
     for k in range(1, 6):  # every service is gone and its port free again
         assert not port_in_use(base + k)
     assert not port_in_use(nats_port)
+
+
+async def _clients_need_no_flags(data, nats_port: int) -> None:
+    """`pokerctl audit` finds up's NATS, CA, reader and key in POKER_DATA_DIR; a mirror aimed
+    at up's own NATS (as its mirror user, by another address) is refused, nothing written."""
+    env = {**os.environ, "POKER_DATA_DIR": str(data)}
+    env.pop("POKER_NATS_URL", None)
+    cli = [sys.executable, "-m", "services.pokerctl"]
+    audit = await asyncio.to_thread(subprocess.run, [*cli, "audit", "--all", "--json"],
+                                    env=env, capture_output=True, text=True, timeout=120)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    report = json.loads(audit.stdout)
+    assert report["ok"] and len(report["tables"]) == 2
+    held = report["source"]["messages"]
+    password = json.loads((data / "nats" / "passwords.json").read_text())["poker-mirror"]
+    to = f"tls://poker-mirror:{password}@localhost:{nats_port}"
+    mirror = await asyncio.to_thread(subprocess.run, [*cli, "mirror", "sync", "--to", to,
+                                                      "--json"],
+                                     env=env, capture_output=True, text=True, timeout=60)
+    assert mirror.returncode == 3, mirror.stdout + mirror.stderr
+    assert "holds the primary log itself" in json.loads(mirror.stdout)["refused"]
+    again = await asyncio.to_thread(subprocess.run, [*cli, "audit", "--all", "--json"],
+                                    env=env, capture_output=True, text=True, timeout=120)
+    assert json.loads(again.stdout)["source"]["messages"] == held
+
+
+async def _nats_is_secured(data, nats_port: int, out: str) -> None:
+    """up's NATS: TLS with the data directory's CA, a user for every connection, passwords
+    kept owner-only and never printed."""
+    passwords = data / "nats" / "passwords.json"
+    assert passwords.stat().st_mode & 0o077 == 0
+    assert (data / "jetstream" / "poker-nats.conf").stat().st_mode & 0o077 == 0
+    assert (data / "nats" / "url").read_text().strip() == f"tls://127.0.0.1:{nats_port}"
+    assert not any(pw in out for pw in json.loads(passwords.read_text()).values())
+    ca = str(data / "tls" / "ca.pem")
+    with pytest.raises(nats.errors.Error, match="Authorization Violation"):  # no user
+        await natsconn.connect(f"tls://127.0.0.1:{nats_port}", name="nobody", ca=ca,
+                               allow_reconnect=False, max_reconnect_attempts=0)
+    with pytest.raises((ssl.SSLError, OSError, nats.errors.Error)):  # not its CA
+        await nats.connect(f"nats://127.0.0.1:{nats_port}", allow_reconnect=False,
+                           max_reconnect_attempts=0, connect_timeout=5)
 
 
 async def test_the_networked_demo(capsys):

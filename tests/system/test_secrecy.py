@@ -1,8 +1,8 @@
 """Secrecy at rest through the real services: three players check hands down to showdowns where
 losers muck. In the log, every burned and face-down card and every revealed deck is sealed:
 the fold any service but the dealer makes holds only the board and the hands shown. Each seat
-still sees its own cards (the dealer hands them to the table service), the compliance key opens
-everything and the audit passes; the dealer will not start without the compliance key."""
+still sees its own cards (the dealer hands them to the table service, and to no other caller),
+the compliance key opens everything and the audit passes; the dealer will not start without the compliance key."""
 
 from __future__ import annotations
 
@@ -91,13 +91,25 @@ async def test_the_log_seals_every_card_nobody_saw(stack, table_stub, nats_serve
     assert hand_no > HANDS and shown >= HANDS and mucked >= 1, (shown, mucked)
 
 
-async def test_a_seat_asks_the_dealer_for_its_own_cards_only_through_checks(stack, table_stub):
+async def test_only_the_table_service_gets_a_seats_cards_from_the_dealer(stack, table_stub):
     await check_down(table_stub, 0)  # seated, hand 1 dealt
     view = await table_stub.GetState(tpb.ViewRequest(table_id="t1"))
+    request = dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no, seat=1)
+    # an anonymous caller in plaintext does not get through the handshake: no cards
     async with grpc.aio.insecure_channel(stack.addresses["dealer"]) as channel:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await dealer_pb2_grpc.DealerServiceStub(channel).SeatCards(request, timeout=10)
+        assert err.value.code() is grpc.StatusCode.UNAVAILABLE
+    # a player's client certificate is not the table service's
+    async with stack.channel("dealer", identity="client") as channel:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await dealer_pb2_grpc.DealerServiceStub(channel).SeatCards(request, timeout=10)
+        assert err.value.code() is grpc.StatusCode.PERMISSION_DENIED
+        assert "'client'" in err.value.details()
+    # the table service (its certificate) asks for a seat's own cards, through checks
+    async with stack.channel("dealer", identity="table") as channel:
         dealer = dealer_pb2_grpc.DealerServiceStub(channel)
-        reply = await dealer.SeatCards(dealer_pb2.SeatCardsRequest(
-            table_id="t1", hand_no=view.hand_no, seat=1))
+        reply = await dealer.SeatCards(request)
         assert len(reply.cards) == 2 and "??" not in reply.cards
         for request, code in (
                 (dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no, seat=0),

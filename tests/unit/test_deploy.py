@@ -27,6 +27,8 @@ DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 OVERLAYS = ("dev", "prod")
 SERVICES = ("dealer", "betting", "showdown", "rake", "table")
+#: a container's health probe: the gRPC health check over TLS (shared/infra/probe.py)
+PROBE = ["python", "-m", "shared.infra.probe"]
 K8S_VERSION = "1.33"  # validated against this release's schemas
 
 
@@ -116,7 +118,7 @@ def test_every_rendered_object_validates_against_the_kubernetes_schemas(overlay)
             pytest.fail(f"{kind}/{name}: {exc.message}")
 
 
-def test_each_service_has_a_deployment_with_grpc_probes_resources_service_pdb_and_hpa(overlay):
+def test_each_service_has_a_deployment_with_probes_resources_service_pdb_and_hpa(overlay):
     name, objects = overlay
     for svc in SERVICES:
         port = 50050 + PORT_OFFSETS[svc]
@@ -126,13 +128,15 @@ def test_each_service_has_a_deployment_with_grpc_probes_resources_service_pdb_an
         (container,) = pod["containers"]
         assert container["args"] == [f"services.{svc}"]
         for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
-            assert container[probe]["grpc"] == {"port": port}, (svc, probe)
+            # the port is TLS only, which the kubelet's gRPC probe cannot speak
+            assert "grpc" not in container[probe], (svc, probe)
+            assert container[probe]["exec"]["command"] == PROBE + [svc], (svc, probe)
         assert {p["containerPort"] for p in container["ports"]} == {port, 9090}
         assert container["resources"]["requests"]["cpu"]
         assert container["resources"]["requests"]["memory"]
         assert container["envFrom"] == [{"configMapRef": {"name": "poker-config"}}]
         env = {e["name"]: e for e in container["env"]}
-        assert env["POKER_SEAT_SECRET"]["valueFrom"]["secretKeyRef"]["name"] == "poker-secrets"
+        assert "POKER_SEAT_SECRET" not in env  # seat tokens are random: no secret to share
         assert "$(NATS_PASSWORD)@nats:4222" in env["POKER_NATS_URL"]["value"]
         assert re.fullmatch(r"ghcr\.io/example/poker-tables:\S+", container["image"])
         labels = dep["spec"]["selector"]["matchLabels"]
@@ -164,7 +168,7 @@ def test_the_overlays_differ_in_replicas_and_resources():
         # the patch replaced the resources but kept the rest of the container
         container = prod[key]["spec"]["template"]["spec"]["containers"][0]
         assert container["resources"]["requests"]["cpu"] == "500m"
-        assert container["readinessProbe"]["grpc"]
+        assert container["readinessProbe"]["exec"]["command"] == PROBE + [svc]
 
 
 def test_the_config_map_configures_a_replicated_stream_and_every_peer(overlay):
@@ -203,7 +207,7 @@ def test_the_compose_file_runs_a_three_node_cluster_and_every_service_with_its_e
         env = spec["environment"]
         assert env["POKER_NATS_URL"].startswith("nats://poker-")
         assert env["POKER_STREAM_REPLICAS"] == "3"
-        assert env["POKER_SEAT_SECRET"]
+        assert "POKER_SEAT_SECRET" not in env
         for peer in SERVICES:
             assert env[f"POKER_{peer.upper()}_ADDR"] == f"{peer}:{50050 + PORT_OFFSETS[peer]}"
         assert spec["depends_on"]["nats-init"]["condition"] == "service_completed_successfully"
@@ -228,6 +232,52 @@ def test_the_dealer_reads_the_compliance_public_key_from_a_config_map(overlay):
     assert mount["readOnly"]
     (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
     assert volume["configMap"]["name"] == "poker-compliance"
+
+
+def test_each_service_runs_mutual_tls_with_its_own_certificate_from_its_secret(overlay):
+    """Every Deployment mounts the Secret poker-tls-<service> (its own certificate, key and
+    the CA) read-only, not readable by others, and points POKER_TLS_* into it."""
+    _, objects = overlay
+    for svc in SERVICES:
+        pod = objects[("Deployment", f"poker-{svc}")]["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        paths = [env["POKER_TLS_CA"], env["POKER_TLS_CERT"], env["POKER_TLS_KEY"]]
+        assert "POKER_INSECURE" not in env and "POKER_INSECURE" not in \
+            objects[("ConfigMap", "poker-config")]["data"]
+        (mount,) = [m for m in container["volumeMounts"]
+                    if all(p.startswith(m["mountPath"] + "/") for p in paths)]
+        assert mount["readOnly"], svc
+        (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+        secret = volume["secret"]
+        assert secret["secretName"] == f"poker-tls-{svc}"
+        assert secret["defaultMode"] & 0o007 == 0, svc  # nobody else on the node reads it
+        assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsUser"]
+        files = {p[len(mount["mountPath"]) + 1:] for p in paths}
+        assert files == {"ca.crt", "tls.crt", "tls.key"}  # a kubernetes.io/tls layout
+
+
+def test_only_the_table_service_is_authorised_to_call_the_internal_ones():
+    """The identities each service accepts (shared/infra/tls.py CALLERS) agree with the
+    NetworkPolicies: the internal services take the table service only."""
+    from shared.infra.tls import CALLERS
+    assert set(CALLERS) == {"dealer", "betting", "showdown", "rake"}
+    assert all(callers == {"table"} for callers in CALLERS.values())
+
+
+def test_every_compose_service_mounts_the_ca_and_its_own_certificate_only():
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    for svc in SERVICES:
+        spec = compose["services"][svc]
+        directory = spec["environment"]["POKER_TLS_DIR"]
+        assert "POKER_INSECURE" not in spec["environment"]
+        mounted = {v.split(":")[1]: v for v in spec["volumes"]}
+        tls = {path.rsplit("/", 1)[1] for path in mounted if path.startswith(directory + "/")}
+        assert tls == {"ca.pem", f"{svc}.pem", f"{svc}.key"}, svc  # no other identity's key
+        assert all(mounted[f"{directory}/{f}"].endswith(":ro") for f in tls)
+        assert spec["healthcheck"]["test"] == ["CMD", *PROBE, svc]
+    assert all(compose["services"]["table"]["depends_on"][s]["condition"] == "service_healthy"
+               for s in SERVICES if s != "table")
 
 
 def test_the_dockerfile_installs_the_project_builds_the_protos_and_takes_a_module():
@@ -261,9 +311,13 @@ def test_nats_helm_values_run_three_jetstream_nodes_fsyncing_every_write():
 
 def test_the_compose_nats_config_is_accepted_by_nats_server(tmp_path):
     """``nats-server -t`` checks the config (accounts included) without starting."""
+    from shared.infra.natsauth import SYS, USERS
     from shared.infra.natsserver import server_binary
-    env = {"NATS_SERVER_NAME": "nats-1", "POKER_SERVICE_PASSWORD": "s",
-           "POKER_DEALER_PASSWORD": "d", "POKER_ADMIN_PASSWORD": "a", "NATS_SYS_PASSWORD": "y"}
+    from shared.infra.tls import generate
+    certs = generate(tmp_path, identities=("nats",))
+    env = {"NATS_SERVER_NAME": "nats-1", "NATS_TLS_CERT": str(certs / "nats.pem"),
+           "NATS_TLS_KEY": str(certs / "nats.key"), "NATS_TLS_CA": str(certs / "ca.pem"),
+           **{u.password_variable: u.name.replace("-", "") for u in (*USERS, SYS)}}
     done = subprocess.run([str(server_binary()), "-t", "-c", "cluster.conf"],
                           cwd=DEPLOY / "nats", env=env, capture_output=True, text=True,
                           timeout=30)

@@ -1,0 +1,163 @@
+"""Per-caller limits of the client API: how fast a seat may send commands, how often it may
+toggle its presence (each toggle is a commit in a log that is never deleted), how many
+live views (Watch streams) a caller and a table may hold.
+
+A refusal is :class:`~shared.infra.rpc.Exhausted` (RESOURCE_EXHAUSTED, with the time after
+which a retry will pass). Limits are kept per table-service process: they protect the
+process and the log from one caller, they are not rules of the game (nothing here is in the
+log, and the audit does not see them).
+
+Who the caller is: a seat's commands are counted against the seat (after its token was
+checked, so a stranger cannot use up a player's allowance); what comes before a seat (a new
+table, a SitDown) and Watch streams against the caller's network address, until callers carry
+an identity of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+
+import grpc
+
+from .rpc import RETRY_AFTER_HEADER, Exhausted
+
+
+@dataclass(frozen=True)
+class LimitSettings:
+    """Every limit, with its environment variable ``POKER_LIMIT_<NAME>``."""
+
+    #: Act and TopUp per seat: a sustained rate and a burst (bots are fast; a person is not)
+    seat_commands_per_s: float = 50.0
+    seat_commands_burst: int = 200
+    #: Disconnect, Reconnect, SitOut and Leave per seat that reach the log (each one is a
+    #: commit for ever; a refused one costs nothing here)
+    seat_toggles_per_s: float = 0.1
+    seat_toggles_burst: int = 10
+    #: CreateTable and SitDown per caller address (a lobby seats many players at once)
+    caller_joins_per_s: float = 50.0
+    caller_joins_burst: int = 300
+    #: open Watch streams per caller address and per table
+    watches_per_caller: int = 64
+    watches_per_table: int = 256
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> LimitSettings:
+        env = os.environ if env is None else env
+        values = {}
+        for f in fields(cls):
+            raw = env.get(f"POKER_LIMIT_{f.name.upper()}")
+            if raw is not None:
+                kind = float if f.type in ("float", float) else int
+                values[f.name] = kind(raw)
+        return cls(**values)
+
+
+class RateLimiter:
+    """Token buckets by key: ``rate`` tokens a second up to ``burst``."""
+
+    MAX_KEYS = 100_000  # past this, buckets that are full again are forgotten
+
+    def __init__(self, rate: float, burst: int, what: str,
+                 monotonic: Callable[[], float] = time.monotonic,
+                 appended_only: bool = False) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.what = what
+        #: count only commands that reach the log (:meth:`spent_nothing` gives the rest back)
+        self.appended_only = appended_only
+        self.monotonic = monotonic
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
+
+    def take(self, key: str) -> None:
+        """Spend one token of ``key``'s bucket, or refuse with the wait until the next."""
+        now = self.monotonic()
+        tokens, at = self._buckets.get(key, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - at) * self.rate)
+        if tokens < 1.0:
+            self._buckets[key] = (tokens, now)
+            wait = (1.0 - tokens) / self.rate if self.rate > 0 else None
+            raise Exhausted(f"too many {self.what} (at most {self.burst} at once, then "
+                            f"{self.rate:g} a second)", wait)
+        self._buckets[key] = (tokens - 1.0, now)
+        if len(self._buckets) > self.MAX_KEYS:
+            self._forget_full(now)
+
+    def spent_nothing(self, key: str) -> None:
+        """The command just taken for appended nothing (refused, or a retry of one already
+        applied): a limit of what reaches the log gives its token back."""
+        seen = self._buckets.get(key)
+        if self.appended_only and seen is not None:
+            self._buckets[key] = (min(float(self.burst), seen[0] + 1.0), seen[1])
+
+    def _forget_full(self, now: float) -> None:
+        self._buckets = {k: (t, at) for k, (t, at) in self._buckets.items()
+                         if t + (now - at) * self.rate < self.burst}
+
+
+class StreamCap:
+    """At most ``limit`` open streams per key."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        self.limit = limit
+        self.what = what
+        self._open: dict[str, int] = {}
+
+    @contextmanager
+    def holding(self, key: str):
+        count = self._open.get(key, 0)
+        if count >= self.limit:
+            raise Exhausted(f"{self.what} already holds {count} open Watch streams (at most "
+                            f"{self.limit}): close one first", 1.0)
+        self._open[key] = count + 1
+        try:
+            yield
+        finally:
+            left = self._open[key] - 1
+            if left:
+                self._open[key] = left
+            else:
+                del self._open[key]
+
+
+class Limits:
+    """The table service's limits, by kind."""
+
+    def __init__(self, settings: LimitSettings | None = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        s = settings or LimitSettings()
+        self.settings = s
+        self.seat_commands = RateLimiter(s.seat_commands_per_s, s.seat_commands_burst,
+                                         "commands from this seat", monotonic)
+        self.seat_toggles = RateLimiter(s.seat_toggles_per_s, s.seat_toggles_burst,
+                                        "disconnects, reconnects, sit-outs and leaves from "
+                                        "this seat", monotonic, appended_only=True)
+        self.caller_joins = RateLimiter(s.caller_joins_per_s, s.caller_joins_burst,
+                                        "new tables and seats from this caller", monotonic)
+        self.caller_watches = StreamCap(s.watches_per_caller, "this caller")
+        self.table_watches = StreamCap(s.watches_per_table, "this table")
+
+
+def caller_of(context) -> str:
+    """The caller's network address without its port (``ipv4:127.0.0.1``): what limits count
+    against until callers present an identity."""
+    peer = context.peer() or ""
+    host, sep, port = peer.rpartition(":")
+    return host if sep and port.isdigit() else peer
+
+
+def retry_after_s(exc: grpc.aio.AioRpcError | grpc.RpcError) -> float | None:
+    """A client's side: how long a RESOURCE_EXHAUSTED refusal asks it to wait (None: not
+    such a refusal, or no hint)."""
+    if exc.code() is not grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    for key, value in exc.trailing_metadata() or ():
+        if key == RETRY_AFTER_HEADER:
+            try:
+                return int(value) / 1000
+            except ValueError:
+                return None
+    return None

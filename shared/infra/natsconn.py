@@ -1,0 +1,114 @@
+"""How every process of the project reaches NATS: the one place that turns a NATS URL and the
+environment into nats-py's connection options.
+
+    POKER_NATS_URL   nats://host:port, or tls://user:password@host:port; a comma list names
+                     several nodes of one cluster (any of them will do)
+    POKER_NATS_CA    the CA certificate (PEM) the NATS servers' certificates are checked
+                     against; unset: the services' CA (POKER_TLS_CA, else POKER_TLS_DIR/ca.pem,
+                     see shared/infra/tls.py), else the system's trust store
+
+A user and password travel in the URL (``tls://poker-dealer:...@nats-1:4222``), so one
+variable gives a service its server, its identity and its rights (deploy/nats/accounts.conf,
+shared/infra/natsauth.py). :func:`redact` hides the password wherever a URL is printed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import ssl
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import nats
+from nats.aio.client import Client
+
+CA_ENV = "POKER_NATS_CA"
+
+
+def servers(url: str) -> list[str]:
+    """The server URLs of a comma list (blanks dropped)."""
+    return [u.strip() for u in url.split(",") if u.strip()]
+
+
+def ca_file(env: Mapping[str, str] | None = None) -> str | None:
+    """The CA file NATS servers are checked against (see the module's docstring), or None."""
+    env = os.environ if env is None else env
+    if env.get(CA_ENV):
+        return env[CA_ENV]
+    if env.get("POKER_TLS_CA"):
+        return env["POKER_TLS_CA"]
+    if env.get("POKER_TLS_DIR"):
+        return str(Path(env["POKER_TLS_DIR"]) / "ca.pem")
+    return None
+
+
+def tls_context(ca: str | os.PathLike) -> ssl.SSLContext:
+    """Trust the servers that ``ca`` signed, and check the host name against their
+    certificate (an IP address against its IP names)."""
+    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(ca))
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    return ctx
+
+
+def options(url: str, ca: str | os.PathLike | None = None,
+            env: Mapping[str, str] | None = None) -> dict:
+    """nats-py's ``servers`` and, when there is a CA (``ca``, else :func:`ca_file`), ``tls``.
+    A server that requires TLS is then verified against that CA; without one nats-py uses the
+    system's trust store, which does not know a private CA (the connection fails)."""
+    out: dict = {"servers": servers(url)}
+    ca = ca or ca_file(env)
+    if ca:
+        out["tls"] = tls_context(ca)
+    return out
+
+
+class _SslEofNoise(logging.Filter):
+    """asyncio warns "returning true from eof_received() has no effect when using ssl" each
+    time a TLS connection of nats-py's closes (its protocol asks to keep the transport half
+    open, which TLS cannot): harmless, and the only line some commands would print."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "eof_received()" not in record.getMessage()
+
+
+_QUIET = _SslEofNoise()
+
+
+async def connect(url: str, *, name: str, ca: str | os.PathLike | None = None,
+                  **kwargs) -> Client:
+    """``nats.connect`` with :func:`options`; ``kwargs`` are nats-py's other options."""
+    opts = options(url, ca)
+    if "tls" in opts and _QUIET not in logging.getLogger("asyncio").filters:
+        logging.getLogger("asyncio").addFilter(_QUIET)
+    return await nats.connect(**opts, name=name, **kwargs)
+
+
+def with_user(url: str, user: str, password: str) -> str:
+    """``url`` (each server of a comma list) with ``user`` and ``password`` in it. nats-py
+    sends the URL's user and password as they are written (no percent-decoding), so both
+    must be plain URL characters (the passwords `pokerctl up` makes are hex)."""
+    if not (user + password).replace("-", "").replace("_", "").isalnum():
+        raise ValueError("a NATS user or password in a URL must be letters, digits, - or _")
+    out = []
+    for server in servers(url):
+        parts = urlsplit(server)
+        host = parts.netloc.rpartition("@")[2]
+        netloc = f"{user}:{password}@{host}"
+        out.append(urlunsplit(parts._replace(netloc=netloc)))
+    return ",".join(out)
+
+
+def redact(url: str) -> str:
+    """``url`` with every password replaced by ``***`` (for messages and logs)."""
+    out = []
+    for server in servers(url) or [url]:
+        parts = urlsplit(server)
+        if parts.password is None:
+            out.append(server)
+            continue
+        userinfo, _, host = parts.netloc.rpartition("@")
+        netloc = f"{userinfo.partition(':')[0]}:***@{host}"
+        out.append(urlunsplit(parts._replace(netloc=netloc)))
+    return ",".join(out)

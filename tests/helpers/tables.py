@@ -1,0 +1,121 @@
+"""One table through the TableService API, and its log; and a fake clock that every service of
+an in-process stack shares (commit times and the keeper's "now"), so that tests drive the
+action clock without waiting in real time."""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import asynccontextmanager
+
+from poker.events.v1 import events_pb2 as ev
+from poker.table.v1 import table_pb2 as tpb
+from poker.table.v1 import table_pb2_grpc
+
+from shared.infra.codec import decode_body
+from shared.infra.eventstore import EventStore
+from shared.poker.events import ActionKind
+
+T0 = 1_700_000_000_000
+DECISION_MS, COUNTDOWN_MS, BONUS_MS = 10_000, 20_000, 20_000
+CLOCK_MS = DECISION_MS + COUNTDOWN_MS
+
+
+class FakeClock:
+    def __init__(self, ms: int = T0) -> None:
+        self.ms = ms
+
+    def __call__(self) -> int:
+        return self.ms
+
+    def advance(self, ms: int) -> None:
+        self.ms += ms
+
+
+@asynccontextmanager
+async def clocked_stack(nats_url: str):
+    """Every service on a fake clock, and a store to read the log: (stack, clock, store).
+    Set POKER_CLOCK_TICK_MS=0 first, so the keeper ticks only when a test calls ``tick()``."""
+    from services.stack import start_local
+    clock = FakeClock()
+    stack = await start_local(nats_url, now_ms=clock)
+    store = await EventStore.connect(nats_url, create=False)
+    try:
+        yield stack, clock, store
+    finally:
+        await store.close()
+        await stack.stop()
+
+
+def table_stub(stack) -> table_pb2_grpc.TableServiceStub:
+    return table_pb2_grpc.TableServiceStub(stack.channel("table"))
+
+
+class Table:
+    """One table through the TableService API, and its log."""
+
+    def __init__(self, stack, store: EventStore, table_id: str) -> None:
+        self.stack = stack
+        self.store = store
+        self.table_id = table_id
+        self.tokens: dict[int, str] = {}
+        self.stub = table_stub(stack)
+
+    @classmethod
+    async def open(cls, stack, store, table_id: str, seats: int = 2,
+                   **settings) -> Table:
+        t = cls(stack, store, table_id)
+        s = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
+                              small_blind=1, big_blind=2, rake_basis_points=0, **settings)
+        await t.stub.CreateTable(tpb.CreateTableRequest(table_id=table_id, settings=s,
+                                                        command_id="create"))
+        for seat in range(1, seats + 1):
+            await t.sit(seat)
+        return t
+
+    async def sit(self, seat: int, post_big_blind: bool = False) -> None:
+        reply = await self.stub.SitDown(tpb.SitDownRequest(
+            table_id=self.table_id, seat=seat, player_id=f"p{seat}", buy_in=100,
+            command_id=f"sit-{seat}", post_big_blind=post_big_blind))
+        self.tokens[seat] = reply.seat_token
+
+    def seat_request(self, seat: int, command_id: str | None = None) -> tpb.SeatRequest:
+        return tpb.SeatRequest(table_id=self.table_id, seat=seat, seat_token=self.tokens[seat],
+                               command_id=command_id or uuid.uuid4().hex)
+
+    async def view(self, seat: int = 0) -> tpb.TableView:
+        return await self.stub.GetState(tpb.ViewRequest(
+            table_id=self.table_id, seat=seat, seat_token=self.tokens.get(seat, "")))
+
+    async def act(self, kind: ActionKind, amount: int | None = None,
+                  command_id: str | None = None) -> tpb.TableView:
+        """The player on turn acts."""
+        v = await self.view()
+        assert v.to_act, "nobody is on turn"
+        req = tpb.ActRequest(table_id=self.table_id, seat=v.to_act,
+                             seat_token=self.tokens[v.to_act], hand_no=v.hand_no,
+                             action=ev.ActionKind.Value(f"ACTION_KIND_{kind.name}"),
+                             command_id=command_id or uuid.uuid4().hex)
+        if amount is not None:
+            req.amount = amount
+        return (await self.stub.Act(req)).view
+
+    async def call_or_check(self) -> tpb.TableView:
+        v = await self.view()
+        return await self.act(ActionKind.CALL if v.legal.call else ActionKind.CHECK)
+
+    async def log(self, hand_no: int | None = None) -> list[tuple[int, str, object]]:
+        """Every event of the table (of hand ``hand_no``): (commit time, producer, event)."""
+        out = []
+        for stored in await self.store.read(self.table_id):
+            commit = ev.Commit()
+            commit.ParseFromString(stored.data)
+            for raw in commit.events:
+                env = ev.EventEnvelope()
+                env.ParseFromString(raw)
+                if hand_no is not None and env.hand_no != hand_no:
+                    continue
+                out.append((env.occurred_at_unix_ms, env.producer, decode_body(env)))
+        return out
+
+    async def events(self, kind: type, hand_no: int | None = None) -> list:
+        return [e for _, _, e in await self.log(hand_no) if isinstance(e, kind)]

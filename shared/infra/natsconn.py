@@ -1,8 +1,9 @@
 """How every process of the project reaches NATS: the one place that turns a NATS URL and the
 environment into nats-py's connection options.
 
-    POKER_NATS_URL   nats://host:port, or tls://user:password@host:port; a comma list names
-                     several nodes of one cluster (any of them will do)
+    POKER_NATS_URL   nats://host:port, or tls://user:password@host:port (TLS from the first
+                     byte, so a password never reaches a server that has not proved itself);
+                     a comma list names several nodes of one cluster (any of them will do)
     POKER_NATS_CA    the CA certificate (PEM) the NATS servers' certificates are checked
                      against; unset: the services' CA (POKER_TLS_CA, else POKER_TLS_DIR/ca.pem,
                      see shared/infra/tls.py), else the system's trust store
@@ -61,6 +62,12 @@ def options(url: str, ca: str | os.PathLike | None = None,
     ca = ca or ca_file(env)
     if ca:
         out["tls"] = tls_context(ca)
+    if any(urlsplit(s).scheme == "tls" for s in out["servers"]):
+        # TLS first, before the server's INFO: nats-py otherwise talks plaintext (and sends
+        # the URL's password) to whatever answers on the port without asking for TLS. The
+        # servers of `up` and deploy/ expect it (``handshake_first``).
+        out["tls_handshake_first"] = True
+        out.setdefault("tls", ssl.create_default_context(ssl.Purpose.SERVER_AUTH))
     return out
 
 

@@ -87,12 +87,17 @@ class NatsServer:
         return f"{'tls' if self.tls_cert else 'nats'}://{self.host}:{self.port}"
 
     def _tls_block(self, indent: str, with_ca: bool) -> list[str]:
+        """The client block (``with_ca`` False): TLS before anything else (``handshake_first``,
+        so a client never says a word, its password least of all, to a server that has not
+        proved itself); the routes' block: mutual TLS against the CA."""
         if not self.tls_cert:
             return []
         lines = [f"{indent}tls {{", f'{indent}  cert_file: "{self.tls_cert}"',
                  f'{indent}  key_file: "{self.tls_key}"', f"{indent}  timeout: 2"]
         if with_ca:
             lines.append(f'{indent}  ca_file: "{self.tls_ca}"')
+        else:
+            lines.append(f"{indent}  handshake_first: true")
         return [*lines, f"{indent}}}"]
 
     def config_text(self) -> str:

@@ -323,16 +323,15 @@ async def test_a_plaintext_connection_to_ups_nats_is_refused(tmp_path):
     try:
         host, port = "127.0.0.1", cluster.nats.port
         password = cluster.nats_passwords["poker-reader"]
-        # a client that speaks plaintext, with good credentials: the server wants TLS first
+        # a client that speaks plaintext, with good credentials: the server wants TLS first,
+        # says nothing before it, and hangs up
         with socket.create_connection((host, port), timeout=DEADLINE_S) as s:
-            info = json.loads(s.recv(4096).split(b" ", 1)[1])
-            assert info["tls_required"] is True
             s.sendall(b'CONNECT {"user":"poker-reader","pass":"%s","verbose":false}\r\nPING\r\n'
                       % password.encode())
             reply = b""
             while chunk := s.recv(4096):  # until the server hangs up
                 reply += chunk
-        assert b"PONG" not in reply and b"+OK" not in reply  # closed, never served
+        assert b"INFO" not in reply and b"PONG" not in reply and b"+OK" not in reply
         # nats-py without the CA (the system's trust store): the certificate is not trusted
         with pytest.raises((ssl.SSLError, OSError, nats.errors.Error)):
             await nats.connect(cluster.nats_url_for("poker-reader"), allow_reconnect=False,
@@ -344,3 +343,35 @@ async def test_a_plaintext_connection_to_ups_nats_is_refused(tmp_path):
         await store.close()
     finally:
         await cluster.stop()
+
+
+async def test_a_client_never_sends_its_password_to_a_server_that_skips_tls():
+    """An impostor on the NATS port that offers plaintext (no tls_required): a tls:// client
+    speaks TLS first (shared/infra/natsconn.py), so the password never crosses in the clear."""
+    import asyncio
+
+    from shared.infra import natsconn
+    received = bytearray()
+    got = asyncio.Event()
+
+    async def impostor(reader, writer):
+        writer.write(b'INFO {"server_id":"x","version":"2.10.0","auth_required":true,'
+                     b'"max_payload":1048576}\r\n')
+        await writer.drain()
+        received.extend(await reader.read(4096))
+        got.set()
+        writer.close()
+
+    server = await asyncio.start_server(impostor, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        with pytest.raises(Exception):
+            await natsconn.connect(f"tls://poker-reader:s3cret-pw@127.0.0.1:{port}",
+                                   name="victim", allow_reconnect=False,
+                                   max_reconnect_attempts=0, connect_timeout=DEADLINE_S)
+        await asyncio.wait_for(got.wait(), DEADLINE_S)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert received[:1] == b"\x16"  # a TLS ClientHello, first
+    assert b"s3cret-pw" not in received and b"CONNECT" not in received

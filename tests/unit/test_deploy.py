@@ -154,7 +154,7 @@ def test_each_service_has_a_deployment_with_probes_resources_service_pdb_and_hpa
     dealer_env = {e["name"]: e for e in
                   objects[("Deployment", "poker-dealer")]["spec"]["template"]["spec"]
                   ["containers"][0]["env"]}
-    assert dealer_env["POKER_NATS_URL"]["value"].startswith("nats://poker-dealer:")
+    assert dealer_env["POKER_NATS_URL"]["value"].startswith("tls://poker-dealer:")
 
 
 def test_the_overlays_differ_in_replicas_and_resources():
@@ -188,7 +188,7 @@ def test_the_config_map_configures_a_replicated_stream_and_every_peer(overlay):
         assert (service["spec"].get("clusterIP") == "None") == (svc != "table")
     job = objects[("Job", "poker-init")]
     env = {e["name"]: e for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert env["POKER_NATS_URL"]["value"].startswith("nats://poker-admin:")
+    assert env["POKER_NATS_URL"]["value"].startswith("tls://poker-admin:")
 
 
 # --- compose ---------------------------------------------------------------------------------
@@ -205,7 +205,7 @@ def test_the_compose_file_runs_a_three_node_cluster_and_every_service_with_its_e
         spec = services[svc]
         assert spec["command"] == [f"services.{svc}"]
         env = spec["environment"]
-        assert env["POKER_NATS_URL"].startswith("nats://poker-")
+        assert env["POKER_NATS_URL"].startswith("tls://poker-")
         assert env["POKER_STREAM_REPLICAS"] == "3"
         assert "POKER_SEAT_SECRET" not in env
         for peer in SERVICES:

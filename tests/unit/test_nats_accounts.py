@@ -49,13 +49,13 @@ def test_compose_gives_nats_every_password_and_each_service_its_own_user():
         assert {"NATS_TLS_CERT", "NATS_TLS_KEY", "NATS_TLS_CA"} <= env.keys()
     for svc in SERVICES:
         url = services[svc]["environment"]["POKER_NATS_URL"]
-        assert url.startswith(f"nats://{natsauth.SERVICE_USERS[svc]}:"), (svc, url)
+        assert url.startswith(f"tls://{natsauth.SERVICE_USERS[svc]}:"), (svc, url)
     assert services["nats-init"]["environment"]["POKER_NATS_URL"].startswith(
-        f"nats://{natsauth.ADMIN}:")
+        f"tls://{natsauth.ADMIN}:")
 
 
 def test_kubernetes_gives_each_service_its_own_user():
     for svc in SERVICES:
         text = (DEPLOY / "k8s" / "base" / f"{svc}.yaml").read_text()
-        (url,) = re.findall(r"value: (nats://\S+)", text)
-        assert url.startswith(f"nats://{natsauth.SERVICE_USERS[svc]}:"), (svc, url)
+        (url,) = re.findall(r"value: (tls://\S+)", text)
+        assert url.startswith(f"tls://{natsauth.SERVICE_USERS[svc]}:"), (svc, url)

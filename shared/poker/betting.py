@@ -86,6 +86,19 @@ def counts_as_full_raise(state: HandState, to: int, unit: int | None = None) -> 
     return to - state.current_bet >= max(state.min_raise, state.options.big_blind)
 
 
+def call_cap(players: tuple[Player, ...], p: Player, current_bet: int) -> int:
+    """What ``p`` must have in to stay in this round: the highest bet, or, when every other
+    player still in the hand is all in, the largest of their bets this round (RULES §4)."""
+    seat, cap = p.seat, 0
+    for q in players:
+        if q.seat != seat and not q.folded:
+            if not q.all_in:
+                return current_bet  # someone can still bet: the whole bet is owed
+            if q.round_bet > cap:
+                cap = q.round_bet
+    return min(current_bet, cap)
+
+
 def bring_in_due(state: HandState) -> bool:
     """Stud 3rd street before anyone brought in or completed."""
     return state.options.game.is_stud and state.street == 0 and state.current_bet == 0
@@ -164,7 +177,9 @@ def legal_actions(state: HandState, seat: int) -> LegalActions | None:
 def _legal_actions(state: HandState, seat: int) -> LegalActions:
     p = state.player(seat)
     all_in_to = p.round_bet + p.stack
-    owed = max(0, state.current_bet - p.round_bet)
+    owed = state.current_bet - p.round_bet
+    if owed > 0:
+        owed = max(0, call_cap(state.players, p, state.current_bet) - p.round_bet)
     opts = state.options
     if bring_in_due(state):
         # The bring-in is forced: post it or complete. Only a player standing in for a bring-in

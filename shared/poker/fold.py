@@ -11,7 +11,7 @@ from functools import reduce
 from collections.abc import Iterable
 
 from . import events as E
-from .betting import counts_as_full_raise, fixed_limit_unit, fixed_limit_units
+from .betting import call_cap, counts_as_full_raise, fixed_limit_unit, fixed_limit_units
 from .errors import InvalidEvent
 from .events import ActionKind, ForcedKind
 from .options import AnteType, Structure
@@ -33,8 +33,9 @@ def next_to_act(players: tuple[Player, ...], start: int, current_bet: int) -> in
     """First player from index ``start`` (inclusive), clockwise, who still has to act.
 
     Everyone live and not all in acts until they have acted and matched the highest bet; a
-    player alone against all-in opponents acts only to call or fold; with one player left the
-    round (and the hand) is over.
+    player alone against all-in opponents acts only to call or fold, and only if their chips
+    in do not already cover the largest of those all-ins (RULES §4: more would come straight
+    back as uncalled); with one player left the round (and the hand) is over.
     """
     n = len(players)
     live = can = 0
@@ -48,10 +49,14 @@ def next_to_act(players: tuple[Player, ...], start: int, current_bet: int) -> in
     others_can_bet = can >= 2
     for k in range(n):
         p = players[(start + k) % n]
-        if not p.folded and not p.all_in and (
-                p.round_bet < current_bet or (not p.acted and others_can_bet)):
-            return p.seat
+        if not p.folded and not p.all_in:
+            if others_can_bet:
+                if p.round_bet < current_bet or not p.acted:
+                    return p.seat
+            elif p.round_bet < call_cap(players, p, current_bet):
+                return p.seat
     return None
+
 
 
 def _index_after(state: HandState, seat: int) -> int:

@@ -622,6 +622,11 @@ class RulesOracle:
         p = hand.player(seat)
         cur = self.current(hand)
         owed = max(0, cur - p.round_bet)
+        others = [q for q in hand.players if q.seat != seat and not q.folded]
+        if others and all(q.all_in for q in others):
+            # RULES §4: against players who are all in, the call is capped at the largest of
+            # their all-ins (more would come straight back as uncalled)
+            owed = max(0, min(cur, max(q.round_bet for q in others)) - p.round_bet)
         all_in_to = p.round_bet + p.stack
         out = Expected(call=min(owed, p.stack), can_check=owed == 0, can_raise=False)
         if p.stack <= owed:
@@ -655,9 +660,9 @@ def rules_pots(hand: HandState, dead: dict[int, int]) -> list[tuple[int, frozens
     """Main and side pots per RULES §3/§5, written from the rule book: a player all in is
     eligible only for the pot up to their contribution, each further level is contested by
     its contributors, folded players' chips stay in the pots they fed; dead money (a
-    big-blind ante, a dead small blind: "not part of any bet") goes into the main pot; a
-    player who put nothing in (a call returned uncalled) claims nothing (as ruled in
-    tests/unit/test_rules_examples.py: "a player who risked nothing wins nothing")."""
+    big-blind ante, a dead small blind: "not part of any bet") goes into the main pot, which
+    every live hand contests; beyond it, a player who put nothing in (a call returned
+    uncalled) claims nothing."""
     c = {p.seat: p.contributed - dead.get(p.seat, 0) for p in hand.players}
     live = [p for p in hand.players if not p.folded and p.contributed > 0]
     if not live:  # nothing at stake (e.g. a stud bring-in without antes, returned uncalled)
@@ -676,7 +681,14 @@ def rules_pots(hand: HandState, dead: dict[int, int]) -> list[tuple[int, frozens
         elif amount or not pots:
             pots.append([amount, eligible])
     pots[-1][0] += sum(max(0, x - top) for x in c.values())  # folded above every live hand
-    pots[0][0] += sum(dead.values())
+    # dead money: contested by every live hand (as ruled in tests/unit/test_rules_examples.py,
+    # test_big_blind_all_in_from_its_ante_contests_the_ante_only)
+    everyone = frozenset(p.seat for p in hand.players if not p.folded)
+    dead_total = sum(dead.values())
+    if dead_total and pots[0][1] == everyone:
+        pots[0][0] += dead_total
+    elif dead_total:
+        pots.insert(0, [dead_total, everyone])
     return [(a, e) for a, e in pots if a]
 
 

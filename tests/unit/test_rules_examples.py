@@ -523,6 +523,40 @@ def test_short_big_blind_fixed_limit_raise_sizes_stay_those_of_the_full_blind():
 # =============================================================================================
 # §4 Betting
 # =============================================================================================
+def test_round_end_big_blind_all_in_for_one_the_small_blind_is_covered_and_has_no_turn():
+    """RULES §4, round end: "$1/$2, the big blind all in for $1 and the button folds: the small
+    blind's $1 covers it, so the board is dealt at once (the small blind is not asked to call
+    the full $2, and cannot fold)"."""
+    s = Scenario(nl(1, 2), seats(3, s2=1), button=3)
+    assert s.on_turn == 3
+    s.play("3 fold")
+    s.finish()  # no player has a decision left: an Act step would fail here
+    assert [a.seat for a in s.actions] == [3]  # the small blind was never asked
+    assert len(s.hand.board) == 5
+    assert sum(s.won.values()) == 2  # the $1 and the $1: nothing more went in
+
+
+def test_round_end_heads_up_big_blind_all_in_for_the_small_blind_no_turn():
+    s = Scenario(nl(1, 2), seats(2, s2=1), button=1)
+    s.finish()
+    assert s.actions == [] and len(s.hand.board) == 5
+    assert sum(s.won.values()) == 2
+
+
+def test_round_end_the_call_is_capped_at_the_largest_all_in_of_the_others():
+    """Every other player still in is all in: the small blind calls up to the big blind's
+    all-in of 7 (2 more, not 5) or folds; no raise (nobody could answer it)."""
+    s = Scenario(nl(5, 10), seats(3, s2=7), button=3)
+    s.play("3 fold")
+    legal = s.legal
+    assert legal.seat == 1 and legal.call == 2 and not legal.can_check
+    assert legal.raise_kind is None
+    s.play("1 call")
+    assert s.player(1).contributed == 7 and s.player(1).stack == 993
+    s.finish()
+    assert sum(s.won.values()) == 14
+
+
 
 def test_order_preflop_left_of_big_blind_postflop_left_of_button():
     s = Scenario(nl(), seats(5), button=3)  # SB 4, BB 5
@@ -1312,9 +1346,11 @@ def _bb_all_in_from_its_ante(sb_stack: int) -> Scenario:
 
 def test_big_blind_all_in_from_its_ante_contests_the_ante_only():
     # the big-blind ante is dead money in the main pot, which every live player contests; the
-    # small blind's bet is uncalled (the big blind has no live bet) and comes back whole
+    # small blind's bet is uncalled (the big blind has no live bet) and comes back whole: its
+    # 5 already cover the big blind's nothing, so it has no turn (RULES §4, round end)
     s = _bb_all_in_from_its_ante(100)
-    assert s.of(E.BetReturned) == [E.BetReturned(1, 10)]
+    assert s.of(E.BetReturned) == [E.BetReturned(1, 5)]
+    assert s.actions == []
     assert s.pots == (E.Pot(10, (1, 2)),)
     assert sum(s.stacks.values()) == 110
 

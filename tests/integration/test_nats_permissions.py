@@ -13,12 +13,10 @@ access list there (or in accounts.conf) fails these tests.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import socket
 import ssl
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from nats.js import api as js_api
 
 from services.pokerctl.up import LocalCluster
 from shared.infra import natsconn
+from shared.infra.waiting import until
 from shared.infra.eventstore import MIRROR_STREAM, STREAM, EventStore, StreamSettings
 from shared.infra.lease import Leases
 from shared.infra.mirror import MirrorRefused, copy_new
@@ -109,11 +108,14 @@ class User:
 
 
 async def wait_for(condition, what: str, errors: list | None = None) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {DEADLINE_S} s (errors: {errors})")
-        await asyncio.sleep(0.01)
+    """``condition()`` true within the deadline (the server's error arrives asynchronously)."""
+    async def holds() -> bool:
+        return condition()
+
+    try:
+        await until(holds, DEADLINE_S, what, every=0.01)
+    except TimeoutError as exc:
+        raise AssertionError(f"{exc} (errors: {errors})") from None
 
 
 async def _make_streams(url: str, ca: str | None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import events as E
-from .betting import legal_actions
+from .betting import bring_in_due, legal_actions
 from .cards import UNKNOWN_CARD, Card
 from .deck import commitment as deck_commitment
 from .errors import IllegalAction
@@ -192,6 +192,9 @@ def _whose_turn(state: HandState, seat: int) -> str:
 
 def _why_no_raise(state: HandState, seat: int) -> str:
     p = state.player(seat)
+    if bring_in_due(state):
+        return (f"you have no chips beyond the bring-in: bring in for "
+                f"{min(state.options.bring_in, p.stack)}")
     if p.round_bet + p.stack <= state.current_bet:
         return "you do not have chips beyond a call"
     if not any(q.can_bet and q.round_bet + q.stack > state.current_bet
@@ -231,7 +234,6 @@ def act(state: HandState, seat: int, action: ActionKind | str,
         except ValueError:
             raise IllegalAction(f"unknown action {action!r}") from None
     p = state.player(seat)
-    owed = state.current_bet - p.round_bet
     if to is not None and action in _NO_AMOUNT:
         raise IllegalAction(f"{action.value.replace('_', ' ')} takes no amount")
     if legal.bring_in and action in (ActionKind.CHECK, ActionKind.CALL):
@@ -244,7 +246,7 @@ def act(state: HandState, seat: int, action: ActionKind | str,
         ev = E.ActionTaken(seat, action, p.round_bet, 0, False)
     elif action is _CHECK:
         if not legal.can_check:
-            raise IllegalAction(f"you face a bet of {owed}: call, raise or fold")
+            raise IllegalAction(f"you face a bet of {legal.call}: call, raise or fold")
         ev = E.ActionTaken(seat, action, p.round_bet, 0, False)
     elif action is _CALL:
         if legal.call == 0:

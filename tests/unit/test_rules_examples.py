@@ -12,6 +12,7 @@ from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker.cards import DECK, SuitOrder, cards
 from shared.poker.driver import check_call_policy
+from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind, ForcedKind, Portion
 from shared.poker.options import AnteType, RakeCap, table_options
 from tests.helpers.scenario import Scenario, board_deck, stud_deck
@@ -474,6 +475,17 @@ def test_stud_bring_in_is_forced_post_it_or_complete():
     legal = s.legal
     assert legal.seat == 3 and legal.can_fold and legal.call == 3
     assert (legal.raise_kind, legal.raise_sizes) == (COMPLETE, (10,))
+
+
+def test_stud_bring_in_player_without_chips_beyond_it_is_told_so_when_completing():
+    hands = {1: "KcKd 9h", 2: "QcQd 3s", 3: "JcJd Ah"}
+    # seat 2 (lowest upcard) has the ante and the bring-in (1 + 3) and nothing more
+    s = Scenario(stud(), [(1, 200), (2, 4), (3, 200)], button=3,
+                 deck=stud_deck(hands, button=3))
+    legal = s.legal
+    assert legal.seat == 2 and legal.bring_in == 3 and legal.raise_kind is None
+    with pytest.raises(IllegalAction, match="no chips beyond the bring-in: bring in for 3"):
+        s.play("2 complete 10")
 
 
 def test_stud_bring_in_player_all_in_from_ante_next_player_may_fold_bring_in_or_complete():

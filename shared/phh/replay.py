@@ -41,7 +41,8 @@ from shared.poker.driver import new_table
 from shared.poker.errors import IllegalAction, PokerError
 from shared.poker.events import ActionKind, ForcedKind
 from shared.poker.fold import apply
-from shared.poker.options import Game, Structure, TableOptions, table_options
+from shared.poker.options import AnteType, Game, Structure, TableOptions, table_options
+from shared.poker.pots import form_pots
 from shared.poker.state import HandState
 
 from .parse import Action, HandHistory
@@ -268,12 +269,18 @@ class _Replay:
             new: list = D.start_hand(table, 1, button, stacks, forced)
         except IllegalAction as exc:
             raise ReplayError(f"the hand cannot start: {exc.reason}") from None
+        antes: dict[int, int] = {}  # per-seat antes posted (a big-blind ante is dead anyway)
         while True:
             for e in new:
                 table = apply(table, e)
                 if isinstance(e, E.PotAwarded):
                     for share in e.shares:
                         collected[share.seat] += share.amount
+                elif isinstance(e, E.ForcedBetPosted) and e.kind is ForcedKind.ANTE \
+                        and opts.ante_type is AnteType.PER_SEAT:
+                    antes[e.seat] = e.amount
+                elif isinstance(e, E.PotsFormed) and antes and not self.hh.ante_trimming_status:
+                    self._check_untrimmed_antes(table.hand, antes)
             step = D.next_step(table.hand)
             if isinstance(step, D.HandComplete):
                 break
@@ -283,6 +290,18 @@ class _Replay:
         if self.board_ahead:
             raise ReplayError("board cards were dealt beyond the last street")
         return [p.stack for p in table.hand.players], [collected[s] for s, _ in stacks]
+
+    @staticmethod
+    def _check_untrimmed_antes(hand: HandState, antes: dict[int, int]) -> None:
+        """``ante_trimming_status = false`` (PHH): the antes are dead money, outside every
+        player's stake. This engine plays per-seat antes as stakes (what ``true`` means), so
+        a file whose pots that changes is refused, not replayed to another result."""
+        dead = tuple(p.evolve(dead=p.dead + antes.get(p.seat, 0)) for p in hand.players)
+        if form_pots(dead) != form_pots(hand.players):
+            raise ReplayError("ante_trimming_status = false makes the antes dead money, which "
+                              "changes this hand's pots (a player could not cover the ante); "
+                              "this engine plays per-seat antes as stakes "
+                              "(ante_trimming_status = true), so it does not replay this file")
 
     def _decide(self, hand: HandState, step: D.Step) -> list:
         if isinstance(step, D.Act):

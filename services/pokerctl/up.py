@@ -55,6 +55,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shared.infra import natsauth, natsconn
+from shared.infra.files import write_private
 from shared.infra.config import DEFAULT_BASE_PORT, DEFAULT_NATS_URL, PORT_OFFSETS
 from shared.infra.natsserver import NatsServer, free_port
 from shared.infra.tls import TlsConfig, channel
@@ -137,12 +138,7 @@ def nats_passwords(data_dir: Path) -> dict[str, str]:
         return known
     passwords = {u: known.get(u) or secrets.token_hex(24) for u in users}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(passwords, f, indent=1)
-    os.replace(tmp, path)
+    write_private(path, json.dumps(passwords, indent=1))
     return passwords
 
 
@@ -173,9 +169,10 @@ def default_nats_url(user: str = natsauth.READER) -> str:
 def client_ca() -> str | None:
     """The CA client commands check NATS against: POKER_NATS_CA (or the services' CA, see
     shared/infra/natsconn.py), else the one in `up`'s data directory, if any."""
+    from .certs_cmd import up_cert_dir
     ca = natsconn.ca_file()
-    if ca is None and (_up_data_dir() / "tls" / "ca.pem").exists():
-        ca = str(_up_data_dir() / "tls" / "ca.pem")
+    if ca is None and (up_cert_dir() / "ca.pem").exists():
+        ca = str(up_cert_dir() / "ca.pem")
     return ca
 
 

@@ -140,13 +140,8 @@ class Driver:
     async def _advance_logged(self, table_id: str) -> None:
         try:
             await self.advance(table_id)
-        except Exception as exc:  # reported; the next command or nudge tries again
-            self.report_failure(table_id, exc)
-
-    def report_failure(self, table_id: str, exc: BaseException) -> None:
-        """A step after a command failed: reported once (``Failures``); the log holds the
-        command, so any driver carries on from it."""
-        self.failures.failed(table_id, exc)
+        except Exception as exc:  # reported once; the next command or nudge tries again
+            self.failures.failed(table_id, exc)
 
     async def close(self) -> None:
         for task in list(self._background):

@@ -23,7 +23,6 @@ import asyncio
 import hmac
 import os
 import re
-import secrets
 import uuid
 import weakref
 
@@ -40,7 +39,7 @@ from shared.infra.lease import Leases, instance_id_from_env, ttl_ms_from_env
 from shared.infra.limits import LimitSettings, Limits, RateLimiter, caller_of
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import BadRequest, Denied, check_table_id, client_command_id, rpc
-from shared.infra.seattokens import token_digest
+from shared.infra.seattokens import new_seat_token, token_digest
 from shared.poker import table as T
 from shared.poker.cards import Card, card
 from shared.poker.clock import TurnClock, is_late
@@ -185,7 +184,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             except grpc.aio.AioRpcError as exc:
                 # The hand moved on meanwhile, or the dealer is away: this view shows the
                 # seat's cards as unknown rather than wait; the next view has them.
-                structlog.get_logger().warning("own cards unavailable", table_id=table_id, seat=viewer,
+                log.warning("own cards unavailable", table_id=table_id, seat=viewer,
                             code=exc.code().name, reason=exc.details())
                 return None
             own = tuple(card(c) for c in reply.cards)
@@ -211,7 +210,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         try:
             return await self.driver.advance(table_id, version)
         except Exception as exc:  # reported once by the driver; the caller's command stands
-            self.driver.report_failure(table_id, exc)
+            self.driver.failures.failed(table_id, exc)
             return version
 
     async def _seat_command(self, seat: table_pb2.SeatRequest, kind: str, decide, *args,
@@ -263,14 +262,14 @@ class TableService(table_pb2_grpc.TableServiceServicer):
                              "lowercase hex digits")
         self.limits.caller_joins.take(caller_of(context))
         await self.repo.get(request.table_id)
-        # A token made here is random: only the first reply can carry it.
-        token = "" if chosen else secrets.token_urlsafe(32)
+        # the digest the log keeps; a token made here is random: only the first reply has it
+        token, kept = ("", chosen) if chosen else new_seat_token()
         outcome = await self.repo.execute(
             request.table_id, command_id,
             digest("sit", request.seat, request.player_id, request.buy_in,
                    request.post_big_blind, chosen),
             lambda t: T.sit_down(t, request.seat, request.player_id, request.buy_in,
-                                 chosen or token_digest(token), request.post_big_blind))
+                                 kept, request.post_big_blind))
         await self._carry_on(request.table_id, outcome.version)
         return table_pb2.SitDownReply(seat_token="" if outcome.duplicate else token,
                                       version=outcome.version)
@@ -421,8 +420,8 @@ async def setup(server, repo, store, config):
                          tick_ms=int(os.environ.get("POKER_CLOCK_TICK_MS", DEFAULT_TICK_MS)))
     _KEEPERS[server] = keeper
     keeper.start()
-    structlog.get_logger().info("keeping table clocks", instance=leases.instance_id,
-                                lease_ttl_ms=int(leases.ttl_s * 1000), tick_ms=keeper.tick_ms)
+    log.info("keeping table clocks", instance=leases.instance_id,
+             lease_ttl_ms=int(leases.ttl_s * 1000), tick_ms=keeper.tick_ms)
 
     async def cleanup() -> None:
         await keeper.close()

@@ -10,7 +10,6 @@ passwords: it is written owner-only.
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sysconfig
@@ -18,6 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .files import write_private
 
 
 class NatsServerMissing(FileNotFoundError):
@@ -129,10 +130,7 @@ class NatsServer:
         if not self.port:
             self.port = free_port(self.host)
         conf = self.store_dir / f"{self.name}.conf"
-        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.fchmod(fd, 0o600)  # also a config an older version wrote world-readable
-        with os.fdopen(fd, "w") as f:
-            f.write(self.config_text())
+        write_private(conf, self.config_text())  # it holds the users' passwords
         argv = [str(server_binary()), "-c", str(conf)]
         log_path = log_file or self.store_dir / "nats.log"
         self.proc = spawn(argv, log_path) if spawn else _spawn(argv, log_path)

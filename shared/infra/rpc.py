@@ -37,7 +37,7 @@ from shared.poker.errors import IllegalAction, InvalidOptions
 from . import metrics
 from .eventstore import StoreError
 from .repository import Aborted, CommandReused, CorruptLog, UnknownTable
-from .tls import (CALLERS, INSECURE_WARNING, TlsConfig, authorising_interceptors,
+from .tls import (CALLERS, INSECURE_WARNING, OPEN_METHODS, TlsConfig, peer_identity, refusal,
                   server_credentials)
 
 log = structlog.get_logger()
@@ -88,11 +88,6 @@ _STATUS: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
 )
 
 
-#: a peer service's status that the caller may retry with the same command id
-_PEER_RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
-                   grpc.StatusCode.ABORTED, grpc.StatusCode.RESOURCE_EXHAUSTED)
-
-
 def status_for(exc: BaseException) -> grpc.StatusCode | None:
     for kind, code in _STATUS:
         if isinstance(exc, kind):
@@ -101,12 +96,11 @@ def status_for(exc: BaseException) -> grpc.StatusCode | None:
         # A peer service's refusal reaches the caller as that status; the peer's own
         # failures (INTERNAL, UNKNOWN) become UNAVAILABLE: the command may be retried.
         code = exc.code()
-        if code in _PEER_RETRYABLE or code in (grpc.StatusCode.INTERNAL,
-                                               grpc.StatusCode.UNKNOWN):
-            return grpc.StatusCode.UNAVAILABLE if code in (
-                grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN) else code
-        return code
+        return grpc.StatusCode.UNAVAILABLE if code in _PEER_FAILURES else code
     return None
+
+
+_PEER_FAILURES = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 
 
 def reason_for(exc: BaseException) -> str:
@@ -245,6 +239,24 @@ class _Malformed:
         self.error = error
 
 
+def guarded(handler: grpc.RpcMethodHandler, check) -> grpc.RpcMethodHandler:
+    """``handler`` with ``await check(request, context)`` before its method runs (``check``
+    aborts the call to refuse it); the request is None for a client stream."""
+    kind = ("stream_" if handler.request_streaming else "unary_") + \
+        ("stream" if handler.response_streaming else "unary")
+    inner = getattr(handler, kind)
+    if inspect.isasyncgenfunction(inner):
+        async def method(request, context):
+            await check(None if handler.request_streaming else request, context)
+            async for reply in inner(request, context):
+                yield reply
+    else:  # a coroutine (streaming replies, if any, go through context.write)
+        async def method(request, context):
+            await check(None if handler.request_streaming else request, context)
+            return await inner(request, context)
+    return handler._replace(**{kind: method})
+
+
 class RequestParsing(grpc.aio.ServerInterceptor):
     """Malformed request bytes answer INVALID_ARGUMENT before any handler runs (grpc's own
     answer is UNKNOWN, "Unexpected <class DecodeError>")."""
@@ -261,19 +273,43 @@ class RequestParsing(grpc.aio.ServerInterceptor):
             except Exception as exc:  # protobuf's DecodeError, or anything a parser raises
                 return _Malformed(f"{type(exc).__name__}: {exc}")
 
-        kind = "unary_stream" if handler.response_streaming else "unary_unary"
-        behaviour = getattr(handler, kind)
-        if inspect.isasyncgenfunction(behaviour):
-            return handler  # (none of ours: every handler here writes with context.write)
-
-        async def checked(request, context):
+        async def parsed(request, context) -> None:
             if isinstance(request, _Malformed):
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                     f"the request does not parse as {details.method}'s "
                                     f"message ({request.error})")
-            return await behaviour(request, context)
 
-        return handler._replace(request_deserializer=tolerant, **{kind: checked})
+        return guarded(handler._replace(request_deserializer=tolerant), parsed)
+
+
+class CallerIdentity(grpc.aio.ServerInterceptor):
+    """Only the identities :data:`shared.infra.tls.CALLERS` names for ``service`` may call
+    it (PERMISSION_DENIED otherwise, naming who may); health and reflection are open to every
+    certificate of the CA."""
+
+    def __init__(self, service: str) -> None:
+        self.service = service
+
+    async def intercept_service(self, continuation, details):
+        handler = await continuation(details)
+        if handler is None or details.method.startswith(OPEN_METHODS):
+            return handler
+
+        async def known_caller(_request, context) -> None:
+            reason = refusal(self.service, peer_identity(context))
+            if reason is not None:
+                log.warning("caller refused", reason=reason, peer=context.peer())
+                await context.abort(grpc.StatusCode.PERMISSION_DENIED, reason)
+
+        return guarded(handler, known_caller)
+
+
+def interceptors(service: str, tls: TlsConfig | None) -> list[grpc.aio.ServerInterceptor]:
+    """Every server's: the caller's identity checked first (for a service :data:`CALLERS`
+    names, over TLS: in plaintext there is no certificate to read it from), then the request
+    parsed."""
+    checked = [CallerIdentity(service)] if tls is not None and service in CALLERS else []
+    return [*checked, RequestParsing()]
 
 
 class Server:
@@ -289,7 +325,7 @@ class Server:
         self.name = name
         self.server = grpc.aio.server(
             options=[("grpc.max_receive_message_length", 1 << 20)],
-            interceptors=[*authorising_interceptors(name, tls), RequestParsing()])
+            interceptors=interceptors(name, tls))
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         bind = f"{host}:{port}"

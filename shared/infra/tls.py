@@ -13,13 +13,12 @@ An identity is the certificate's common name: the service a process is (``table`
 DNS name (``dealer``, ``dealer.poker.svc``, ...), so a client checks that it reached the
 service it meant to (:func:`channel` verifies the server against its identity, not against the
 address) and the same files work under compose and Kubernetes. Which identities a service
-accepts is :data:`CALLERS`, enforced by :func:`authorising_interceptors`.
+accepts is :data:`CALLERS`, enforced by shared/infra/rpc.py's ``CallerIdentity``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import inspect
 import ipaddress
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,6 +32,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from .files import write_private
 
 log = structlog.get_logger()
 
@@ -86,16 +87,6 @@ def dns_names(identity: str) -> list[str]:
     return names
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """Write a key owner-only (0600 from the first byte, also when replacing a file)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
 def _write_public(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)
@@ -137,7 +128,7 @@ def _load_ca(directory: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivate
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()),
                            critical=False)
             .sign(key, hashes.SHA256()))
-    _write_private(key_path, _key_bytes(key))
+    write_private(key_path, _key_bytes(key))
     _write_public(cert_path, _pem(cert))
     return cert, key
 
@@ -213,7 +204,7 @@ def generate(directory: str | os.PathLike, identities: Sequence[str] = DEFAULT_I
         if key_path.exists() and _leaf_current(cert_path, ca, identity, sans):
             continue
         cert, key = _issue(ca, ca_key, identity, sans)
-        _write_private(key_path, _key_bytes(key))
+        write_private(key_path, _key_bytes(key))
         _write_public(cert_path, _pem(cert))
     return target
 
@@ -354,7 +345,8 @@ def _target(address: str, tls: TlsConfig | None, service: str,
 # --- authorisation ----------------------------------------------------------------------------
 
 
-def _peer_identity(context) -> str | None:
+def peer_identity(context) -> str | None:
+    """The identity (certificate CN) of a gRPC call's caller, or None without a certificate."""
     names = (context.auth_context() or {}).get("x509_common_name") or ()
     return names[0].decode() if names else None
 
@@ -367,45 +359,3 @@ def refusal(service: str, identity: str | None) -> str | None:
     who = " or ".join(f"the {a} service" for a in sorted(allowed))
     seen = f"this certificate is {identity!r}" if identity else "no client certificate"
     return f"the {service} accepts calls from {who} only; {seen}"
-
-
-class _Authorise(grpc.aio.ServerInterceptor):
-    def __init__(self, service: str) -> None:
-        self.service = service
-
-    async def intercept_service(self, continuation, details):
-        handler = await continuation(details)
-        if handler is None or details.method.startswith(OPEN_METHODS):
-            return handler
-        return _guarded(handler, self.service)
-
-
-def _guarded(handler: grpc.RpcMethodHandler, service: str) -> grpc.RpcMethodHandler:
-    """``handler`` with the caller's identity checked before the method runs."""
-    kind = ("stream_" if handler.request_streaming else "unary_") + \
-        ("stream" if handler.response_streaming else "unary")
-    inner = getattr(handler, kind)
-
-    async def check(context) -> None:
-        reason = refusal(service, _peer_identity(context))
-        if reason is not None:
-            log.warning("caller refused", reason=reason, peer=context.peer())
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, reason)
-
-    if inspect.isasyncgenfunction(inner):
-        async def guarded(request, context):
-            await check(context)
-            async for reply in inner(request, context):
-                yield reply
-    else:  # a coroutine (streaming replies, if any, go through context.write)
-        async def guarded(request, context):
-            await check(context)
-            return await inner(request, context)
-    return handler._replace(**{kind: guarded})
-
-
-def authorising_interceptors(service: str, tls: TlsConfig | None
-                             ) -> list[grpc.aio.ServerInterceptor]:
-    """The interceptors enforcing :data:`CALLERS` for ``service``: none for a service that
-    accepts anyone, or in plaintext (no certificate to read an identity from)."""
-    return [_Authorise(service)] if tls is not None and service in CALLERS else []

@@ -42,6 +42,15 @@ async def commits(store: EventStore, table_id: str) -> int:
     return len(await store.read(table_id))
 
 
+async def empty_table(stack, table_id: str):
+    """A no-limit table nobody sits at yet; the stub that made it."""
+    stub = table_stub(stack)
+    await stub.CreateTable(tpb.CreateTableRequest(table_id=table_id,
+                                                  settings=tpb.TableSettings(**NL),
+                                                  command_id="create"))
+    return stub
+
+
 # --- 25: a client sends the ids the system uses for its own steps --------------------------
 
 async def test_a_disconnect_with_the_keepers_time_out_id_does_not_stop_the_time_out(clocked):
@@ -95,10 +104,7 @@ async def test_one_seat_cannot_take_the_next_id_of_another(clocked):
 
 async def test_a_replayed_sitdown_returns_no_token(clocked):
     stack, clock, store = clocked
-    stub = table_stub(stack)
-    await stub.CreateTable(tpb.CreateTableRequest(table_id="replay",
-                                                  settings=tpb.TableSettings(**NL),
-                                                  command_id="create"))
+    stub = await empty_table(stack, "replay")
     # A client that chose its own token: the table never returns one.
     token, digest = new_seat_token()
     sit = tpb.SitDownRequest(table_id="replay", seat=1, player_id="alice", buy_in=100,
@@ -127,10 +133,7 @@ async def test_a_replayed_sitdown_returns_no_token(clocked):
 
 async def test_a_digest_that_is_not_one_is_refused(clocked):
     stack, clock, store = clocked
-    stub = table_stub(stack)
-    await stub.CreateTable(tpb.CreateTableRequest(table_id="digest",
-                                                  settings=tpb.TableSettings(**NL),
-                                                  command_id="create"))
+    stub = await empty_table(stack, "digest")
     before = await commits(store, "digest")
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await stub.SitDown(tpb.SitDownRequest(table_id="digest", seat=1, player_id="al",

@@ -20,6 +20,7 @@ when told, for tests).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import os
 import re
@@ -363,8 +364,11 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     @rpc
     async def Watch(self, request, context):
         viewer = await self._viewer(request)
-        with self.limits.caller_watches.holding(caller_of(context)), \
-                self.limits.table_watches.holding(request.table_id):
+        # The table's cap counts spectators only: strangers filling it must not keep a seated
+        # player (token checked) from following their own table.
+        spectating = self.limits.table_watches.holding(request.table_id) if viewer is None \
+            else contextlib.nullcontext()
+        with self.limits.caller_watches.holding(caller_of(context)), spectating:
             await self._watch(request.table_id, viewer, context)
 
     async def _watch(self, table_id: str, viewer: int | None, context) -> None:

@@ -40,7 +40,8 @@ class LimitSettings:
     #: CreateTable and SitDown per caller address (a lobby seats many players at once)
     caller_joins_per_s: float = 50.0
     caller_joins_burst: int = 300
-    #: open Watch streams per caller address and per table
+    #: open Watch streams per caller address, and spectators' per table (a seated player's
+    #: own view is never refused for strangers filling the table's)
     watches_per_caller: int = 64
     watches_per_table: int = 256
 

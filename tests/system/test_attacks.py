@@ -249,6 +249,31 @@ async def test_watch_streams_are_capped_per_caller(clocked):
         s.cancel()
 
 
+@pytest_asyncio.fixture
+async def few_spectators(nats_server, monkeypatch):
+    monkeypatch.setenv("POKER_CLOCK_TICK_MS", "0")
+    monkeypatch.setenv("POKER_LIMIT_WATCHES_PER_TABLE", "2")
+    async with clocked_stack(nats_server.url) as clocked:
+        yield clocked
+
+
+async def test_strangers_filling_a_tables_watch_cap_do_not_shut_out_its_players(few_spectators):
+    stack, clock, store = few_spectators
+    t = await Table.open(stack, store, "crowded")
+    streams = [t.stub.Watch(tpb.ViewRequest(table_id="crowded")) for _ in range(2)]
+    for s in streams:
+        assert (await s.read()).table_id == "crowded"
+    stranger = t.stub.Watch(tpb.ViewRequest(table_id="crowded"))
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await stranger.read()
+    assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    player = t.stub.Watch(tpb.ViewRequest(table_id="crowded", seat=1, seat_token=t.tokens[1]))
+    view = await player.read()
+    assert view.table_id == "crowded" and any(s.cards for s in view.seats if s.seat == 1)
+    for s in (*streams, player):
+        s.cancel()
+
+
 # --- 27: a commit whose chain link does not check stops the table ------------------------------
 
 async def test_a_broken_chain_link_stops_the_table_and_the_others_play_on(clocked):

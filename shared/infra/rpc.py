@@ -36,6 +36,7 @@ from shared.poker.errors import IllegalAction, InvalidOptions
 
 from . import metrics
 from .eventstore import StoreError
+from .identity import Forbidden, Unauthenticated
 from .repository import Aborted, CommandReused, CorruptLog, UnknownTable
 from .tls import (CALLERS, INSECURE_WARNING, OPEN_METHODS, TlsConfig, peer_identity, refusal,
                   server_credentials)
@@ -58,6 +59,11 @@ class Denied(PermissionError):
     """A missing or wrong seat token: PERMISSION_DENIED."""
 
 
+class Unavailable(RuntimeError):
+    """A service this call needs did not answer (the wallet, say): UNAVAILABLE; retry with the
+    same command id."""
+
+
 class Exhausted(RuntimeError):
     """The caller is over a limit (rate, open streams): RESOURCE_EXHAUSTED, with a hint of
     when to try again (trailing metadata ``retry-after-ms``)."""
@@ -73,12 +79,15 @@ _STATUS: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (InvalidOptions, grpc.StatusCode.INVALID_ARGUMENT),
     (CommandReused, grpc.StatusCode.INVALID_ARGUMENT),
     (Denied, grpc.StatusCode.PERMISSION_DENIED),
+    (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
+    (Forbidden, grpc.StatusCode.PERMISSION_DENIED),
     (Exhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (UnknownTable, grpc.StatusCode.NOT_FOUND),
     (IllegalAction, grpc.StatusCode.FAILED_PRECONDITION),
     (Aborted, grpc.StatusCode.ABORTED),
     (CorruptLog, grpc.StatusCode.DATA_LOSS),
     (EntropyUnavailable, grpc.StatusCode.UNAVAILABLE),
+    (Unavailable, grpc.StatusCode.UNAVAILABLE),
     (StoreError, grpc.StatusCode.UNAVAILABLE),
     # the log between leaders (a node killed, an election): no answer yet, so retry with the
     # same command id; an append that did land is recognised by its message id or the fold
@@ -321,11 +330,12 @@ class Server:
     client-facing table service) take a client certificate if one is offered."""
 
     def __init__(self, name: str, host: str = "127.0.0.1", port: int = 0, *,
-                 tls: TlsConfig | None) -> None:
+                 tls: TlsConfig | None,
+                 access: grpc.aio.ServerInterceptor | None = None) -> None:
         self.name = name
         self.server = grpc.aio.server(
             options=[("grpc.max_receive_message_length", 1 << 20)],
-            interceptors=interceptors(name, tls))
+            interceptors=[*([access] if access is not None else []), *interceptors(name, tls)])
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         bind = f"{host}:{port}"

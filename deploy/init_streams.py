@@ -1,5 +1,6 @@
-"""Create the POKER stream and the KV buckets as the NATS admin user (services may not):
-the one-shot job of deploy/compose.yaml and deploy/k8s (``python /app/deploy/init_streams.py``).
+"""Create the POKER stream, the wallet's money ledger (POKER_WALLET, services/wallet/ledger.py)
+and the KV buckets as the NATS admin user (services may not): the one-shot job of
+deploy/compose.yaml and deploy/k8s (``python /app/deploy/init_streams.py``).
 
 Environment: POKER_NATS_URL (with the admin user's credentials), POKER_NATS_CA (the CA NATS's
 certificate is checked against; shared/infra/natsconn.py), POKER_STREAM_REPLICAS (3),
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 
+from services.wallet.ledger import WALLET_STREAM, ensure_wallet_stream
 from shared.infra.eventstore import EventStore, StreamSettings
 from shared.infra.lease import Leases, ttl_ms_from_env
 from shared.infra.vault import DeckVault
@@ -23,9 +25,12 @@ async def main() -> None:
                                      settings=StreamSettings(replicas=replicas),
                                      connect_timeout=60)
     try:
+        # the wallet's user may not create its stream: it finds it made (a new ledger id)
+        await ensure_wallet_stream(store.js, replicas=replicas)
         await DeckVault.open(store.js, replicas=replicas)
         await Leases.open(store.js, ttl_ms=ttl_ms_from_env(), replicas=replicas)
-        print(f"stream {store.stream} and buckets ready (replicas {replicas})", flush=True)
+        print(f"streams {store.stream}, {WALLET_STREAM} and buckets ready "
+              f"(replicas {replicas})", flush=True)
     finally:
         await store.close()
 

@@ -23,21 +23,29 @@ SERVICE_NAMES = {"dealer": "poker.dealer.v1.DealerService",
                  "betting": "poker.betting.v1.BettingService",
                  "showdown": "poker.showdown.v1.ShowdownService",
                  "rake": "poker.rake.v1.RakeService",
+                 "wallet": "poker.wallet.v1.WalletService",
                  "table": "poker.table.v1.TableService"}
+
+#: services that keep their own stream and never touch the table log: they do not ask for
+#: the POKER stream at start (their NATS users may not; the wallet's: shared/infra/natsauth.py)
+OWN_STREAM = frozenset({"wallet"})
 
 Setup = Callable[[grpc.aio.Server, TableRepository, EventStore, Config],
                  Awaitable[Callable[[], Awaitable] | None]]
 
 
 async def start(name: str, setup: Setup, config: Config,
-                now_ms: Callable[[], int] | None = None) -> tuple[Server, Callable]:
+                now_ms: Callable[[], int] | None = None,
+                access: grpc.aio.ServerInterceptor | None = None) -> tuple[Server, Callable]:
     """Connect, build and start the service; returns the server and its cleanup.
     ``now_ms``: the service's time source (commit times, the action clock); default the wall
-    clock, a fake one in tests."""
+    clock, a fake one in tests. ``access``: who may call what (the client-facing table
+    service's callers' tokens: shared/infra/identity.py)."""
     store = await EventStore.connect(config.nats_url, name=f"poker-{name}",
-                                     settings=StreamSettings(replicas=config.stream_replicas))
+                                     settings=StreamSettings(replicas=config.stream_replicas),
+                                     create=name not in OWN_STREAM)
     repo = TableRepository(store, producer=name, now_ms=now_ms)
-    server = Server(name, config.host, config.port, tls=config.tls)
+    server = Server(name, config.host, config.port, tls=config.tls, access=access)
     extra_cleanup = await setup(server.server, repo, store, config)
     if name in SERVICE_NAMES:
         server.enable_reflection([SERVICE_NAMES[name]])
@@ -50,10 +58,14 @@ async def start(name: str, setup: Setup, config: Config,
     return server, cleanup
 
 
-def main(name: str, setup: Setup) -> None:
+def main(name: str, setup: Setup,
+         access: Callable[[], grpc.aio.ServerInterceptor] | None = None) -> None:
+    """Run the service until SIGTERM. ``access``: makes its access rules from the
+    environment (a ValueError says what is missing: the process refuses to start)."""
     try:
         config = Config.from_env(name)
-    except TlsError as exc:  # neither certificates nor POKER_INSECURE=1: refuse to start
+        rules = access() if access is not None else None
+    except (TlsError, ValueError) as exc:  # e.g. neither certificates nor POKER_INSECURE=1
         print(f"{name}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     configure(name, config.log_level)
@@ -61,7 +73,7 @@ def main(name: str, setup: Setup) -> None:
     async def run() -> None:
         # Prometheus /metrics (POKER_METRICS_PORT; 0, the default, serves none)
         start_metrics_server(port_from_env(), config.host)
-        server, cleanup = await start(name, setup, config)
+        server, cleanup = await start(name, setup, config, access=rules)
         await run_until_signalled(server, cleanup)
 
     asyncio.run(run())

@@ -12,7 +12,8 @@ DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 DEFAULT_BASE_PORT = 50050
 
 #: service name -> offset from the base port used by `pokerctl up`
-PORT_OFFSETS = {"table": 1, "dealer": 2, "betting": 3, "showdown": 4, "rake": 5}
+PORT_OFFSETS = {"table": 1, "dealer": 2, "betting": 3, "showdown": 4, "rake": 5,
+                "wallet": 6}
 
 
 @dataclass(frozen=True)

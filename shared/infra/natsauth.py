@@ -14,8 +14,10 @@ The rules:
 - the services append commits to ``poker.table.>`` and read the log; the dealer alone reaches
   the running hands' decks (the POKER_DECKS bucket), the table service alone the clock leases
   (POKER_LEASES) and the countdown nudges (``poker.clock.>``);
-- the reader (audit, history, bots' audit) reads the log and a mirror's copy, and writes
-  nothing;
+- the wallet (services/wallet) alone appends to the money ledger (``POKER_WALLET`` over
+  ``poker.wallet.>``) and reads it; it reaches no other stream, not even the table log;
+- the reader (audit, history, bots' audit, the money audit) reads the log, a mirror's copy
+  and the money ledger, and writes nothing;
 - the mirror writes only its own stream (``POKER_MIRROR`` over ``poker.mirror.table.>``), and
   may look at the primary stream's info (to refuse a target that holds the primary);
 - a connection without a user is refused (there is no ``no_auth_user``).
@@ -34,14 +36,18 @@ from .lease import DEFAULT_BUCKET as LEASES
 from .vault import BUCKET as DECKS
 
 ACCOUNT = "POKER"
-ADMIN, DEALER, TABLE, SERVICE, READER, MIRROR = (
+ADMIN, DEALER, TABLE, SERVICE, READER, MIRROR, WALLET = (
     "poker-admin", "poker-dealer", "poker-table", "poker-service", "poker-reader",
-    "poker-mirror")
+    "poker-mirror", "poker-wallet")
 SYS_USER = "sys"
 #: the NATS user each service connects as
 SERVICE_USERS = {"dealer": DEALER, "table": TABLE, "betting": SERVICE, "showdown": SERVICE,
-                 "rake": SERVICE}
+                 "rake": SERVICE, "wallet": WALLET}
 CLOCK_SUBJECTS = "poker.clock.>"
+#: the money ledger (services/wallet/ledger.py's WALLET_STREAM and WALLET_PREFIX; a test keeps
+#: them equal): one subject per account
+WALLET_STREAM = "POKER_WALLET"
+WALLET_SUBJECTS = "poker.wallet.>"
 
 
 def _read(stream: str) -> list[str]:
@@ -105,9 +111,14 @@ USERS: tuple[User, ...] = (
     User(SERVICE, publish=_LOG, publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS],
          subscribe=["_INBOX.>", SUBJECT_PREFIX + ">"], subscribe_deny=[f"$KV.{DECKS}.>"],
          comment="betting, showdown and rake: append to the log and read it"),
-    User(READER, publish=["$JS.API.INFO", *_read(STREAM), *_read(MIRROR_STREAM), "_INBOX.>"],
+    User(WALLET, publish=[WALLET_SUBJECTS, "$JS.API.INFO", *_read(WALLET_STREAM), "_INBOX.>"],
          publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
-         comment="audit, history, bots' audit: read the log (or a mirror's copy), write nothing"),
+         comment="the wallet: appends to the money ledger and reads it; no other stream"),
+    User(READER, publish=["$JS.API.INFO", *_read(STREAM), *_read(MIRROR_STREAM),
+                          *_read(WALLET_STREAM), "_INBOX.>"],
+         publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
+         comment="audit, history, bots' audit, the money audit: read the log (or a mirror's "
+                 "copy) and the money ledger, write nothing"),
     User(MIRROR, publish=[MIRROR_PREFIX + ">", "$JS.API.INFO",
                           f"$JS.API.STREAM.CREATE.{MIRROR_STREAM}", *_read(MIRROR_STREAM),
                           f"$JS.API.STREAM.INFO.{STREAM}", "_INBOX.>"],
@@ -162,8 +173,9 @@ HEADER = """\
 # Nobody but the admin creates, edits, deletes or purges a stream, or deletes a message (the
 # stream's deny-delete/deny-purge flags alone do not stop a stream delete or an edit that
 # clears them). The dealer alone reaches the decks; the table service alone the leases and
-# the clock nudges; the reader reads; the mirror writes its own stream only. There is no
-# anonymous user. Passwords come from the environment (bcrypt them in production).
+# the clock nudges; the wallet alone the money ledger; the reader reads; the mirror writes its
+# own stream only. There is no anonymous user. Passwords come from the environment (bcrypt
+# them in production).
 """
 
 

@@ -37,8 +37,8 @@ from .files import write_private
 
 log = structlog.get_logger()
 
-DEFAULT_IDENTITIES = ("table", "dealer", "betting", "showdown", "rake", "nats", "client",
-                      "admin")
+DEFAULT_IDENTITIES = ("table", "dealer", "betting", "showdown", "rake", "wallet", "nats",
+                      "client", "admin")
 DEFAULT_HOSTS = ("127.0.0.1", "localhost")
 #: Kubernetes namespaces of deploy/k8s's overlays: each identity is valid as
 #: <identity>.<namespace>.svc[.cluster.local] there
@@ -53,13 +53,16 @@ RENEW_BEFORE = dt.timedelta(days=30)
 
 #: service -> the identities it accepts calls from (the health check and reflection are open
 #: to any certificate of the CA: probes). Only the table service runs hands, so only it may
-#: ask the dealer for a seat's cards or have the betting service act for a seat. A service
+#: ask the dealer for a seat's cards or have the betting service act for a seat. The wallet
+#: moves money: the table service (buy-ins, cash-outs, rake) and the admin (the cashier; its
+#: Deposit, Withdraw and Balances are the admin's alone, services/wallet/server.py). A service
 #: not named here (the client-facing table service) accepts any caller.
 CALLERS: Mapping[str, frozenset[str]] = {
     "dealer": frozenset({"table"}),
     "betting": frozenset({"table"}),
     "showdown": frozenset({"table"}),
     "rake": frozenset({"table"}),
+    "wallet": frozenset({"table", "admin"}),
 }
 #: methods every certificate of the CA may call, whatever its identity
 OPEN_METHODS = ("/grpc.health.v1.Health/", "/grpc.reflection.")
@@ -310,17 +313,20 @@ def channel_credentials(tls: TlsConfig) -> grpc.ChannelCredentials:
 
 
 def channel(address: str, tls: TlsConfig | None, service: str,
-            options: Sequence[tuple[str, object]] = ()) -> grpc.aio.Channel:
+            options: Sequence[tuple[str, object]] = (),
+            interceptors: Sequence[grpc.aio.ClientInterceptor] | None = None) -> grpc.aio.Channel:
     """The one way this project opens a channel to a service.
 
     ``address``: host:port, a comma-separated list of them (balanced call by call, round
     robin), or a name that resolves to several (``dns:///dealer:50052`` on a headless
     Kubernetes Service). ``service``: the identity the server must prove (its certificate
-    names it), whatever address it was reached at. ``tls`` None: plaintext (POKER_INSECURE)."""
+    names it), whatever address it was reached at. ``tls`` None: plaintext (POKER_INSECURE).
+    ``interceptors``: e.g. the caller's token on every call (shared/infra/identity.bearer)."""
     target, opts = _target(address, tls, service, options)
     if tls is None:
-        return grpc.aio.insecure_channel(target, options=opts)
-    return grpc.aio.secure_channel(target, channel_credentials(tls), options=opts)
+        return grpc.aio.insecure_channel(target, options=opts, interceptors=interceptors)
+    return grpc.aio.secure_channel(target, channel_credentials(tls), options=opts,
+                                   interceptors=interceptors)
 
 
 def sync_channel(address: str, tls: TlsConfig | None, service: str,

@@ -20,15 +20,19 @@ import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import grpc
 import nats
 import pytest
 import pytest_asyncio
 from nats.js import api as js_api
+from nats.js.errors import NotFoundError
 
 from services.pokerctl.up import LocalCluster
+from services.wallet.ledger import (DEPOSIT, AccountId, LedgerStore, ensure_wallet_stream,
+                                    read_ledger)
 from shared.infra import natsconn
 from shared.infra.waiting import until
-from shared.infra.eventstore import MIRROR_STREAM, STREAM, EventStore, StreamSettings
+from shared.infra.eventstore import MIRROR_STREAM, STREAM, EventStore, StoreError, StreamSettings
 from shared.infra.lease import Leases
 from shared.infra.mirror import MirrorRefused, copy_new
 from shared.infra.natsserver import NatsServer
@@ -39,11 +43,13 @@ from shared.poker.options import table_options
 
 ACCOUNTS = Path(__file__).resolve().parents[2] / "deploy" / "nats" / "accounts.conf"
 USERS = ("poker-admin", "poker-dealer", "poker-table", "poker-service", "poker-reader",
-         "poker-mirror", "sys")
-NOT_ADMIN = ("poker-dealer", "poker-table", "poker-service", "poker-reader", "poker-mirror")
-NOT_DEALER = ("poker-table", "poker-service", "poker-reader", "poker-mirror")
-NOT_TABLE = ("poker-dealer", "poker-service", "poker-reader", "poker-mirror")
-NOT_WRITERS = ("poker-reader", "poker-mirror")
+         "poker-mirror", "poker-wallet", "sys")
+NOT_ADMIN = ("poker-dealer", "poker-table", "poker-service", "poker-reader", "poker-mirror",
+             "poker-wallet")
+NOT_DEALER = ("poker-table", "poker-service", "poker-reader", "poker-mirror", "poker-wallet")
+NOT_TABLE = ("poker-dealer", "poker-service", "poker-reader", "poker-mirror", "poker-wallet")
+NOT_WRITERS = ("poker-reader", "poker-mirror", "poker-wallet")
+NOT_WALLET = ("poker-dealer", "poker-table", "poker-service", "poker-reader", "poker-mirror")
 OPTIONS = table_options("holdem", "no_limit", small_blind=1, big_blind=2)
 DECK_KEY = "t1.1"
 DEADLINE_S = 5.0
@@ -317,6 +323,74 @@ async def test_the_reader_reads_and_the_mirror_writes_its_own_stream_only(users,
     assert [s.data for s in await mirror.read("t1")] == [b"a copy"]
     await mirror_user.violation(f"$JS.API.STREAM.DELETE.{MIRROR_STREAM}")
     await mirror_user.violation(f"$JS.API.STREAM.PURGE.{MIRROR_STREAM}", b"{}")
+
+
+async def test_only_the_wallet_writes_the_money_ledger_and_the_reader_reads_it(
+        users, secured, monkeypatch):
+    """The wallet's user appends to POKER_WALLET and reads it, and reaches no other stream
+    (not even the table log); it edits, purges or deletes nothing; nobody else but the admin
+    writes the ledger, and of the others only the reader reads it."""
+    wallet = users["poker-wallet"]
+    try:
+        await users["poker-admin"].nc.jsm().stream_info("POKER_WALLET")
+    except NotFoundError:  # not made yet: the wallet's user may not make it
+        with pytest.raises(StoreError, match="the admin makes it"):
+            await ensure_wallet_stream(wallet.nc.jetstream(timeout=0.5))
+        await wallet.violation("$JS.API.STREAM.CREATE.POKER_WALLET", b"{}")
+    await ensure_wallet_stream(users["poker-admin"].nc.jetstream())
+    await ensure_wallet_stream(wallet.nc.jetstream())  # there: its info is all it needs
+    ledger = LedgerStore(wallet.nc, wallet.nc.jetstream())
+    entry, _ = await ledger.transfer(AccountId.player("alice"), DEPOSIT, 100, "d1")
+    assert await ledger.balance(AccountId.player("alice")) == 100
+    read = await read_ledger(users["poker-reader"].nc.jetstream())
+    assert [(seq, e.amount) for seq, e in read] == [(entry.seq, 100)]
+
+    house = "poker.wallet.house"
+    direct = json.dumps({"last_by_subj": house}).encode()
+    for name in NOT_WALLET:
+        await users[name].violation(house, b"forged")
+        await users[name].violation("poker.wallet.p.0123", b"forged")
+    for name in ("poker-dealer", "poker-table", "poker-service", "poker-mirror"):
+        await users[name].violation("$JS.API.DIRECT.GET.POKER_WALLET", direct)
+        await users[name].violation("$JS.API.STREAM.INFO.POKER_WALLET")
+    info = await users["poker-admin"].nc.jsm().stream_info("POKER_WALLET")
+    for subject, payload in {
+        "$JS.API.STREAM.DELETE.POKER_WALLET": b"",
+        "$JS.API.STREAM.PURGE.POKER_WALLET": b"{}",
+        "$JS.API.STREAM.UPDATE.POKER_WALLET": _loosened_config(info),
+        "$JS.API.STREAM.MSG.DELETE.POKER_WALLET": b'{"seq": 1, "no_erase": true}',
+        "$JS.API.STREAM.CREATE.FORGED": b'{"name": "FORGED", "subjects": ["forged.>"]}',
+        "$JS.API.CONSUMER.CREATE.POKER_WALLET": b"{}",
+        "poker.table.t1": b"forged",
+        f"$JS.API.STREAM.INFO.{STREAM}": b"",
+        f"$JS.API.DIRECT.GET.{STREAM}": b'{"last_by_subj": "poker.table.t1"}',
+    }.items():
+        await wallet.violation(subject, payload)
+    after = await users["poker-admin"].nc.jsm().stream_info("POKER_WALLET")
+    assert (after.state.messages, after.config.deny_delete, after.config.deny_purge) == \
+        (1, True, True)
+
+    # the wallet service starts as its user (it never asks for the table log) and serves
+    from poker.wallet.v1 import wallet_pb2 as wpb
+    from poker.wallet.v1 import wallet_pb2_grpc
+
+    from services.wallet.server import setup
+    from shared.infra.boot import start
+    from shared.infra.config import Config
+    if secured.ca:
+        monkeypatch.setenv("POKER_NATS_CA", secured.ca)
+    config = Config(nats_url=secured.urls["poker-wallet"], host="127.0.0.1", port=0,
+                    addresses={}, log_level="WARNING", stream_replicas=1, tls=None)
+    server, cleanup = await start("wallet", setup, config)
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as ch:
+            reply = await wallet_pb2_grpc.WalletServiceStub(ch).Balance(
+                wpb.BalanceRequest(account=wpb.Account(player_id="alice")), timeout=DEADLINE_S)
+        assert reply.balance == 100
+    finally:
+        await server.stop(0)
+        await cleanup()
 
 
 async def test_a_plaintext_connection_to_ups_nats_is_refused(tmp_path):

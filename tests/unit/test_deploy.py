@@ -11,7 +11,9 @@ every machine has kubectl.
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import importlib.util
 import re
 import subprocess
 from pathlib import Path
@@ -26,7 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 OVERLAYS = ("dev", "prod")
-SERVICES = ("dealer", "betting", "showdown", "rake", "table")
+SERVICES = ("dealer", "betting", "showdown", "rake", "wallet", "table")
+#: the services only the table service's pods may call (NetworkPolicies)
+INTERNAL = ("dealer", "betting", "showdown", "rake", "wallet")
 #: a container's health probe: the gRPC health check over TLS (shared/infra/probe.py)
 PROBE = ["python", "-m", "shared.infra.probe"]
 K8S_VERSION = "1.33"  # validated against this release's schemas
@@ -155,6 +159,13 @@ def test_each_service_has_a_deployment_with_probes_resources_service_pdb_and_hpa
                   objects[("Deployment", "poker-dealer")]["spec"]["template"]["spec"]
                   ["containers"][0]["env"]}
     assert dealer_env["POKER_NATS_URL"]["value"].startswith("tls://poker-dealer:")
+    # the wallet alone reaches the money ledger, as its own user with its own password
+    wallet_env = {e["name"]: e for e in
+                  objects[("Deployment", "poker-wallet")]["spec"]["template"]["spec"]
+                  ["containers"][0]["env"]}
+    assert wallet_env["POKER_NATS_URL"]["value"].startswith("tls://poker-wallet:")
+    assert wallet_env["NATS_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+        "name": "poker-secrets", "key": "nats-wallet-password"}
 
 
 def test_the_overlays_differ_in_replicas_and_resources():
@@ -189,6 +200,27 @@ def test_the_config_map_configures_a_replicated_stream_and_every_peer(overlay):
     job = objects[("Job", "poker-init")]
     env = {e["name"]: e for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["POKER_NATS_URL"]["value"].startswith("tls://poker-admin:")
+    assert job["spec"]["template"]["spec"]["containers"][0]["command"] == \
+        ["python", "/app/deploy/init_streams.py"]
+
+
+def test_the_table_service_is_given_its_identity_provider_on_kubernetes(overlay):
+    """The table service refuses to start without a JWKS and an issuer: poker-config names the
+    IdP's JWKS URL (the recommended way), its issuer and audience, and the table Deployment
+    sets no JWKS file beside it (both set is refused)."""
+    from shared.infra.identity import DEFAULT_AUDIENCE, Verifier
+    _, objects = overlay
+    data = objects[("ConfigMap", "poker-config")]["data"]
+    assert data["POKER_JWKS_URL"].startswith("https://")
+    assert data["POKER_JWT_ISSUER"]
+    assert data["POKER_JWT_AUDIENCE"] == DEFAULT_AUDIENCE
+    (container,) = objects[("Deployment", "poker-table")]["spec"]["template"]["spec"][
+        "containers"]
+    assert container["envFrom"] == [{"configMapRef": {"name": "poker-config"}}]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert not {"POKER_JWKS_FILE", "POKER_JWKS_URL", "POKER_JWT_ISSUER"} & env.keys()
+    verifier = Verifier.from_env({**data, **{k: v for k, v in env.items() if v is not None}})
+    assert verifier is not None  # configured (the URL is fetched on the first token only)
 
 
 # --- compose ---------------------------------------------------------------------------------
@@ -211,6 +243,8 @@ def test_the_compose_file_runs_a_three_node_cluster_and_every_service_with_its_e
         for peer in SERVICES:
             assert env[f"POKER_{peer.upper()}_ADDR"] == f"{peer}:{50050 + PORT_OFFSETS[peer]}"
         assert spec["depends_on"]["nats-init"]["condition"] == "service_completed_successfully"
+    assert services["wallet"]["environment"]["POKER_NATS_URL"] == \
+        "tls://poker-wallet:${POKER_WALLET_PASSWORD:-dev-wallet}@nats-1:4222"
     build = services["nats-init"]["build"]
     assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
     # only the dealer is given the compliance public key, mounted read-only
@@ -261,8 +295,10 @@ def test_only_the_table_service_is_authorised_to_call_the_internal_ones():
     """The identities each service accepts (shared/infra/tls.py CALLERS) agree with the
     NetworkPolicies: the internal services take the table service only."""
     from shared.infra.tls import CALLERS
-    assert set(CALLERS) == {"dealer", "betting", "showdown", "rake"}
-    assert all(callers == {"table"} for callers in CALLERS.values())
+    assert set(CALLERS) == set(INTERNAL)
+    assert all(CALLERS[svc] == {"table"} for svc in INTERNAL if svc != "wallet")
+    # the wallet: the table service, and the admin as its cashier (by port-forward, not a pod)
+    assert CALLERS["wallet"] == {"table", "admin"}
 
 
 def test_every_compose_service_mounts_the_ca_and_its_own_certificate_only():
@@ -280,12 +316,90 @@ def test_every_compose_service_mounts_the_ca_and_its_own_certificate_only():
                for s in SERVICES if s != "table")
 
 
+def _compose_default(value: str) -> str:
+    """A compose value with each ``${VAR:-default}`` taken at its default."""
+    return re.sub(r"\$\{[A-Z0-9_]+:-([^}]*)\}", r"\1", value)
+
+
+def test_the_compose_table_service_trusts_the_dev_issuer_pokerctl_token_makes(tmp_path):
+    """`pokerctl token --player x --data-dir deploy` makes deploy/identity/jwks.json: the
+    table service mounts that file read-only, and with the defaults its settings verify the
+    tokens of that issuer. No other service is given an identity provider."""
+    from services.pokerctl.token_cmd import identity_dir
+    from shared.infra.identity import DevIssuer, Verifier
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    table = compose["services"]["table"]
+    env = table["environment"]
+    path = env["POKER_JWKS_FILE"]
+    assert "POKER_JWKS_URL" not in env
+    (volume,) = [v for v in table["volumes"] if v.split(":")[1] == path]
+    source, _, mode = volume.split(":")
+    assert mode == "ro"
+    issuer = DevIssuer.create(tmp_path / "identity")
+    assert (DEPLOY / source).resolve() == \
+        (identity_dir(str(DEPLOY)) / issuer.jwks_file.name).resolve()
+    assert not any(v.endswith("issuer.key") or "issuer.key:" in v for v in table["volumes"])
+    assert env["POKER_JWT_ISSUER"] == "${POKER_JWT_ISSUER:-pokerctl-dev}"
+    settings = {k: _compose_default(str(v)) for k, v in env.items()}
+    assert settings["POKER_JWT_ISSUER"] == DevIssuer.ISSUER
+    assert settings["POKER_JWT_AUDIENCE"] == DevIssuer.AUDIENCE
+    verifier = Verifier.from_env({**settings, "POKER_JWKS_FILE": str(issuer.jwks_file)})
+    assert verifier.verify(issuer.token("alice")).subject == "alice"
+    for svc in SERVICES:
+        if svc != "table":
+            assert not {"POKER_JWKS_FILE", "POKER_JWKS_URL"} & \
+                compose["services"][svc]["environment"].keys(), svc
+
+
+def test_the_init_job_creates_the_wallet_stream_with_the_others(monkeypatch):
+    """deploy/init_streams.py (the admin's one-shot job) makes POKER_WALLET beside the POKER
+    stream and the buckets, with the same replicas: the wallet's NATS user may not."""
+    spec = importlib.util.spec_from_file_location("init_streams", DEPLOY / "init_streams.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    made: list[tuple[str, int]] = []
+
+    class Store:
+        stream, js = "POKER", object()
+
+        async def close(self):
+            made.append(("closed", 0))
+
+    async def connect(url, name, settings, connect_timeout):
+        made.append(("POKER", settings.replicas))
+        return Store()
+
+    async def wallet(js, replicas):
+        assert js is Store.js
+        made.append(("POKER_WALLET", replicas))
+
+    def bucket(kind):
+        async def open_(js, replicas, **kwargs):
+            assert js is Store.js
+            made.append((kind, replicas))
+        return staticmethod(open_)
+
+    monkeypatch.setenv("POKER_NATS_URL", "tls://poker-admin:x@nats:4222")
+    monkeypatch.setenv("POKER_STREAM_REPLICAS", "3")
+    monkeypatch.setattr(module.EventStore, "connect", staticmethod(connect))
+    monkeypatch.setattr(module, "ensure_wallet_stream", wallet)
+    monkeypatch.setattr(module.DeckVault, "open", bucket("decks"))
+    monkeypatch.setattr(module.Leases, "open", bucket("leases"))
+    asyncio.run(module.main())
+    assert ("POKER", 3) in made and ("POKER_WALLET", 3) in made
+    assert ("decks", 3) in made and ("leases", 3) in made
+    assert made[-1] == ("closed", 0)
+
+
 def test_the_dockerfile_installs_the_project_builds_the_protos_and_takes_a_module():
     text = (DEPLOY / "Dockerfile").read_text()
     assert text.startswith("#") and "FROM python:3.11-slim" in text
     assert "pip install ." in text and "grpc_tools.protoc" in text
     assert 'ENTRYPOINT ["python", "-m"]' in text
     assert 'CMD ["services.table"]' in text
+    (expose,) = re.findall(r"^EXPOSE (.+)$", text, re.M)
+    assert {int(p) for p in expose.split()} == \
+        {50050 + PORT_OFFSETS[s] for s in SERVICES} | {9090}
     for copied in re.findall(r"^COPY (\S+)", text, re.M):
         assert (ROOT / copied).exists(), copied
 
@@ -328,10 +442,11 @@ def test_the_compose_nats_config_is_accepted_by_nats_server(tmp_path):
 
 
 def test_only_the_table_service_calls_the_internal_services(overlay):
-    """NetworkPolicies: the dealer (whose SeatCards hands out hole cards), betting, showdown and
-    rake take gRPC from the table service's pods only; the metrics port stays open."""
+    """NetworkPolicies: the dealer (whose SeatCards hands out hole cards), betting, showdown,
+    rake and the wallet take gRPC from the table service's pods only; the metrics port stays
+    open."""
     _, objects = overlay
-    for svc in ("dealer", "betting", "showdown", "rake"):
+    for svc in INTERNAL:
         policy = objects[("NetworkPolicy", f"poker-{svc}-from-table")]["spec"]
         deployment = objects[("Deployment", f"poker-{svc}")]
         assert policy["podSelector"]["matchLabels"] == \
@@ -344,3 +459,30 @@ def test_only_the_table_service_calls_the_internal_services(overlay):
         assert "from" not in metrics_rule and metrics_rule["ports"][0]["port"] == 9090
     table = objects[("Deployment", "poker-table")]["spec"]["template"]["metadata"]["labels"]
     assert table["app.kubernetes.io/component"] == "table"
+
+
+def test_the_wallet_egresses_to_nats_only(overlay):
+    """The wallet's pods reach the NATS servers' client port (the Helm chart's server pods)
+    and the cluster DNS that resolves them, nothing else."""
+    _, objects = overlay
+    policies = [o for (kind, _), o in objects.items() if kind == "NetworkPolicy"
+                and o["spec"]["podSelector"]["matchLabels"].get("app.kubernetes.io/component")
+                == "wallet"]
+    egress = [p["spec"] for p in policies if "Egress" in p["spec"]["policyTypes"]]
+    (spec,) = egress
+    labels = objects[("Deployment", "poker-wallet")]["spec"]["selector"]["matchLabels"]
+    assert spec["podSelector"]["matchLabels"] == labels
+    assert spec["policyTypes"] == ["Egress"]
+    nats, dns = spec["egress"]
+    assert nats["to"] == [{"podSelector": {"matchLabels": {
+        "app.kubernetes.io/name": "nats", "app.kubernetes.io/component": "nats"}}}]
+    assert nats["ports"] == [{"protocol": "TCP", "port": 4222}]
+    (container,) = objects[("Deployment", "poker-wallet")]["spec"]["template"]["spec"][
+        "containers"]
+    url = next(e["value"] for e in container["env"] if e["name"] == "POKER_NATS_URL")
+    assert url.endswith("@nats:4222")  # the port the policy opens
+    (peer,) = dns["to"]
+    assert peer["namespaceSelector"] == {"matchLabels": {
+        "kubernetes.io/metadata.name": "kube-system"}}
+    assert peer["podSelector"] == {"matchLabels": {"k8s-app": "kube-dns"}}
+    assert {p["port"] for p in dns["ports"]} == {53}

@@ -12,7 +12,7 @@ import yaml
 from shared.infra import natsauth
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-SERVICES = ("dealer", "betting", "showdown", "rake", "table")
+SERVICES = ("dealer", "betting", "showdown", "rake", "wallet", "table")
 
 
 def test_accounts_conf_is_the_rendering_of_natsauth():
@@ -59,3 +59,10 @@ def test_kubernetes_gives_each_service_its_own_user():
         text = (DEPLOY / "k8s" / "base" / f"{svc}.yaml").read_text()
         (url,) = re.findall(r"value: (tls://\S+)", text)
         assert url.startswith(f"tls://{natsauth.SERVICE_USERS[svc]}:"), (svc, url)
+        # the user's password from its own key of poker-secrets (poker-X: nats-X-password)
+        (key,) = re.findall(r"name: poker-secrets\s+key: (\S+)", text)
+        role = natsauth.SERVICE_USERS[svc].removeprefix("poker-")
+        assert key == f"nats-{role}-password", (svc, key)
+    config = (DEPLOY / "k8s" / "base" / "configmap.yaml").read_text()
+    for user in {*natsauth.SERVICE_USERS.values(), natsauth.ADMIN}:
+        assert f"nats-{user.removeprefix('poker-')}-password=" in config, user

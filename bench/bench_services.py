@@ -75,7 +75,7 @@ async def act_load(cluster: LocalCluster, tables: int, seconds: float, seed: int
     bots = []
     for i in range(tables):
         plan = TablePlan(f"bench-{tables}-{i}", "holdem", "fixed_limit", {"small_bet": 10})
-        bots.append(await create_and_seat(stub, plan, SEATS))
+        bots.append(await create_and_seat(stub, plan, SEATS, cluster.sponsor()))
     started = time.perf_counter()
     tasks = [asyncio.create_task(play(stub, b, 10**6, random.Random(rng.random()), latencies))
              for b in bots]

@@ -15,6 +15,7 @@ import grpc
 
 from shared.infra.boot import start
 from shared.infra.config import Config
+from shared.infra.identity import PLAYER, DevIssuer, bearer
 from shared.infra.rpc import Server
 from shared.infra.secrecy import ComplianceKey, ComplianceKeyring
 from shared.infra.tls import TlsConfig, channel, generate
@@ -23,12 +24,14 @@ from .betting.server import setup as betting_setup
 from .dealer.server import setup as dealer_setup
 from .rake.server import setup as rake_setup
 from .showdown.server import setup as showdown_setup
+from .table.server import access as table_access
 from .table.server import setup as table_setup
+from .wallet.server import setup as wallet_setup
 
-SETUPS = {"dealer": dealer_setup, "betting": betting_setup, "showdown": showdown_setup,
-          "rake": rake_setup, "table": table_setup}
+SETUPS = {"wallet": wallet_setup, "dealer": dealer_setup, "betting": betting_setup,
+          "showdown": showdown_setup, "rake": rake_setup, "table": table_setup}
 #: the table service calls the others, so it starts last and stops first
-START_ORDER = ("dealer", "betting", "showdown", "rake", "table")
+START_ORDER = ("wallet", "dealer", "betting", "showdown", "rake", "table")
 
 
 @dataclass
@@ -44,19 +47,56 @@ class LocalStack:
     #: mutual TLS between the services, with a CA of its own in ``key_dir/tls``; False:
     #: plaintext (what POKER_INSECURE=1 does)
     mtls: bool = True
+    _cashier: grpc.aio.Channel | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.key_file, self.public_key_file = (str(p) for p in self.compliance.write(self.key_dir))
         self.tls_dir = generate(Path(self.key_dir) / "tls") if self.mtls else None
+        #: the platform's identity provider, as `pokerctl up` makes it: players' tokens
+        self.issuer = DevIssuer.create(Path(self.key_dir) / "identity")
 
     def tls(self, identity: str | None) -> TlsConfig | None:
         """The files of ``identity`` (None: the CA only, as a player has); None in plaintext."""
         return None if self.tls_dir is None else TlsConfig.in_dir(self.tls_dir, identity)
 
-    def channel(self, name: str, identity: str | None = "client") -> grpc.aio.Channel:
+    def channel(self, name: str, identity: str | None = "client",
+                token: str | None = None) -> grpc.aio.Channel:
         """A channel to service ``name`` presenting ``identity``'s certificate (tests that
-        call an internal service directly act as ``table``, the only caller it accepts)."""
-        return channel(self.addresses[name], self.tls(identity), service=name)
+        call an internal service directly act as ``table``, the only caller it accepts) and,
+        on every call, ``token`` (see :meth:`token`)."""
+        return channel(self.addresses[name], self.tls(identity), service=name,
+                       interceptors=bearer(token) if token else None)
+
+    def token(self, subject: str, *roles: str, ttl_s: int = 3600) -> str:
+        """A token of the stack's identity provider for ``subject`` (roles: player)."""
+        return self.issuer.token(subject, roles or (PLAYER,), ttl_s=ttl_s)
+
+    def as_player(self, player: str) -> grpc.aio.Channel:
+        """A channel to the table service as ``player``."""
+        return self.channel("table", token=self.token(player))
+
+    def as_operator(self, name: str = "ops") -> grpc.aio.Channel:
+        return self.channel("table", token=self.token(name, "operator"))
+
+    def sponsor(self):
+        """Tokens and deposits for bots (services/pokerctl/botclient.Sponsor)."""
+        from poker.wallet.v1 import wallet_pb2_grpc
+
+        from .pokerctl.botclient import Sponsor
+        if self._cashier is None:
+            self._cashier = self.channel("wallet", identity="admin")
+        return Sponsor(self.issuer, wallet_pb2_grpc.WalletServiceStub(self._cashier))
+
+    async def deposit(self, player: str, amount: int, key: str | None = None) -> int:
+        """Put ``amount`` chips in ``player``'s wallet (the cashier, as admin); the balance."""
+        import uuid
+
+        from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
+        async with self.channel("wallet", identity="admin") as ch:
+            receipt = await wallet_pb2_grpc.WalletServiceStub(ch).Deposit(wallet_pb2.Transfer(
+                account=wallet_pb2.Account(player_id=player), amount=amount,
+                idempotency_key=key or uuid.uuid4().hex, reference="test"))
+        return receipt.balance
 
     def keyring(self) -> ComplianceKeyring:
         """A compliance keyring that opens every hand this stack dealt."""
@@ -72,7 +112,9 @@ class LocalStack:
         config = Config(nats_url=self.nats_url, host="127.0.0.1", port=port,
                         addresses=self.addresses, log_level="WARNING", stream_replicas=1,
                         compliance_public_key=self.public_key_file, tls=self.tls(name))
-        server, cleanup = await start(name, SETUPS[name], config, now_ms=self.now_ms)
+        access = table_access(self.issuer.verifier()) if name == "table" else None
+        server, cleanup = await start(name, SETUPS[name], config, now_ms=self.now_ms,
+                                      access=access)
         await server.start()
         self.servers[name] = server
         self.cleanups[name] = cleanup
@@ -90,6 +132,8 @@ class LocalStack:
         return keeper_for(self.servers["table"].server)
 
     async def stop(self) -> None:
+        if self._cashier is not None:
+            await self._cashier.close()
         for name in reversed(START_ORDER):
             if name in self.servers:
                 await self.stop_service(name)

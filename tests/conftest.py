@@ -37,7 +37,24 @@ async def stack(nats_server):
 
 @pytest_asyncio.fixture
 async def table_stub(stack):
+    """The table service over TLS as a client, calling as whoever a request's seat belongs
+    to: seat N as player ``pN`` (each with their own token), seat 0 and CreateTable as an
+    operator (tests/helpers/tables.SeatStubs)."""
+    from tests.helpers.tables import SeatStubs
+    yield SeatStubs(stack, {})
+
+
+@pytest_asyncio.fixture
+async def client_stub(stack):
+    """The table service over TLS as a client with no token of its own: callers pass theirs
+    per call (the bots do: services/pokerctl/botclient.py)."""
     from poker.table.v1 import table_pb2_grpc
-    channel = stack.channel("table")  # over TLS, as a client (players present no certificate)
+    channel = stack.channel("table")
     yield table_pb2_grpc.TableServiceStub(channel)
     await channel.close()
+
+
+@pytest.fixture
+def sponsor(stack):
+    """Who the bots are and where their chips come from (tokens, deposits)."""
+    return stack.sponsor()

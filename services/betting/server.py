@@ -7,7 +7,8 @@ from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2
 
 from shared.infra.repository import LoadedTable, TableRepository, digest
-from shared.infra.rpc import BadRequest, rpc
+from shared.infra.rpc import CLIENT_PREFIX, BadRequest, rpc
+from shared.infra.seattokens import check_holder
 from shared.infra.steps import for_hand, run_step
 from shared.poker import decide as D
 from shared.poker.clock import is_late
@@ -17,6 +18,15 @@ from shared.poker.options import MAX_CHIPS
 
 #: protobuf ActionKind -> domain
 ACTIONS = {events_pb2.ActionKind.Value(f"ACTION_KIND_{a.name}"): a for a in ActionKind}
+
+
+def _held_by(seat: int, player_id: str, decide):
+    """``decide``, for the player the table service authenticated: refused (PERMISSION_DENIED)
+    unless the seat is theirs on this service's own fold."""
+    def checked(table):
+        check_holder(table, seat, player_id)
+        return decide(table)
+    return checked
 
 
 def action_from(request_action: int) -> ActionKind:
@@ -55,9 +65,12 @@ class BettingService(betting_pb2_grpc.BettingServiceServicer):
         step = request.step
         action = action_from(request.action)
         amount = amount_from(request)
+        decide = for_hand(step, D.act, request.seat, action, amount)
+        if step.command_id.startswith(CLIENT_PREFIX):  # a player's: the seat must be theirs
+            decide = _held_by(request.seat, request.player_id, decide)
         return await run_step(self.repo, step,
                               digest("act", step.hand_no, request.seat, action.value, amount),
-                              for_hand(step, D.act, request.seat, action, amount))
+                              decide)
 
     @rpc
     async def TimeOut(self, request: betting_pb2.TimeOutRequest, context):

@@ -17,6 +17,7 @@ from poker.engine.v1 import step_pb2
 
 from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import BadRequest, check_step, check_table_id, rpc
+from shared.infra.seattokens import check_holder
 from shared.infra.secrecy import CompliancePublicKey, DealerKeyring, HandKey, Sealing
 from shared.infra.steps import current_hand, for_hand, run_step
 from shared.infra.vault import DeckVault, HandDecks
@@ -141,6 +142,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
             raise BadRequest("a seat is a seat number from 1")
         await self._decks(request.table_id, request.hand_no)
         lt = await self.repo.get(request.table_id)
+        check_holder(lt.state, request.seat, request.player_id)  # the authenticated player's
         hand = current_hand(lt.state, request.table_id, request.hand_no)
         player = next((p for p in hand.players if p.seat == request.seat), None)
         if player is None:

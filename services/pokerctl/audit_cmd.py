@@ -19,6 +19,11 @@ in stream order.
 
 --export writes the commits exactly as stored (JSON lines: table, seq, base64 bytes), for an
 audit offline with --file.
+
+--all also audits the money (shared/audit/money.py) when the server holds the wallet's
+ledger: every table's buy-ins, cash-outs and rake matched once with the ledger's debits and
+credits, and deposits - withdrawals = wallet balances + house + chips at the tables + money
+in transit. A line says whether it balances (in --json: "money"); exit 1 if not.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from collections.abc import Iterable
 import nats
 
 from shared.audit.auditor import TableAudit, TableAuditor
+from shared.audit.money import MoneyAudit, audit_money
 from shared.audit.export import ExportError, dump_lines, load_lines
 from shared.infra.eventstore import MIRROR_STREAM, READ_BATCH, STREAM, EventStore, \
     StoreError, Stored
@@ -175,6 +181,21 @@ def read_file(path: str, table: str | None, run: Run) -> dict:
 # --- output ------------------------------------------------------------------------------------
 
 
+async def _money(args: argparse.Namespace, audits: list[TableAudit]) -> MoneyAudit | None:
+    """The money audit of ``audits`` against the wallet's ledger on the server (None: the
+    server holds no ledger, a mirror's say)."""
+    from services.wallet.ledger import fold_ledger, read_ledger
+    store = await connect(args.nats, args.stream)
+    try:
+        try:
+            events = await read_ledger(store.js)
+        except StoreError:
+            return None
+        return audit_money(audits, fold_ledger(events))
+    finally:
+        await store.close()
+
+
 def report_text(audits: list[TableAudit], source: dict, seconds: float, out) -> None:
     print(f"{'table':<36}{'commits':>8}{'events':>9}{'hands':>7}{'rake':>8}  chips  audit",
           file=out)
@@ -296,7 +317,20 @@ def run(args: argparse.Namespace) -> int:
     if args.table_id and not audits:
         print(f"pokerctl audit: table {args.table_id!r} has no commits", file=sys.stderr)
         return 2
+    money = None
+    if args.all:
+        try:
+            money = asyncio.run(_money(args, audits))
+        except Exception as exc:  # LedgerCorrupt, StoreError: the money does not check
+            source.setdefault("problems", []).append(f"the wallet's ledger: {exc}")
+        if money is not None:
+            source["money"] = money.as_dict()
+            if not money.ok:
+                source.setdefault("problems", []).extend(
+                    ["money: " + p for p in money.problems] or ["money: " + money.summary()])
     (report_json if args.json else report_text)(audits, source, seconds, sys.stdout)
+    if money is not None and not args.json:
+        print(money.summary(), file=sys.stdout, flush=True)
     return 0 if all(a.ok for a in audits) and not source.get("problems") else 1
 
 

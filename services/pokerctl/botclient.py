@@ -1,5 +1,8 @@
 """Bots that play through the TableService API: legal, varied actions (folds, calls, raises of
-several sizes, all-ins), the same policy as the in-process driver's bots."""
+several sizes, all-ins), the same policy as the in-process driver's bots.
+
+Each bot is a player of its own: it calls with its own token (from the :class:`Sponsor`'s
+identity provider) and buys in from its own wallet, which the sponsor funds first."""
 
 from __future__ import annotations
 
@@ -11,6 +14,10 @@ from dataclasses import dataclass, field
 import grpc
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2, table_pb2_grpc
+from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
+
+from services.table.calls import call_with_retry
+from shared.infra.identity import OPERATOR, PLAYER, DevIssuer
 
 from shared.infra.limits import retry_after_s
 from shared.infra.seattokens import new_seat_token
@@ -29,43 +36,87 @@ def legal_from(seat: int, legal: table_pb2.Legal) -> LegalActions:
         raise_sizes=tuple(legal.raise_sizes), min_to=legal.min_to, max_to=legal.max_to)
 
 
+def bearer(token: str) -> tuple[tuple[str, str], ...]:
+    """A call's metadata carrying ``token``."""
+    return (("authorization", f"Bearer {token}"),)
+
+
+@dataclass
+class Sponsor:
+    """Who the bots are and where their chips come from: ``issuer`` signs their tokens (the
+    embedded setup's dev identity provider), ``wallet`` (the cashier, as admin) deposits
+    what they buy in for."""
+
+    issuer: DevIssuer
+    wallet: wallet_pb2_grpc.WalletServiceStub
+    ttl_s: int = 12 * 3600
+
+    def token(self, subject: str, *roles: str) -> str:
+        return self.issuer.token(subject, roles or (PLAYER,), ttl_s=self.ttl_s)
+
+    def operator(self) -> tuple[tuple[str, str], ...]:
+        return bearer(self.token("bots-operator", OPERATOR))
+
+    async def fund(self, player: str, amount: int) -> None:
+        """Deposit ``amount`` for ``player`` (retried with its key while the wallet is
+        away: one deposit)."""
+        await call_with_retry(self.wallet.Deposit, wallet_pb2.Transfer(
+            account=wallet_pb2.Account(player_id=player), amount=amount,
+            idempotency_key=f"bots/{player}/{secrets.token_hex(8)}", reference="pokerctl bots"))
+
+
 @dataclass
 class BotTable:
     table_id: str
-    tokens: dict[int, str] = field(default_factory=dict)
+    tokens: dict[int, str] = field(default_factory=dict)  # seat tokens
     buy_in: int = 0
     actions: int = 0
     hands_seen: int = 0
+    players: dict[int, str] = field(default_factory=dict)
+    auth: dict[int, tuple] = field(default_factory=dict)  # seat -> its player's call metadata
+    sponsor: Sponsor | None = None
+
+    def watcher(self) -> tuple:
+        """Metadata to spectate the table (any player may watch a public table)."""
+        return next(iter(self.auth.values()), ())
 
 
 async def seat_bots(stub: table_pb2_grpc.TableServiceStub, table_id: str, seats: int,
-                    buy_in: int) -> BotTable:
-    bots = BotTable(table_id, buy_in=buy_in)
+                    buy_in: int, sponsor: Sponsor) -> BotTable:
+    bots = BotTable(table_id, buy_in=buy_in, sponsor=sponsor)
     for seat in range(1, seats + 1):
-        # The bot's own token: only its digest goes to the table, and the command id is
+        player = f"bot-{table_id}-{seat}"
+        await sponsor.fund(player, buy_in)
+        auth = bearer(sponsor.token(player))
+        # The bot's own seat token: only its digest goes to the table, and the command id is
         # random, so nobody who knows the table can replay this SitDown for the token.
         token, token_sha256 = new_seat_token()
         await stub.SitDown(table_pb2.SitDownRequest(
-            table_id=table_id, seat=seat, player_id=f"bot-{table_id}-{seat}", buy_in=buy_in,
-            command_id=f"sit-{seat}-{secrets.token_hex(8)}", seat_token_sha256=token_sha256))
-        bots.tokens[seat] = token
+            table_id=table_id, seat=seat, buy_in=buy_in,
+            command_id=f"sit-{seat}-{secrets.token_hex(8)}", seat_token_sha256=token_sha256),
+            metadata=auth)
+        bots.tokens[seat], bots.players[seat], bots.auth[seat] = token, player, auth
     return bots
 
 
 async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int,
-               rng: random.Random, latencies: list[float] | None = None) -> BotTable:
+               rng: random.Random, latencies: list[float] | None = None,
+               leave: bool = False) -> BotTable:
     """Act for whichever bot is on turn. When hand ``hands`` starts every bot sits out (from
-    the next hand), so the table stops once that hand is over."""
+    the next hand), so the table stops once that hand is over; ``leave``: then every bot
+    leaves, its chips cashed out to its wallet."""
     policy = random_policy(rng)
     loop = asyncio.get_running_loop()
     leaving = False
-    view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id))
+    watch = bots.watcher()
+    view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id), metadata=watch)
     while True:
         if view.hand_no >= hands and not leaving:
             await _sit_out_all(stub, bots)
             leaving = True
         if view.to_act == 0:
-            view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id))
+            view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id),
+                                       metadata=watch)
             if view.to_act == 0:
                 if leaving:
                     break
@@ -73,7 +124,8 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
                     # Between hands: bots that went broke buy back in; else the table is over.
                     if not await _rebuy(stub, bots, view):
                         break
-                    view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id))
+                    view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id),
+                                               metadata=watch)
                 continue
         seat = view.to_act  # every view carries the options of the player on turn
         token = bots.tokens[seat]
@@ -88,10 +140,11 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
             request.amount = to
         started = loop.time()
         try:
-            reply = await stub.Act(request)
+            reply = await stub.Act(request, metadata=bots.auth[seat])
         except grpc.aio.AioRpcError as exc:
             if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
-                view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id))
+                view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id),
+                                           metadata=watch)
                 continue
             wait = retry_after_s(exc)
             if wait is not None:  # over the seat's rate: wait as told, then decide again
@@ -103,6 +156,11 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
         bots.actions += 1
         view = reply.view
     bots.hands_seen = view.hand_no
+    if leave:
+        for seat, token in bots.tokens.items():
+            await stub.Leave(table_pb2.SeatRequest(
+                table_id=bots.table_id, seat=seat, seat_token=token,
+                command_id=f"leave-{seat}-{secrets.token_hex(4)}"), metadata=bots.auth[seat])
     return bots
 
 
@@ -113,9 +171,12 @@ async def _rebuy(stub: table_pb2_grpc.TableServiceStub, bots: BotTable,
     if not broke or not bots.buy_in:
         return False
     for s in broke:
+        if bots.sponsor is not None:
+            await bots.sponsor.fund(bots.players[s.seat], bots.buy_in)
         await stub.TopUp(table_pb2.TopUpRequest(seat=table_pb2.SeatRequest(
             table_id=bots.table_id, seat=s.seat, seat_token=bots.tokens[s.seat],
-            command_id=f"rebuy-{view.version}-{s.seat}"), amount=bots.buy_in))
+            command_id=f"rebuy-{view.version}-{s.seat}"), amount=bots.buy_in),
+            metadata=bots.auth[s.seat])
     return True
 
 
@@ -124,7 +185,8 @@ async def _sit_out_all(stub: table_pb2_grpc.TableServiceStub, bots: BotTable) ->
         try:
             await stub.SitOut(table_pb2.SitOutRequest(
                 seat=table_pb2.SeatRequest(table_id=bots.table_id, seat=seat, seat_token=token,
-                                           command_id=f"out-{seat}"), sit_out=True))
+                                           command_id=f"out-{seat}"), sit_out=True),
+                metadata=bots.auth[seat])
         except grpc.aio.AioRpcError as exc:
             if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
                 raise

@@ -11,8 +11,13 @@ table's log back from JetStream and audits it as `pokerctl audit` does (shared/a
 hash chain, every decision made again by the engine, chips conserved, every deck revealed
 matching its commitment and dealt in order. Exit 1 if any audit fails.
 
-The table service and NATS default to what `pokerctl up` runs (POKER_TABLE_ADDR,
-POKER_NATS_URL override them).
+Each bot is a player with its own token, from the dev identity provider `pokerctl up` keeps
+in its data directory, and its own wallet, into which the bots deposit what they buy in for
+(through the wallet's cashier, as the admin). When the last hand is over every bot leaves and
+its chips go back to its wallet.
+
+The table service, the wallet and NATS default to what `pokerctl up` runs (POKER_TABLE_ADDR,
+POKER_WALLET_ADDR, POKER_NATS_URL override them).
 """
 
 from __future__ import annotations
@@ -30,16 +35,22 @@ from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.audit import TableAudit, audit_table
+from shared.audit.money import MoneyAudit, audit_money
 from shared.infra import natsconn
 from shared.infra.codec import decode_body
 from shared.infra.eventstore import EventStore, StoreError, find_log
 from shared.infra.secrecy import Keyring, SecrecyError
 from shared.infra.tls import TlsConfig, channel
+from poker.wallet.v1 import wallet_pb2_grpc
+
+from shared.infra.identity import DevIssuer
 from shared.poker.options import TableOptions, table_options
 from shared.poker.table import buy_in_limits
 
-from .botclient import BotTable, play, seat_bots
+from .botclient import BotTable, Sponsor, play, seat_bots
 from .certs_cmd import client_tls_or_exit
+from .token_cmd import identity_dir
+from .wallet_cmd import default_wallet_addr
 from .keys_cmd import add_key_argument, keyring_from
 from .up import NATS_HELP, client_ca, default_nats_url, default_table_addr
 
@@ -125,15 +136,18 @@ class Played:
 
 
 async def create_and_seat(stub: table_pb2_grpc.TableServiceStub, plan: TablePlan,
-                          seats: int) -> BotTable:
+                          seats: int, sponsor: Sponsor) -> BotTable:
     options = plan.options  # validated here: a bad plan fails before anything is appended
     await stub.CreateTable(table_pb2.CreateTableRequest(
-        table_id=plan.table_id, settings=plan.settings(), command_id=f"create-{plan.table_id}"))
-    return await seat_bots(stub, plan.table_id, min(seats, options.max_seats), plan.buy_in())
+        table_id=plan.table_id, settings=plan.settings(), command_id=f"create-{plan.table_id}"),
+        metadata=sponsor.operator())
+    return await seat_bots(stub, plan.table_id, min(seats, options.max_seats), plan.buy_in(),
+                           sponsor)
 
 
 async def play_tables(stub: table_pb2_grpc.TableServiceStub, plans: list[TablePlan],
-                      hands: int, seats: int, seed: object = None) -> list[Played]:
+                      hands: int, seats: int, sponsor: Sponsor, seed: object = None,
+                      leave: bool = True) -> list[Played]:
     """Every table at once: each is created, seated and played in its own task; an error
     (a gRPC status) ends that table only and is reported in its result."""
     async def one(i: int, plan: TablePlan) -> Played:
@@ -141,8 +155,8 @@ async def play_tables(stub: table_pb2_grpc.TableServiceStub, plans: list[TablePl
         rng = random.Random(f"{seed}/{i}") if seed is not None else random.Random()
         bots = BotTable(plan.table_id, buy_in=plan.buy_in())
         try:
-            bots = await create_and_seat(stub, plan, seats)
-            bots = await play(stub, bots, hands, rng)
+            bots = await create_and_seat(stub, plan, seats, sponsor)
+            bots = await play(stub, bots, hands, rng, leave=leave)
         except grpc.aio.AioRpcError as exc:
             return Played(plan, bots, time.perf_counter() - started,
                           f"{exc.code().name}: {exc.details()}")
@@ -196,6 +210,18 @@ async def audit_tables(nats_url: str, table_ids: list[str],
         await store.close()
 
 
+async def audit_money_of(nats_url: str, audits: list[TableAudit],
+                         ca: str | None = None) -> MoneyAudit:
+    """The money audit (shared/audit/money.py) of ``audits``, which must be every table of
+    the platform, against the wallet's ledger on the same server."""
+    from services.wallet.ledger import fold_ledger, read_ledger
+    store = await connect_store(nats_url, ca=ca)
+    try:
+        return audit_money(audits, fold_ledger(await read_ledger(store.js)))
+    finally:
+        await store.close()
+
+
 # --- output ----------------------------------------------------------------------------------
 
 
@@ -239,14 +265,20 @@ def print_report(played: list[Played], audits: list[TableAudit] | None, seconds:
 
 async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan], hands: int,
                    seats: int, seed: object = None, out=None,
-                   keyring: Keyring | None = None, *, tls: TlsConfig | None) -> int:
+                   keyring: Keyring | None = None, *, tls: TlsConfig | None,
+                   wallet_addr: str | None = None, wallet_tls: TlsConfig | None = None,
+                   issuer: DevIssuer | None = None) -> int:
     """Play and audit; ``tls``: the CA and certificate the table service is reached with
-    (None: plaintext, POKER_INSECURE)."""
+    (None: plaintext, POKER_INSECURE); ``wallet_tls``: the admin's, for the wallet's
+    cashier; ``issuer``: who signs the bots' tokens (default: `up`'s)."""
     out = sys.stdout if out is None else out
     started = time.perf_counter()
-    async with channel(table_addr, tls, service="table") as chan:
+    issuer = issuer or DevIssuer.create(identity_dir(None))
+    async with channel(table_addr, tls, service="table") as chan, \
+            channel(wallet_addr or default_wallet_addr(), wallet_tls, service="wallet") as wch:
+        sponsor = Sponsor(issuer, wallet_pb2_grpc.WalletServiceStub(wch))
         played = await play_tables(table_pb2_grpc.TableServiceStub(chan), plans, hands,
-                                   seats, seed)
+                                   seats, sponsor, seed)
     if played and all(p.error.startswith("UNAVAILABLE") for p in played):
         print(f"pokerctl bots: no table service at {table_addr}: is `pokerctl up` running? "
               "(--table, POKER_TABLE_ADDR)", file=sys.stderr)
@@ -281,13 +313,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
     return asyncio.run(run_bots(args.table, None if args.no_audit else args.nats, plans,
                                 args.hands, args.seats, args.seed, keyring=keyring,
-                                tls=client_tls_or_exit()))
+                                tls=client_tls_or_exit(), wallet_addr=args.wallet,
+                                wallet_tls=client_tls_or_exit("admin")))
 
 
 def add_client_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", default=default_table_addr(),
                    help="table service address (default POKER_TABLE_ADDR or %(default)s)")
     p.add_argument("--nats", default=default_nats_url(), help=NATS_HELP)
+    p.add_argument("--wallet", default=None,
+                   help="the wallet's address, for the bots' deposits (default "
+                        "POKER_WALLET_ADDR, else `pokerctl up`'s)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

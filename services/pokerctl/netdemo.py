@@ -6,7 +6,8 @@
    table at once;
 3. every table's log is read back from JetStream and audited: the hash chain and the fold,
    chips conserved (seats' stacks + rake = buy-ins), every deck revealed against its
-   commitment and the cards dealt from it;
+   commitment and the cards dealt from it; then the money: every buy-in, cash-out and rake
+   matched with the wallet's ledger, deposits - withdrawals = wallets + house + tables;
 4. a summary (hands, events, chips, time), and a clean stop (table service, other services,
    then NATS); the temporary directory is removed.
 """
@@ -22,7 +23,7 @@ from poker.table.v1 import table_pb2_grpc
 
 from shared.infra.natsauth import READER
 
-from .bots_cmd import audit_tables, plan_tables, play_tables, print_report
+from .bots_cmd import audit_money_of, audit_tables, plan_tables, play_tables, print_report
 from .up import ClusterError, LocalCluster
 
 
@@ -40,7 +41,8 @@ async def run_networked_demo(hands: int, seats: int, seed, out=None) -> int:
                 _tail_logs(cluster)
                 return 1
             up_s = time.perf_counter() - started
-            print(f"nats-server and 5 services up in {up_s:.1f} s:", file=out)
+            print(f"nats-server and {len(cluster.instances)} services up in {up_s:.1f} s:",
+                  file=out)
             for name, addr in cluster.addresses.items():
                 print(f"  {name:<9} {addr}", file=out)
             plans = plan_tables()
@@ -49,11 +51,17 @@ async def run_networked_demo(hands: int, seats: int, seed, out=None) -> int:
             play_started = time.perf_counter()
             async with cluster.channel("table") as channel:
                 stub = table_pb2_grpc.TableServiceStub(channel)
-                played = await play_tables(stub, plans, hands, seats, seed)
+                played = await play_tables(stub, plans, hands, seats, cluster.sponsor(), seed)
             audits = await audit_tables(cluster.nats_url_for(READER),
                                         [p.table_id for p in plans], cluster.keyring(),
                                         ca=cluster.nats_ca)
             ok = print_report(played, audits, time.perf_counter() - play_started, out)
+            money = await audit_money_of(cluster.nats_url_for(READER), audits,
+                                         ca=cluster.nats_ca)
+            print(money.summary(), file=out)
+            for problem in money.problems:
+                print(f"  {problem}", file=out)
+            ok &= money.ok
             print("the log seals every card nobody saw (per-hand AES-256-GCM keys, wrapped to "
                   "the compliance key); the audit opened them with the compliance private key",
                   file=out)

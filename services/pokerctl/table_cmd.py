@@ -1,19 +1,23 @@
 """`pokerctl seat`: a seated player's table commands, through the TableService API.
 
-    pokerctl seat sit-out    --table-id T --seat N --token TOKEN
-    pokerctl seat return     --table-id T --seat N --token TOKEN [--post-big-blind]
-    pokerctl seat top-up     --table-id T --seat N --token TOKEN --amount A
-    pokerctl seat leave      --table-id T --seat N --token TOKEN
-    pokerctl seat disconnect --table-id T --seat N --token TOKEN
-    pokerctl seat reconnect  --table-id T --seat N --token TOKEN
+    pokerctl seat sit-out    --table-id T --seat N --seat-token S --token JWT
+    pokerctl seat return     --table-id T --seat N --seat-token S --token JWT [--post-big-blind]
+    pokerctl seat top-up     --table-id T --seat N --seat-token S --token JWT --amount A
+    pokerctl seat leave      --table-id T --seat N --seat-token S --token JWT
+    pokerctl seat disconnect --table-id T --seat N --seat-token S --token JWT
+    pokerctl seat reconnect  --table-id T --seat N --seat-token S --token JWT
 
-The token is the seat token SitDown returned (or POKER_SEAT_TOKEN, which keeps it out of the
-process list). Sitting out and returning take effect from the next hand; a player who timed
-out was sat out and comes back with ``return``; leaving mid-hand folds the hand and frees the
-seat when it ends; topping up happens between hands; a reconnect while on the clock adds the
-table's reconnect bonus once per decision. ``--command-id``: the same id makes a retry
-harmless. Prints the seat afterwards (``--json``: the whole view as JSON). Exit 1 if the
-service refuses (with its reason), 2 for bad arguments.
+Each command needs both: ``--token``, the player's token from the identity provider (sent as
+``authorization: Bearer``; against `pokerctl up`: ``pokerctl token --player P``), whose
+subject must be the seat's player; and ``--seat-token``, the seat token SitDown returned. Or
+POKER_TOKEN and POKER_SEAT_TOKEN, which keep them out of the process list.
+
+Sitting out and returning take effect from the next hand; a player who timed out was sat out
+and comes back with ``return``; leaving mid-hand folds the hand and frees the seat when it
+ends; topping up (from the player's wallet) happens between hands; a reconnect while on the
+clock adds the table's reconnect bonus once per decision. ``--command-id``: the same id
+makes a retry harmless. Prints the seat afterwards (``--json``: the whole view as JSON). Exit
+1 if the service refuses (with its reason), 2 for bad arguments.
 
 The table service defaults to what `pokerctl up` runs (POKER_TABLE_ADDR overrides it).
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import uuid
 
@@ -29,27 +34,31 @@ import grpc
 from google.protobuf.json_format import MessageToJson
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
+from shared.infra.identity import AUTHORIZATION
 from shared.infra.tls import sync_channel
 
 from .certs_cmd import client_tls_or_exit
 from .up import default_table_addr
 
 ACTIONS = ("sit-out", "return", "top-up", "leave", "disconnect", "reconnect")
+#: what a bearer token may be made of (RFC 6750; a JWT is of these)
+BEARER_TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
 
 
 def call(stub: table_pb2_grpc.TableServiceStub, args: argparse.Namespace,
          timeout: float = 10.0) -> table_pb2.TableReply:
-    seat = table_pb2.SeatRequest(table_id=args.table_id, seat=args.seat, seat_token=args.token,
-                                 command_id=args.command_id)
+    seat = table_pb2.SeatRequest(table_id=args.table_id, seat=args.seat,
+                                 seat_token=args.seat_token, command_id=args.command_id)
+    kw = {"timeout": timeout, "metadata": ((AUTHORIZATION, f"Bearer {args.token}"),)}
     if args.action in ("sit-out", "return"):
         return stub.SitOut(table_pb2.SitOutRequest(
             seat=seat, sit_out=args.action == "sit-out", post_big_blind=args.post_big_blind),
-            timeout=timeout)
+            **kw)
     if args.action == "top-up":
-        return stub.TopUp(table_pb2.TopUpRequest(seat=seat, amount=args.amount), timeout=timeout)
+        return stub.TopUp(table_pb2.TopUpRequest(seat=seat, amount=args.amount), **kw)
     method = {"leave": stub.Leave, "disconnect": stub.Disconnect,
               "reconnect": stub.Reconnect}[args.action]
-    return method(seat, timeout=timeout)
+    return method(seat, **kw)
 
 
 def describe(reply: table_pb2.TableReply, seat: int) -> str:
@@ -72,8 +81,18 @@ def describe(reply: table_pb2.TableReply, seat: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.seat_token:
+        print("pokerctl seat: --seat-token (or POKER_SEAT_TOKEN) is required: the seat token "
+              "SitDown returned", file=sys.stderr)
+        return 2
     if not args.token:
-        print("pokerctl seat: --token (or POKER_SEAT_TOKEN) is required", file=sys.stderr)
+        print("pokerctl seat: --token (or POKER_TOKEN) is required: the player's token from "
+              "the identity provider (`pokerctl token --player P` for `pokerctl up`)",
+              file=sys.stderr)
+        return 2
+    if not BEARER_TOKEN.fullmatch(args.token):
+        print("pokerctl seat: --token is not a token (a JWT: letters, digits and '-._~+/')",
+              file=sys.stderr)
         return 2
     if args.action == "top-up" and (args.amount is None or args.amount <= 0):
         print("pokerctl seat top-up: --amount must be a positive number of chips",
@@ -103,8 +122,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("action", choices=ACTIONS)
     p.add_argument("--table-id", required=True)
     p.add_argument("--seat", type=int, required=True)
-    p.add_argument("--token", default=os.environ.get("POKER_SEAT_TOKEN", ""),
+    p.add_argument("--seat-token", default=os.environ.get("POKER_SEAT_TOKEN", ""),
                    help="the seat token SitDown returned (default POKER_SEAT_TOKEN)")
+    p.add_argument("--token", default=os.environ.get("POKER_TOKEN", ""),
+                   help="the player's token from the identity provider, sent as "
+                        "'authorization: Bearer' (default POKER_TOKEN)")
     p.add_argument("--amount", type=int, default=None, help="top-up: chips to add")
     p.add_argument("--post-big-blind", action="store_true",
                    help="return: post the missed blinds now (else wait for the big blind)")

@@ -57,12 +57,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from shared.infra import natsauth, natsconn
 from shared.infra.files import write_private
 from shared.infra.config import DEFAULT_BASE_PORT, DEFAULT_NATS_URL, PORT_OFFSETS
+from shared.infra.identity import DevIssuer
 from shared.infra.natsserver import NatsServer, free_port
 from shared.infra.tls import TlsConfig, channel
 from shared.infra.tls import generate as generate_certs
 
 #: the table service calls the others: it starts last and stops first
-SERVICES = ("dealer", "betting", "showdown", "rake", "table")
+SERVICES = ("wallet", "dealer", "betting", "showdown", "rake", "table")
 DEFAULT_NATS_PORT = 4222
 HOST = "127.0.0.1"
 #: what selects a process's gRPC certificates (shared/infra/tls.py); `up` sets them itself
@@ -94,9 +95,11 @@ async def create_streams(url: str, replicas: int, ca: str | None = None) -> None
     from shared.infra.eventstore import EventStore, StreamSettings
     from shared.infra.lease import Leases, ttl_ms_from_env
     from shared.infra.vault import DeckVault
+    from services.wallet.ledger import ensure_wallet_stream
     store = await EventStore.connect(url, name="pokerctl-up", ca=ca,
                                      settings=StreamSettings(replicas=replicas))
     try:
+        await ensure_wallet_stream(store.js, replicas=replicas)
         await DeckVault.open(store.js, replicas=replicas)
         await Leases.open(store.js, ttl_ms=ttl_ms_from_env(), replicas=replicas)
     finally:
@@ -244,12 +247,16 @@ class LocalCluster:
     nats_passwords: dict[str, str] = field(default_factory=dict, repr=False)
     #: plaintext gRPC between the services (POKER_INSECURE=1): debugging only
     insecure: bool = False
+    _cashier: object = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
         self.key_file, self.public_key_file = compliance_key_files(self.data_dir)
         #: the CA and every identity's certificate (made on first use, the CA kept after)
         self.tls_dir = None if self.insecure else generate_certs(self.data_dir / "tls")
+        #: the dev identity provider players' and operators' tokens come from (`pokerctl
+        #: token`): made on first use, kept after
+        self.issuer = DevIssuer.create(self.data_dir / "identity")
         self.nats_passwords = nats_passwords(self.data_dir)
         if not self.ports:
             if self.base_port is None:
@@ -350,6 +357,7 @@ class LocalCluster:
             "POKER_BIND": HOST,
             "POKER_LOG_LEVEL": self.log_level,
             "PYTHONUNBUFFERED": "1",
+            **self.issuer.env(),  # the table service checks every caller's token with it
         })
         if self.base_port is not None:
             env["POKER_BASE_PORT"] = str(self.base_port)
@@ -563,9 +571,22 @@ class LocalCluster:
                 p.kill()
                 await asyncio.to_thread(p.wait)
 
+    def sponsor(self):
+        """Tokens (this cluster's dev issuer) and deposits (its wallet's cashier, as admin)
+        for bots: services/pokerctl/botclient.Sponsor."""
+        from poker.wallet.v1 import wallet_pb2_grpc
+
+        from .botclient import Sponsor
+        if self._cashier is None:
+            self._cashier = self.channel("wallet", identity="admin")
+        return Sponsor(self.issuer, wallet_pb2_grpc.WalletServiceStub(self._cashier))
+
     async def stop(self) -> None:
         """SIGTERM the table service (it calls the others), then the rest; wait for each
         (SIGKILL after 10 s); then stop NATS. Safe to call twice."""
+        if self._cashier is not None:
+            await self._cashier.close()
+            self._cashier = None
         tables = ["table", *(n for n, s in self.replicas.items() if s == "table")]
         await self._terminate(tables)
         await self._terminate([n for n in self.procs if n not in tables])

@@ -83,7 +83,11 @@ async def serve(cluster: LocalCluster, out=None) -> int:
         # NATS's URL, CA and the clients' passwords are in the data directory, not printed
         here = cluster.data_dir.resolve()
         data = "" if here == default_data_dir().resolve() else f"POKER_DATA_DIR={here} "
-        print(f"clients: export {data}POKER_TABLE_ADDR={addrs['table']}"
+        print(f"identity: tokens from the dev issuer {cluster.issuer.directory} (`pokerctl "
+              "token --player P [--role operator]`); money: the reference wallet (`pokerctl "
+              "wallet deposit --player P --amount N`)", file=out)
+        print(f"clients: export {data}POKER_TABLE_ADDR={addrs['table']} "
+              f"POKER_WALLET_ADDR={addrs['wallet']}"
               "\nCtrl-C stops everything.", file=out, flush=True)
         waiting = asyncio.create_task(stop.wait())
         if cluster.nats_nodes > 1 or cluster.replica_count > 1:
@@ -101,8 +105,8 @@ async def serve(cluster: LocalCluster, out=None) -> int:
             code = 1
         for t in (waiting, exited):
             t.cancel()
-        print("stopping: table, then dealer, betting, showdown, rake, then NATS", file=out,
-              flush=True)
+        print("stopping: table, then wallet, dealer, betting, showdown, rake, then NATS",
+              file=out, flush=True)
         return code
     finally:
         await cluster.stop()
@@ -126,11 +130,12 @@ def run(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("up", help="run nats-server and every service here until Ctrl-C")
     p.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT,
-                   help=f"services listen at this + 1..5 (default {DEFAULT_BASE_PORT})")
+                   help=f"services listen at this + 1..6 (default {DEFAULT_BASE_PORT})")
     p.add_argument("--nats-port", type=int, default=DEFAULT_NATS_PORT,
                    help=f"NATS client port (default {DEFAULT_NATS_PORT})")
     p.add_argument("--data-dir", default=str(default_data_dir()),
-                   help="JetStream store, logs and seat secret (default %(default)s)")
+                   help="JetStream store, logs, keys, certificates and the dev token "
+                        "issuer (default %(default)s)")
     p.add_argument("--log-level", default="INFO", help="services' log level (default INFO)")
     p.add_argument("--cluster", type=int, default=1, choices=(1, 3),
                    help="nats-server nodes: 1, or 3 as a JetStream cluster with R3 streams")

@@ -2,6 +2,6 @@
 
 from shared.infra.boot import main
 
-from .server import setup
+from .server import access_from_env, setup
 
-main("table", setup)
+main("table", setup, access_from_env)

@@ -40,7 +40,8 @@ from shared.poker import table as T
 from shared.poker.clock import TurnClock, is_late
 from shared.poker.options import TableOptions
 
-from .driver import Driver, Failures, call_with_retry
+from .calls import Failures, call_with_retry
+from .driver import Driver
 
 log = structlog.get_logger()
 
@@ -189,8 +190,9 @@ class ClockKeeper:
                 return  # lost while reading
             if is_late(lt.clock, lt.state.options, self.now_ms()):
                 await self._time_out(table_id, lt)
-            elif T.table_step(lt.state) is not None:
-                await self.driver.advance(table_id, lt.seq)  # a driver died between steps
+            elif T.table_step(lt.state) is not None or T.settleable(lt.state):
+                # a driver died between steps, or money is still with the wallet
+                await self.driver.advance(table_id, lt.seq)
             lt = self.repo.cached(table_id) or lt
             await self._nudge_countdown(table_id, lt)
             self._seen[table_id] = _Seen(lt.seq, lt.clock,

@@ -14,7 +14,6 @@ logged quietly until the table moves on or fails differently (``Failures``).
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 
 import grpc
@@ -25,17 +24,19 @@ from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2
 from poker.rake.v1 import rake_pb2_grpc
 from poker.showdown.v1 import showdown_pb2_grpc
+from poker.wallet.v1 import wallet_pb2_grpc
 
 from shared.infra.repository import TableRepository, digest
-from shared.infra.rpc import system_command_id, trace_metadata
+from shared.infra.rpc import system_command_id
 from shared.infra.tls import TlsConfig, channel
 from shared.poker import decide as D
 from shared.poker import table as T
 
+from .calls import Failures, call_with_retry
+from .cashier import Cashier
+
 log = structlog.get_logger()
 
-RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED,
-             grpc.StatusCode.DEADLINE_EXCEEDED)
 MAX_STEPS = 500  # per call of advance: a hand never needs this many automated steps
 
 
@@ -45,6 +46,7 @@ class Peers:
     betting: betting_pb2_grpc.BettingServiceStub
     showdown: showdown_pb2_grpc.ShowdownServiceStub
     rake: rake_pb2_grpc.RakeServiceStub
+    wallet: wallet_pb2_grpc.WalletServiceStub
     channels: tuple[grpc.aio.Channel, ...]
 
     @classmethod
@@ -52,66 +54,17 @@ class Peers:
         """Channels to every peer (``addresses``: see :func:`shared.infra.tls.channel`),
         presenting the table service's certificate ``tls`` and checking each peer's."""
         chans = {name: channel(addresses[name], tls, service=name)
-                 for name in ("dealer", "betting", "showdown", "rake")}
+                 for name in ("dealer", "betting", "showdown", "rake", "wallet")}
         return cls(dealer_pb2_grpc.DealerServiceStub(chans["dealer"]),
                    betting_pb2_grpc.BettingServiceStub(chans["betting"]),
                    showdown_pb2_grpc.ShowdownServiceStub(chans["showdown"]),
                    rake_pb2_grpc.RakeServiceStub(chans["rake"]),
+                   wallet_pb2_grpc.WalletServiceStub(chans["wallet"]),
                    tuple(chans.values()))
 
     async def close(self) -> None:
         for c in self.channels:
             await c.close()
-
-
-async def call_with_retry(fn, request, attempts: int = 20, timeout: float = 10.0):
-    """Call an idempotent step; on UNAVAILABLE (a replica restarting) retry the same command."""
-    delay = 0.05
-    for attempt in range(attempts):
-        try:
-            return await fn(request, timeout=timeout, wait_for_ready=True,
-                            metadata=trace_metadata())
-        except grpc.aio.AioRpcError as exc:
-            if exc.code() not in RETRYABLE or attempt == attempts - 1:
-                raise
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
-    raise AssertionError("unreachable")
-
-
-class Failures:
-    """What keeps failing at each table, so that it is reported once and retried less often:
-    the first failure of a kind is an error with its traceback; the same again is logged at
-    debug level, and the table is left alone for a while that doubles up to ``max_s``."""
-
-    def __init__(self, what: str, first_s: float = 0.5, max_s: float = 30.0,
-                 monotonic=time.monotonic) -> None:
-        self.what = what
-        self.first_s = first_s
-        self.max_s = max_s
-        self.monotonic = monotonic
-        self._failing: dict[str, tuple[str, float, float]] = {}  # table -> (kind, wait, at)
-
-    def failed(self, table_id: str, exc: BaseException) -> None:
-        kind = f"{type(exc).__name__}: {exc}"
-        seen = self._failing.get(table_id)
-        if seen is None or seen[0] != kind:
-            log.error(f"{self.what} failed; the table waits for it (reported once)",
-                      table_id=table_id, exc_info=exc)
-            wait = self.first_s
-        else:
-            log.debug(f"{self.what} failed again", table_id=table_id, error=kind)
-            wait = min(seen[1] * 2, self.max_s)
-        self._failing[table_id] = (kind, wait, self.monotonic() + wait)
-
-    def ok(self, table_id: str) -> None:
-        if self._failing.pop(table_id, None) is not None:
-            log.info(f"{self.what} works again", table_id=table_id)
-
-    def waiting(self, table_id: str) -> bool:
-        """Whether the table failed a moment ago (leave it until its wait is over)."""
-        seen = self._failing.get(table_id)
-        return seen is not None and self.monotonic() < seen[2]
 
 
 class Driver:
@@ -121,6 +74,7 @@ class Driver:
         self._running: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task] = set()
         self.failures = Failures("driving the table")
+        self.cashier = Cashier(repo, peers.wallet)
 
     def lock(self, table_id: str) -> asyncio.Lock:
         """Held while the driver works on the table; others (the clock keeper) hold it to keep
@@ -156,6 +110,10 @@ class Driver:
                 lt = await self.repo.load(table_id, version)
                 if lt.state is None:
                     return lt.seq
+                if T.settleable(lt.state) and not self.cashier.failures.waiting(table_id):
+                    # money first (a wallet away holds up no hand: its sagas wait)
+                    version = (await self.cashier.settle(table_id, lt.seq)).version
+                    lt = await self.repo.load(table_id, version)
                 step = T.table_step(lt.state)
                 if step is None:
                     self.failures.ok(table_id)
@@ -185,7 +143,7 @@ class Driver:
         if isinstance(step, T.FreeSeat):
             outcome = await self.repo.execute(
                 table_id, command_id, digest("free", step.seat),
-                lambda t: T.free_seat(t, step.seat), min_version=version)
+                lambda t: T.free_seat(t, step.seat, key=command_id), min_version=version)
             return outcome.version
         if isinstance(step, T.FoldLeaver):
             reply = await call_with_retry(self.peers.betting.Act, betting_pb2.ActRequest(

@@ -8,9 +8,17 @@ players at the tables whose lease this instance holds (lease: shared/infra/lease
 A command is answered once it is in the log: if a step the driver runs after it fails, the
 reply is the table as it stands (OK) and the driver carries on from the log later.
 
-Seat tokens: the client's own (SitDown names its SHA-256), or one made here at random and
-returned in the first reply only; the log keeps only the digest. Callers are held to the
-limits of shared/infra/limits.py (POKER_LIMIT_*).
+Who may call what is :data:`ACCESS`, one rule per RPC, enforced before any handler runs by
+shared/infra/identity.py (the caller's JWT: UNAUTHENTICATED, PERMISSION_DENIED). A seat is
+bound to the player who took it (the token's subject), and the seat token to that seat:
+commands for a seat need both. Seat tokens: the client's own (SitDown names its SHA-256), or
+one made here at random and returned in the first reply only; the log keeps only the
+digest. Callers are held to the limits of shared/infra/limits.py (POKER_LIMIT_*).
+
+Money: every table's chips come from the players' wallets. SitDown and TopUp open a saga
+(BuyInRequested) that the cashier (cashier.py) settles with the wallet before the reply;
+leaving cashes out; rake goes to the house account. A saga a crash left open is finished by
+the next command, the driver or the clock keeper, with the same idempotency key.
 
 Environment: POKER_INSTANCE_ID (the lease holder's name; default host-pid-random),
 POKER_LEASE_TTL_MS (default 5000), POKER_CLOCK_TICK_MS (default 200; 0: the keeper only ticks
@@ -36,24 +44,39 @@ from poker.events.v1 import events_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.infra.eventstore import subject
+from shared.infra.identity import (COMPLIANCE, OPERATOR, PLAYER, Access, Principal, Rule,
+                                   Verifier, caller)
 from shared.infra.lease import Leases, instance_id_from_env, ttl_ms_from_env
 from shared.infra.limits import LimitSettings, Limits, RateLimiter, caller_of
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import BadRequest, Denied, check_table_id, client_command_id, rpc
-from shared.infra.seattokens import new_seat_token, token_digest
+from shared.infra.seattokens import check_holder, new_seat_token, token_digest
 from shared.poker import table as T
 from shared.poker.cards import Card, card
 from shared.poker.clock import TurnClock, is_late
 from shared.poker.errors import IllegalAction
 from shared.poker.options import table_options
+from shared.poker.players import player_key
 from shared.poker.state import TableState
 from shared.poker.view import TableView, table_view
 
 from .clock import DEFAULT_TICK_MS, ClockKeeper, clock_subject
-from .driver import Driver, Peers, call_with_retry
+from .calls import call_with_retry
+from .driver import Driver, Peers
 
 log = structlog.get_logger()
 TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+_PLAYERS, _OPERATORS = Rule(frozenset({PLAYER})), Rule(frozenset({OPERATOR}))
+#: who may call each RPC (one rule each; a method without one is refused): the roles of the
+#: caller's token; an empty set: any valid token. The handlers check the rest: a seat is its
+#: player's, a private table's spectators are operators, compliance or its players.
+ACCESS: dict[str, Rule] = {
+    "CreateTable": _OPERATORS, "PauseTable": _OPERATORS, "CloseTable": _OPERATORS,
+    "SitDown": _PLAYERS, "Leave": _PLAYERS, "SitOut": _PLAYERS, "TopUp": _PLAYERS,
+    "Act": _PLAYERS, "Disconnect": _PLAYERS, "Reconnect": _PLAYERS,
+    "GetState": Rule(frozenset()), "Watch": Rule(frozenset()),
+}
 
 _GAMES = {v: k for k, v in events_pb2.Game.items()}
 _STRUCTURES = {v: k for k, v in events_pb2.Structure.items()}
@@ -78,7 +101,7 @@ def options_from(settings: table_pb2.TableSettings):
         raise BadRequest("settings need a game and a betting structure")
     kwargs: dict = {name: getattr(settings, name) for name in _SETTINGS_INTS
                     if settings.HasField(name)}
-    for flag in ("heads_up_uncapped", "no_flop_no_drop"):
+    for flag in ("heads_up_uncapped", "no_flop_no_drop", "private"):
         if settings.HasField(flag):
             kwargs[flag] = getattr(settings, flag)
     if settings.HasField("rake_cap"):
@@ -91,7 +114,8 @@ def options_from(settings: table_pb2.TableSettings):
     if settings.timeout_policy:
         kwargs["timeout_policy"] = _enum_name(events_pb2.TimeoutPolicy, settings.timeout_policy,
                                               "TIMEOUT_POLICY_")
-    return table_options(game[5:].lower(), structure[10:].lower(), **kwargs)
+    # the service's tables always take their chips from the players' wallets
+    return table_options(game[5:].lower(), structure[10:].lower(), wallet=True, **kwargs)
 
 
 def view_message(view: TableView, version: int, table: TableState,
@@ -104,14 +128,15 @@ def view_message(view: TableView, version: int, table: TableState,
         structure=events_pb2.Structure.Value("STRUCTURE_" + table.options.structure.name),
         hand_no=view.hand_no, phase=view.phase, button=view.button, street=view.street,
         board=[str(c) for c in view.board], pot=view.pot, current_bet=view.current_bet,
-        to_act=view.to_act, rake=view.rake)
+        to_act=view.to_act, rake=view.rake, paused=table.paused, closing=table.closing)
     for pot in view.pots:
         msg.pots.add(amount=pot.amount, eligible=pot.eligible)
     for s in view.seats:
         msg.seats.add(seat=s.seat, player_id=s.player_id, stack=s.stack, bet=s.bet,
                       in_hand=s.in_hand, folded=s.folded, all_in=s.all_in,
                       sitting_out=s.sitting_out, cards=[str(c) for c in s.cards],
-                      shown=s.shown, connected=_connected(table, s.seat))
+                      shown=s.shown, connected=_connected(table, s.seat),
+                      pending=_pending(table, s.seat))
     if view.legal is not None:
         legal = view.legal
         msg.legal.CopyFrom(table_pb2.Legal(
@@ -126,6 +151,11 @@ def view_message(view: TableView, version: int, table: TableState,
         msg.clock_bonus = clock.bonus
     msg.server_unix_ms = now_ms
     return msg
+
+
+def _pending(table: TableState, seat: int) -> int:
+    saga = table.seat_saga(seat)
+    return saga.amount if saga is not None else 0
 
 
 def _connected(table: TableState, seat: int) -> bool:
@@ -145,6 +175,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     # --- helpers -------------------------------------------------------------------------
 
     def _check_token(self, table: TableState, seat: int, token: str) -> None:
+        check_holder(table, seat, caller().subject)
         if not token:
             raise Denied("a seat token is required (the one SitDown returned)")
         s = table.seat(seat)
@@ -180,7 +211,8 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             try:
                 reply = await call_with_retry(
                     self.driver.peers.dealer.SeatCards, dealer_pb2.SeatCardsRequest(
-                        table_id=table_id, hand_no=hand.hand_no, seat=viewer),
+                        table_id=table_id, hand_no=hand.hand_no, seat=viewer,
+                        player_id=caller().subject),
                     attempts=3, timeout=1.0)
             except grpc.aio.AioRpcError as exc:
                 # The hand moved on meanwhile, or the dealer is away: this view shows the
@@ -214,28 +246,58 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             self.driver.failures.failed(table_id, exc)
             return version
 
+    async def _settle(self, table_id: str, key: str, version: int) -> int:
+        """Settle the table's money with the wallet now, for a command that opened saga
+        ``key``: FAILED_PRECONDITION if the wallet refused it, UNAVAILABLE while the wallet does
+        not answer (the saga stays open: a retry with the same command id finishes it)."""
+        done = await self.driver.cashier.settle(table_id, version, raise_unavailable=True)
+        if key in done.refused:
+            raise IllegalAction(f"the wallet refused the chips: {done.refused[key]}")
+        return done.version
+
     async def _seat_command(self, seat: table_pb2.SeatRequest, kind: str, decide, *args,
-                            viewer: int | None = -1,
-                            limit: RateLimiter | None = None) -> table_pb2.TableReply:
+                            viewer: int | None = -1, limit: RateLimiter | None = None,
+                            money: str = "") -> table_pb2.TableReply:
         """A seated player's command on the table (leave, sit out, top up, disconnect,
-        reconnect): token checked, the seat's limit taken, ``decide(table, seat, *args)``
-        appended, the table driven on, the new view returned (to the seat, unless ``viewer``
-        says otherwise)."""
+        reconnect): seat and token checked, the seat's limit taken, ``decide(table, seat,
+        *args)`` appended, the table driven on, the new view returned (to the seat, unless
+        ``viewer`` says otherwise). ``money``: the command opens a saga with the wallet (its
+        key is the command id): "settle" settles it before the reply, "later" leaves it to the
+        driver if the wallet is away (a cash-out: the player has left either way)."""
         command_id = client_command_id(f"s{seat.seat}", seat.command_id)
-        await self._seated(seat.table_id, seat.seat, seat.seat_token)
+        check_table_id(seat.table_id)
+        if viewer is not None or command_id not in (await self.repo.get(seat.table_id)).commands:
+            # (a retry of a leave that freed the seat gets its public answer again)
+            await self._seated(seat.table_id, seat.seat, seat.seat_token)
         limit, key = limit or self.limits.seat_commands, f"{seat.table_id}/{seat.seat}"
         limit.take(key)
+        keyed = {"key": command_id} if money else {}
         try:
             outcome = await self.repo.execute(seat.table_id, command_id,
                                               digest(kind, seat.seat, *args),
-                                              lambda t: decide(t, seat.seat, *args))
+                                              lambda t: decide(t, seat.seat, *args, **keyed))
         except Exception:
             limit.spent_nothing(key)
             raise
         if not outcome.events:
             limit.spent_nothing(key)
-        version = await self._carry_on(seat.table_id, outcome.version)
+        version = outcome.version
+        if money == "settle":
+            version = await self._settle(seat.table_id, command_id, version)
+        version = await self._carry_on(seat.table_id, version)
         return await self._reply(seat.table_id, seat.seat if viewer == -1 else viewer, version)
+
+    async def _operator_command(self, table_id: str, command_id: str, kind: str, decide,
+                                *args) -> table_pb2.TableReply:
+        """An operator's command on a table (pause, close): appended, the table driven on
+        (a closing table cashes its players out), the public view returned."""
+        check_table_id(table_id)
+        command_id = client_command_id("op", command_id)
+        await self.repo.get(table_id)
+        outcome = await self.repo.execute(table_id, command_id, digest(kind, *args),
+                                          lambda t: decide(t, *args))
+        version = await self._carry_on(table_id, outcome.version)
+        return await self._reply(table_id, None, version)
 
     # --- RPCs ----------------------------------------------------------------------------
 
@@ -255,30 +317,41 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     async def SitDown(self, request, context):
         check_table_id(request.table_id)
         command_id = client_command_id(f"sit{request.seat}", request.command_id)
-        if (problem := T.player_id_problem(request.player_id)) is not None:
-            raise BadRequest(problem)  # the rule: shared/poker/players.py
+        player = caller().subject  # the seat is bound to the token's subject
         chosen = request.seat_token_sha256
         if chosen and not TOKEN_SHA256.fullmatch(chosen):
             raise BadRequest("seat_token_sha256 is the SHA-256 of your seat token as 64 "
                              "lowercase hex digits")
         self.limits.caller_joins.take(caller_of(context))
-        await self.repo.get(request.table_id)
         # the digest the log keeps; a token made here is random: only the first reply has it
         token, kept = ("", chosen) if chosen else new_seat_token()
+
+        def sit(t):
+            return T.sit_down(t, request.seat, player, request.buy_in, kept,
+                              request.post_big_blind, key=command_id)
+
+        lt = await self.repo.get(request.table_id)
+        if command_id not in lt.commands:  # refused before anything is appended: the rules,
+            sit(lt.state)  # then the balance (the wallet's debit decides in the end)
+            await self.driver.cashier.check_funds(player, request.buy_in)
         outcome = await self.repo.execute(
             request.table_id, command_id,
-            digest("sit", request.seat, request.player_id, request.buy_in,
-                   request.post_big_blind, chosen),
-            lambda t: T.sit_down(t, request.seat, request.player_id, request.buy_in,
-                                 kept, request.post_big_blind))
-        await self._carry_on(request.table_id, outcome.version)
+            digest("sit", request.seat, player, request.buy_in, request.post_big_blind,
+                   chosen), sit)
+        version = await self._settle(request.table_id, command_id, outcome.version)
+        held = (await self.repo.get(request.table_id, version)).state.seat(request.seat)
+        if held is None or player_key(held.player_id) != player_key(player):
+            raise IllegalAction(f"this sit-down no longer holds seat {request.seat} (its buy-in "
+                                f"was refused, or you left since)")
+        await self._carry_on(request.table_id, version)
+        # the version of this sit-down's own commit: the same in the reply to a retry
         return table_pb2.SitDownReply(seat_token="" if outcome.duplicate else token,
                                       version=outcome.version)
 
     @rpc
     async def Leave(self, request, context):
         return await self._seat_command(request, "leave", T.leave, viewer=None,
-                                        limit=self.limits.seat_toggles)
+                                        limit=self.limits.seat_toggles, money="later")
 
     @rpc
     async def SitOut(self, request, context):
@@ -287,7 +360,26 @@ class TableService(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def TopUp(self, request, context):
-        return await self._seat_command(request.seat, "top_up", T.top_up, request.amount)
+        seat = request.seat
+        lt = await self._seated(seat.table_id, seat.seat, seat.seat_token)
+        command_id = client_command_id(f"s{seat.seat}", seat.command_id)
+        if command_id not in lt.commands:
+            T.top_up(lt.state, seat.seat, request.amount, key=command_id)  # the rules first
+            await self.driver.cashier.check_funds(caller().subject, request.amount)
+        return await self._seat_command(seat, "top_up", T.top_up, request.amount,
+                                        money="settle")
+
+    @rpc
+    async def PauseTable(self, request, context):
+        return await self._operator_command(request.table_id, request.command_id, "pause",
+                                            T.pause, request.paused)
+
+    @rpc
+    async def CloseTable(self, request, context):
+        if len(request.reason) > 200 or not request.reason.isprintable():
+            raise BadRequest("a reason is at most 200 printable characters")
+        return await self._operator_command(request.table_id, request.command_id, "close",
+                                            T.close, request.reason)
 
     @rpc
     async def Act(self, request, context):
@@ -310,7 +402,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         act = betting_pb2.ActRequest(
             step=step_pb2.StepRequest(table_id=request.table_id, hand_no=request.hand_no,
                                       command_id=command_id, version=lt.seq),
-            seat=request.seat, action=request.action)
+            seat=request.seat, action=request.action, player_id=caller().subject)
         if request.HasField("amount"):
             act.amount = request.amount
         acted = await call_with_retry(self.driver.peers.betting.Act, act)
@@ -357,6 +449,10 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     async def _viewer(self, request) -> int | None:
         check_table_id(request.table_id)
         if request.seat == 0:
+            lt = await self.repo.get(request.table_id)
+            if lt.state.options.private and not _may_spectate(lt.state, caller()):
+                raise Denied(f"table {request.table_id} is private: spectators need an "
+                             f"operator's or compliance's role, or a seat at it")
             return None
         await self._seated(request.table_id, request.seat, request.seat_token)
         return request.seat
@@ -399,6 +495,30 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         finally:
             for sub in subs:
                 await sub.unsubscribe()
+
+
+def _may_spectate(table: TableState, who: Principal) -> bool:
+    """Who may watch a private table without a seat's view: operators, compliance, and the
+    players seated at it."""
+    return who.has(OPERATOR, COMPLIANCE) or any(
+        player_key(s.player_id) == player_key(who.subject) for s in table.seats)
+
+
+def access(verifier: Verifier) -> Access:
+    """The table service's access rules (:data:`ACCESS`), checked against ``verifier``."""
+    return Access(ACCESS, verifier, "table")
+
+
+def access_from_env() -> Access:
+    """:func:`access` with the identity provider the environment names (POKER_JWKS_FILE or
+    POKER_JWKS_URL, POKER_JWT_ISSUER, POKER_JWT_AUDIENCE); the service does not start
+    without one."""
+    verifier = Verifier.from_env()
+    if verifier is None:
+        raise ValueError("the table service checks every caller's token: set POKER_JWKS_FILE "
+                         "(or POKER_JWKS_URL) and POKER_JWT_ISSUER to your identity "
+                         "provider's keys and name (`pokerctl up` makes a dev issuer)")
+    return access(verifier)
 
 
 #: the clock keeper of each table server set up in this process (tests reach it here)

@@ -55,18 +55,22 @@ from shared.poker.clock import TurnClock, clock_after, is_late
 from shared.poker.deck import commitment as deck_commitment
 from shared.poker.errors import IllegalAction, InvalidEvent
 from shared.poker.fold import apply
-from shared.poker.state import TableState
+from shared.poker.state import SagaKind, TableState
 
 _FULL_DECK = frozenset(DECK)
 _WITH_AMOUNT = (E.ActionKind.BET, E.ActionKind.RAISE, E.ActionKind.COMPLETE)
 #: the events :meth:`TableAuditor._account` books (cards, chips, decks)
 _ACCOUNTED = frozenset({
     E.CardsDealt, E.HandStarted, E.DeckCommitted, E.PotsFormed, E.RakeTaken, E.PotAwarded,
-    E.HandEnded, E.DeckRevealed, E.PlayerSeated, E.PlayerToppedUp, E.PlayerLeft})
+    E.HandEnded, E.DeckRevealed, E.PlayerSeated, E.PlayerToppedUp, E.PlayerLeft,
+    E.BuyInConfirmed, E.CashOutRequested, E.BuyInRefused, E.CashOutConfirmed, E.RakeCredited})
 #: the decisions of the table (the rest are the running hand's)
 _TABLE_DECISIONS = frozenset({
     E.TableCreated, E.HandStarted, E.PlayerSeated, E.PlayerLeft, E.PlayerLeaving,
-    E.PlayerSatOut, E.PlayerToppedUp, E.PlayerDisconnected, E.PlayerReconnected})
+    E.PlayerSatOut, E.PlayerToppedUp, E.PlayerDisconnected, E.PlayerReconnected,
+    *E.MONEY_EVENTS, *E.OPERATOR_EVENTS})
+_SETTLED = {E.BuyInConfirmed: "confirmed", E.BuyInRefused: "refused",
+            E.CashOutConfirmed: "credited", E.RakeCredited: "credited"}
 _sha256 = hashlib.sha256
 
 
@@ -90,6 +94,18 @@ class Failure:
         return dataclasses.asdict(self)
 
 
+@dataclass(frozen=True, slots=True)
+class SagaRecord:
+    """A saga with the wallet as the table's log tells it (the money audit matches each with
+    the wallet's ledger): ``outcome`` confirmed, refused, credited or open."""
+
+    key: str
+    kind: str  # buy_in, top_up, cash_out, rake
+    player_id: str
+    amount: int
+    outcome: str
+
+
 @dataclass
 class TableAudit:
     table_id: str
@@ -108,6 +124,9 @@ class TableAudit:
     last_seq: int = 0
     head_hash: str = ""  # SHA-256 of the table's last envelope: anchor it elsewhere
     hand_open: bool = False  # the log ends inside a hand (its deck is not revealed yet)
+    wallet: bool = False  # the table's chips come from a wallet (its sagas below)
+    sagas: list[SagaRecord] = field(default_factory=list)  # settled, in log order
+    open_sagas: list[SagaRecord] = field(default_factory=list)  # at the end of the log
     failure: Failure | None = None
 
     @property
@@ -209,6 +228,9 @@ class TableAuditor:
         if table is not None:
             a.hand_open = table.hand_running
             a.stacks = self._in_play(table)
+            a.wallet = table.options.wallet
+            a.open_sagas = [SagaRecord(g.key, g.kind.value, g.player_id, g.amount, "open")
+                            for g in table.sagas]
         return a
 
     # --- one commit ------------------------------------------------------------------------
@@ -368,11 +390,25 @@ class TableAuditor:
         if t is E.PlayerSeated:
             return T.sit_down(table, first.seat, first.player_id, first.stack,
                               first.token_digest, first.post_big_blind)
-        if t is E.PlayerLeft:
+        if t is E.PlayerLeft or t is E.CashOutRequested:
+            key = getattr(first, "key", "")
             seat = table.seat(first.seat)
-            if seat is not None and seat.leaving and not table.hand_running:
-                return T.free_seat(table, first.seat)
-            return T.leave(table, first.seat)
+            if seat is not None and (seat.leaving or table.closing) and not table.hand_running:
+                return T.free_seat(table, first.seat, key=key)
+            return T.leave(table, first.seat, key=key)
+        if t is E.BuyInRequested:
+            if first.top_up:
+                return T.top_up(table, first.seat, first.amount, key=first.key)
+            return T.sit_down(table, first.seat, first.player_id, first.amount,
+                              first.token_digest, first.post_big_blind, key=first.key)
+        if t is E.BuyInRefused:
+            return T.settled(table, first.key, first.reason)
+        if t in (E.BuyInConfirmed, E.CashOutConfirmed, E.RakeCredited):
+            return T.settled(table, first.key)
+        if t is E.TablePaused:
+            return T.pause(table, first.paused)
+        if t is E.TableClosing:
+            return T.close(table, first.reason)
         if t is E.PlayerLeaving:
             return T.leave(table, first.seat)
         if t is E.PlayerSatOut:
@@ -510,6 +546,17 @@ class TableAuditor:
             a.buy_ins += e.stack
         elif t is E.PlayerToppedUp:
             a.top_ups += e.amount
+        elif t in _SETTLED:  # the wallet answered a saga
+            saga = before.saga(e.key)
+            a.sagas.append(SagaRecord(e.key, saga.kind.value, saga.player_id, saga.amount,
+                                      _SETTLED[t]))
+            if t is E.BuyInConfirmed:  # the wallet's chips reach the seat
+                if saga.kind is SagaKind.TOP_UP:
+                    a.top_ups += saga.amount
+                else:
+                    a.buy_ins += saga.amount
+        elif t is E.CashOutRequested:  # the chips leave for the wallet
+            a.left_with += e.amount
         elif t is E.PlayerLeft:
             seat = before.seat(e.seat)
             a.left_with += seat.stack if seat is not None else 0

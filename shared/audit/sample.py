@@ -22,6 +22,7 @@ from shared.poker.events import (CardsDealt, DeckCommitted, DeckRevealed, HandSh
                                  HandStarted, PlayerTimedOut)
 from shared.poker.fold import apply
 from shared.poker.options import TableOptions, table_options
+from shared.poker.state import SagaKind
 
 #: the games and structures a mixed sample cycles over, with their stakes
 MIXED: tuple[tuple[str, str, dict[str, int]], ...] = (
@@ -53,8 +54,14 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
                    seed: object = 1, churn: float = 0.02) -> Iterator[list]:
     """The decisions (lists of events) of a table: created, ``seats`` players seated, then
     ``hands`` hands. ``churn``: the chance, per step, of a time-out, of a player leaving
-    mid-hand, and between hands of a player leaving and another sitting down."""
+    mid-hand, and between hands of a player leaving and another sitting down. At a table
+    with a wallet (``options.wallet``) every saga is settled at once, and a buy-in or top-up
+    is refused with the chance ``churn``."""
     rng = random.Random(seed)
+    counter = iter(range(1, 10 ** 9))
+
+    def key() -> str:
+        return f"k{next(counter)}" if options.wallet else ""
     policy = random_policy(rng)
     low, high = T.buy_in_limits(options)
     unit = options.chip_unit
@@ -67,12 +74,20 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
             table = apply(table, e)
         return events
 
+    def settle() -> Iterator[list]:
+        while open_sagas := T.settleable(table):
+            saga = open_sagas[0]
+            refused = saga.kind in (SagaKind.BUY_IN, SagaKind.TOP_UP) and rng.random() < churn
+            yield decide(T.settled(table, saga.key, "the balance is short" if refused else None))
+
     yield decide(T.create_table(None, table_id, options))
     for s in range(1, seats + 1):
-        yield decide(T.sit_down(table, s, f"p{next(names)}", high, "d"))
+        yield decide(T.sit_down(table, s, f"p{next(names)}", high, "d", key=key()))
+        yield from settle()
     played = stuck = 0
     dealer = seeded_dealer(rng)
     while True:
+        yield from settle()
         step = T.table_step(table)
         if step is None and not table.hand_running:
             if played >= hands:
@@ -87,18 +102,20 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
                 elif s.stack < high // 2:
                     amount = (high - s.stack) // unit * unit
                     if amount > 0:
-                        yield decide(T.top_up(table, s.seat, amount))
+                        yield decide(T.top_up(table, s.seat, amount, key=key()))
+                        yield from settle()
             ready = [s for s in table.seats if not s.owes_big_blind and not s.sitting_out]
             if rng.random() < churn * 5 and len(ready) > 2:
                 s = rng.choice(table.seats)
-                yield decide(T.leave(table, s.seat))
+                yield decide(T.leave(table, s.seat, key=key()))
             taken = {s.seat for s in table.seats}
             free = [n for n in range(1, min(seats, options.max_seats) + 1) if n not in taken]
             if free and ready:  # (a table of newcomers only would never start)
                 yield decide(T.sit_down(table, free[0], f"p{next(names)}",
                                         rng.randrange(low, high + 1, unit) // unit * unit
                                         or low, "d",
-                                        post_big_blind=len(ready) < 2 or rng.random() < 0.5))
+                                        post_big_blind=len(ready) < 2 or rng.random() < 0.5,
+                                        key=key()))
             continue
         if step is None:
             hand = table.hand
@@ -108,7 +125,7 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
             if r < churn:
                 yield decide(D.time_out(hand, act.seat))
             elif r < 2 * churn and len(table.seats) > 3:
-                yield decide(T.leave(table, act.seat))
+                yield decide(T.leave(table, act.seat, key=key()))
             else:
                 action, to = policy(hand, act.legal)
                 yield decide(D.act(hand, act.seat, action, to))
@@ -121,7 +138,7 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
             dealer = seeded_dealer(rng)
             yield decide(T.start_next_hand(table))
         elif isinstance(step, T.FreeSeat):
-            yield decide(T.free_seat(table, step.seat))
+            yield decide(T.free_seat(table, step.seat, key=key()))
         elif isinstance(step, T.FoldLeaver):
             yield decide(D.act(table.hand, step.seat, step.action))
         elif isinstance(step, D.Show):

@@ -77,7 +77,7 @@ def hands(events: Iterable[object], at_ms: Sequence[int | None] | None = None,
     for e, t, q in zip(events, times, seqs):
         if isinstance(e, E.TableCreated):
             options, table_id = e.options, e.table_id
-        elif isinstance(e, E.PlayerSeated):
+        elif isinstance(e, E.PlayerSeated | E.BuyInRequested):
             names[e.seat] = e.player_id
         elif isinstance(e, E.PlayerLeft):
             names.pop(e.seat, None)

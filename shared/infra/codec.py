@@ -38,7 +38,8 @@ class CodecError(ValueError):
     """Bytes or a message that do not decode to a valid domain event."""
 
 
-EVENT_TYPES: tuple[type, ...] = (*E.TABLE_EVENTS, *E.HAND_EVENTS)
+EVENT_TYPES: tuple[type, ...] = (*E.TABLE_EVENTS, *E.HAND_EVENTS, *E.MONEY_EVENTS,
+                                  *E.OPERATOR_EVENTS)
 _CARDS = DECK + (UNKNOWN_CARD,)
 
 

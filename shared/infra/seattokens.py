@@ -1,4 +1,5 @@
-"""Seat tokens: the proof of a seat for Act, Leave, SitOut and private views.
+"""Seat tokens: the proof of a seat for Act, Leave, SitOut and private views, beside the
+player's identity (the seat is bound to the player who took it: :func:`check_holder`).
 
 The log keeps only a token's SHA-256. A client makes its own token (:func:`new_seat_token`)
 and sends the digest with SitDown, so the token never travels in a reply and a replayed
@@ -11,6 +12,9 @@ from __future__ import annotations
 import hashlib
 import secrets
 
+from shared.infra.rpc import Denied
+from shared.poker.players import player_key
+
 
 def token_digest(token: str) -> str:
     """What the log keeps of a seat token (SitDown's ``seat_token_sha256``)."""
@@ -21,3 +25,12 @@ def new_seat_token() -> tuple[str, str]:
     """A fresh seat token (256 random bits) and its digest, for SitDown."""
     token = secrets.token_urlsafe(32)
     return token, token_digest(token)
+
+
+def check_holder(table, seat: int, player_id: str) -> None:
+    """The seat is ``player_id``'s (the authenticated player a service acts for): Denied
+    otherwise. One place for the table, betting and dealer services."""
+    s = table.seat(seat) if table is not None else None
+    if s is None or not player_id or player_key(s.player_id) != player_key(player_id):
+        whose = f"{player_id}'s" if player_id else "yours"
+        raise Denied(f"seat {seat} at this table is not {whose}")

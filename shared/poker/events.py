@@ -136,6 +136,83 @@ class PlayerReconnected:
     seat: int
 
 
+# --- money: the wallet saga (RULES §7; services/table/cashier.py runs it) -------------------
+# At a table whose chips come from a wallet (``TableOptions.wallet``) chips reach a seat only
+# after the wallet has taken them, and leave it only to be given back: each movement is a
+# saga keyed by ``key`` (the command id that began it), which the wallet sees as its
+# idempotency key, so a saga finished again after a crash moves the money once.
+
+@dataclass(frozen=True, slots=True)
+class BuyInRequested:
+    """A player asked for ``amount`` chips from their wallet: to take a seat (the seat is held
+    for them, with no chips, until the wallet answers) or, ``top_up``, to add to their stack
+    between hands. ``token_digest``/``post_big_blind``: as in :class:`PlayerSeated`."""
+
+    key: str
+    seat: int
+    player_id: str
+    amount: int
+    token_digest: str = ""
+    post_big_blind: bool = False
+    top_up: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BuyInConfirmed:
+    """The wallet debited the buy-in ``key``: its chips reach the seat."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class BuyInRefused:
+    """The wallet refused the buy-in ``key`` (``reason``): no chips; a held seat is free."""
+
+    key: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CashOutRequested:
+    """A player's ``amount`` chips leave the seat for their wallet (they left, or the table
+    closed); the seat itself frees with the :class:`PlayerLeft` of the same commit."""
+
+    key: str
+    seat: int
+    player_id: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class CashOutConfirmed:
+    """The wallet credited the cash-out ``key``."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class RakeCredited:
+    """The wallet credited a hand's rake (the saga ``key``) to the house account."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class TablePaused:
+    """An operator paused the table (no new hand starts; the running one plays out) or, with
+    ``paused`` False, resumed it."""
+
+    paused: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TableClosing:
+    """An operator closed the table: no new hand starts, every player is cashed out once the
+    running hand ends, and the table takes no one after."""
+
+    reason: str = ""
+
+
 # --- hand: table service -------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -283,10 +360,15 @@ HAND_EVENTS = (
 )
 TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut, PlayerToppedUp,
                 PlayerDisconnected, PlayerReconnected, PlayerLeaving)
-fast_init(ForcedBet, SeatStack, HoleDeal, Pot, Share, *TABLE_EVENTS, *HAND_EVENTS)
+MONEY_EVENTS = (BuyInRequested, BuyInConfirmed, BuyInRefused, CashOutRequested,
+                CashOutConfirmed, RakeCredited)
+OPERATOR_EVENTS = (TablePaused, TableClosing)
+fast_init(ForcedBet, SeatStack, HoleDeal, Pot, Share, *TABLE_EVENTS, *HAND_EVENTS, *MONEY_EVENTS,
+          *OPERATOR_EVENTS)
 Event = (
     TableCreated | PlayerSeated | PlayerLeft | PlayerSatOut | PlayerToppedUp
     | PlayerDisconnected | PlayerReconnected | PlayerTimedOut | PlayerLeaving | HandStarted | DeckCommitted | CardsDealt | DeckRevealed | ForcedBetPosted
     | ActionTaken | BetReturned | BettingRoundClosed | PotsFormed | HandShown | HandMucked
-    | PotAwarded | HandEnded | RakeTaken
+    | PotAwarded | HandEnded | RakeTaken | BuyInRequested | BuyInConfirmed | BuyInRefused
+    | CashOutRequested | CashOutConfirmed | RakeCredited | TablePaused | TableClosing
 )

@@ -17,7 +17,7 @@ from .events import ActionKind, ForcedKind
 from .options import AnteType, Structure
 from .pots import uncalled_bet
 from .showdown import show_order
-from .state import HandState, Phase, Player, Seat, TableState
+from .state import HandState, Phase, Player, Saga, SagaKind, Seat, TableState
 from .stud import bring_in_seat, first_to_act_showing
 
 # Enum members read on every action, bound once: on Python 3.11 reading ``Phase.BET`` (an Enum
@@ -392,17 +392,95 @@ def _with_seat(table: TableState, number: int, **changes) -> TableState:
                                     for s in table.seats))
 
 
+def _seat_player(table: TableState, number: int, player_id: str, stack: int,
+                 token_digest: str, post_big_blind: bool) -> TableState:
+    if table.seat(number) is not None:
+        raise InvalidEvent(f"seat {number} was already taken")
+    # At a running table a newcomer owes a big blind (posted now, or when it comes round).
+    owes = table.last_hand_no > 0 and not table.options.game.is_stud
+    seat = Seat(number, player_id, stack, token_digest, arrival=table.arrivals + 1,
+                owes_big_blind=owes, post_big_blind=post_big_blind)
+    seats = tuple(sorted(table.seats + (seat,), key=lambda s: s.seat))
+    return table.evolve(seats=seats, arrivals=table.arrivals + 1)
+
+
+def _in_hand(table: TableState, seat: int) -> bool:
+    return table.hand_running and any(p.seat == seat for p in table.hand.players)
+
+
+def _open_saga(table: TableState, key: str, *kinds: SagaKind) -> Saga:
+    saga = table.saga(key)
+    if saga is None or saga.kind not in kinds:
+        raise InvalidEvent(f"no open {' or '.join(k.value for k in kinds)} saga {key!r}")
+    return saga
+
+
+def _without_saga(table: TableState, key: str) -> tuple[Saga, ...]:
+    return tuple(g for g in table.sagas if g.key != key)
+
+
+def _money_event(table: TableState, event: object) -> TableState:
+    """The wallet saga (events.BuyInRequested ...): chips reach a seat once the wallet took
+    them and leave it to be given back; what is owed either way is ``table.sagas``."""
+    if not table.options.wallet:
+        raise InvalidEvent(f"{type(event).__name__} at a table without a wallet")
+    if isinstance(event, E.BuyInRequested):
+        if table.saga(event.key) is not None:
+            raise InvalidEvent(f"saga {event.key!r} is already open")
+        kind = SagaKind.TOP_UP if event.top_up else SagaKind.BUY_IN
+        saga = Saga(event.key, kind, event.amount, event.seat, event.player_id)
+        if event.top_up:
+            seat = table.seat(event.seat)
+            if seat is None or table.seat_saga(event.seat) is not None:
+                raise InvalidEvent(f"seat {event.seat} cannot top up now")
+        else:  # the seat is held, without chips, until the wallet answers
+            table = _seat_player(table, event.seat, event.player_id, 0, event.token_digest,
+                                 event.post_big_blind)
+        return table.evolve(sagas=table.sagas + (saga,))
+    if isinstance(event, E.BuyInConfirmed):
+        saga = _open_saga(table, event.key, SagaKind.BUY_IN, SagaKind.TOP_UP)
+        seat = table.seat(saga.seat)
+        if seat is None or _in_hand(table, saga.seat):
+            raise InvalidEvent(f"seat {saga.seat} cannot take chips now")
+        table = _with_seat(table, saga.seat, stack=seat.stack + saga.amount)
+        return table.evolve(sagas=_without_saga(table, event.key))
+    if isinstance(event, E.BuyInRefused):
+        saga = _open_saga(table, event.key, SagaKind.BUY_IN, SagaKind.TOP_UP)
+        if saga.kind is SagaKind.BUY_IN:  # the held seat is free again
+            table = table.evolve(seats=tuple(s for s in table.seats if s.seat != saga.seat))
+        return table.evolve(sagas=_without_saga(table, event.key))
+    if isinstance(event, E.CashOutRequested):
+        seat = table.seat(event.seat)
+        if (seat is None or _in_hand(table, event.seat) or seat.stack != event.amount
+                or table.saga(event.key) is not None):
+            raise InvalidEvent(f"seat {event.seat} cannot cash out {event.amount} now")
+        table = _with_seat(table, event.seat, stack=0)
+        saga = Saga(event.key, SagaKind.CASH_OUT, event.amount, event.seat, event.player_id)
+        return table.evolve(sagas=table.sagas + (saga,))
+    if isinstance(event, E.CashOutConfirmed):
+        _open_saga(table, event.key, SagaKind.CASH_OUT)
+        return table.evolve(sagas=_without_saga(table, event.key))
+    if isinstance(event, E.RakeCredited):
+        _open_saga(table, event.key, SagaKind.RAKE)
+        return table.evolve(sagas=_without_saga(table, event.key))
+    raise InvalidEvent(f"{type(event).__name__} is not a money event")
+
+
+def rake_key(hand_no: int) -> str:
+    """The saga key of hand ``hand_no``'s rake, owed to the house."""
+    return f"rake/{hand_no}"
+
+
 def _table_event(table: TableState, event: object) -> TableState:
     if isinstance(event, E.PlayerSeated):
-        if table.seat(event.seat) is not None:
-            raise InvalidEvent(f"seat {event.seat} was already taken")
-        # At a running table a newcomer owes a big blind (posted now, or when it comes round).
-        owes = table.last_hand_no > 0 and not table.options.game.is_stud
-        seat = Seat(event.seat, event.player_id, event.stack, event.token_digest,
-                    arrival=table.arrivals + 1, owes_big_blind=owes,
-                    post_big_blind=event.post_big_blind)
-        seats = tuple(sorted(table.seats + (seat,), key=lambda s: s.seat))
-        return table.evolve(seats=seats, arrivals=table.arrivals + 1)
+        return _seat_player(table, event.seat, event.player_id, event.stack,
+                            event.token_digest, event.post_big_blind)
+    if isinstance(event, E.MONEY_EVENTS):
+        return _money_event(table, event)
+    if isinstance(event, E.TablePaused):
+        return table.evolve(paused=event.paused)
+    if isinstance(event, E.TableClosing):
+        return table.evolve(closing=True)
     if isinstance(event, E.PlayerLeft):
         return table.evolve(seats=tuple(s for s in table.seats if s.seat != event.seat))
     if isinstance(event, E.PlayerSatOut):
@@ -449,7 +527,11 @@ def _after_hand(table: TableState, hand: HandState) -> TableState:
     final = {p.seat: p.stack for p in hand.players}
     seats = tuple(s.evolve(stack=final[s.seat]) if s.seat in final else s
                   for s in table.seats)
-    return table.evolve(seats=seats, hand=hand, hands_played=table.hands_played + 1)
+    sagas = table.sagas
+    if hand.rake and table.options.wallet:  # the house is owed the rake
+        sagas += (Saga(rake_key(hand.hand_no), SagaKind.RAKE, hand.rake),)
+    return table.evolve(seats=seats, hand=hand, hands_played=table.hands_played + 1,
+                        sagas=sagas)
 
 
 def apply(table: TableState | None, event: object) -> TableState:

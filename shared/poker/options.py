@@ -131,6 +131,11 @@ class TableOptions:
     timeout_policy: TimeoutPolicy = TimeoutPolicy.SOURCES
     min_buy_in: int = 0
     max_buy_in: int = 0
+    #: chips come from and return to a wallet: sit-downs, top-ups, leaving and rake run as
+    #: sagas with it (events.BuyInRequested ...); the table service's tables always do
+    wallet: bool = False
+    #: spectators need an operator's or compliance's role (or a seat at the table)
+    private: bool = False
 
     @property
     def blind_unit(self) -> int:
@@ -153,7 +158,7 @@ MAX_CLOCK_SECONDS = 600
 
 _INT_OPTIONS = {"max_bets", "rake_basis_points", "decision_seconds", "countdown_seconds",
                 "reconnect_bonus_seconds", "min_buy_in", "max_buy_in"}
-_BOOL_OPTIONS = {"heads_up_uncapped", "no_flop_no_drop"}
+_BOOL_OPTIONS = {"heads_up_uncapped", "no_flop_no_drop", "wallet", "private"}
 _CHIP_OPTIONS = ("chip_unit", "small_blind", "big_blind", "small_bet", "big_bet", "ante",
                  "bring_in", "min_buy_in", "max_buy_in")
 

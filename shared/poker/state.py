@@ -167,6 +167,26 @@ class HandState:
         return 5 if self.options.game.is_stud else 4
 
 
+class SagaKind(enum.Enum):
+    BUY_IN = "buy_in"  # a sit-down's chips: the seat is held, empty, until the wallet debits
+    TOP_UP = "top_up"  # chips added between hands
+    CASH_OUT = "cash_out"  # the chips of a player who left, owed back to their wallet
+    RAKE = "rake"  # a hand's rake, owed to the house account
+
+
+@dataclass(frozen=True, slots=True)
+class Saga:
+    """Money between the table and the wallet, not yet settled: ``key`` is the wallet's
+    idempotency key (with the table id), ``seat``/``player_id`` whose money it is (0/"" for
+    rake)."""
+
+    key: str
+    kind: SagaKind
+    amount: int
+    seat: int = 0
+    player_id: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Seat:
     seat: int
@@ -196,6 +216,27 @@ class TableState:
     arrivals: int = 0
     last_small_blind: int | None = None  # who posted the blinds in the last hand
     last_big_blind: int | None = None
+    sagas: tuple[Saga, ...] = ()  # money with the wallet not yet settled, oldest first
+    paused: bool = False  # an operator paused the table: no new hand starts
+    closing: bool = False  # an operator closed the table: everyone is cashed out
+
+    def saga(self, key: str) -> Saga | None:
+        for g in self.sagas:
+            if g.key == key:
+                return g
+        return None
+
+    def seat_saga(self, number: int) -> Saga | None:
+        """The open buy-in or top-up of seat ``number``."""
+        for g in self.sagas:
+            if g.seat == number and g.kind in (SagaKind.BUY_IN, SagaKind.TOP_UP):
+                return g
+        return None
+
+    @property
+    def closed(self) -> bool:
+        """Closed and done: nobody seated, no money owed either way."""
+        return self.closing and not self.seats and not self.sagas and not self.hand_running
 
     def seat(self, number: int) -> Seat | None:
         for s in self.seats:
@@ -210,7 +251,7 @@ class TableState:
     evolve = None  # set below: a fast replace
 
 
-fast_init(Player, HandState, Seat, TableState)
+fast_init(Player, HandState, Saga, Seat, TableState)
 Player.evolve = evolver(Player)
 HandState.evolve = evolver(HandState)
 TableState.evolve = evolver(TableState)

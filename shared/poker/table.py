@@ -15,7 +15,7 @@ from .options import MAX_CHIPS, TableOptions, buy_in_limits
 from .players import (PLAYER_ID_MAX, canonical_player_id, player_id_problem,  # noqa: F401
                       player_key)
 from .seating import plan_hand
-from .state import TableState
+from .state import SagaKind, TableState
 
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -43,14 +43,24 @@ def _check_table_total(table: TableState, adding: int) -> None:
                             f"at most {MAX_CHIPS} in all")
 
 
+def _check_key(table: TableState, key: str) -> None:
+    if table.options.wallet and not key:
+        raise ValueError("a table with a wallet needs the saga's key (the command id)")
+
+
 def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
-             token_digest: str, post_big_blind: bool = False) -> list[E.PlayerSeated]:
+             token_digest: str, post_big_blind: bool = False,
+             key: str = "") -> list[E.PlayerSeated | E.BuyInRequested]:
     """Take a free seat with a buy-in inside the table's limits; one seat per player. At a
     running table the newcomer posts a big blind to be dealt in at once, or waits for it.
 
     The player id must be valid (:mod:`shared.poker.players`) and is seated in its normal form
     (NFKC); one player is one :func:`~shared.poker.players.player_key`, so ``Alice`` cannot
-    sit where ``alice`` sits."""
+    sit where ``alice`` sits. At a table with a wallet the seat is held and the buy-in asked
+    of the wallet (saga ``key``); the chips come with :func:`settled`."""
+    _check_key(table, key)
+    if table.closing:
+        raise IllegalAction(f"table {table.table_id} is closing: it takes no new players")
     max_seats = table.options.max_seats
     if isinstance(seat, bool) or not isinstance(seat, int) or not 1 <= seat <= max_seats:
         raise IllegalAction(f"seats at this table are numbered 1 to {max_seats}")
@@ -61,8 +71,8 @@ def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
     if taken is not None or table.hand_running and any(
             p.seat == seat for p in table.hand.players):
         raise IllegalAction(f"seat {seat} frees when the hand in progress ends")
-    key = player_key(player_id)
-    same = next((s for s in table.seats if player_key(s.player_id) == key), None)
+    who = player_key(player_id)
+    same = next((s for s in table.seats if player_key(s.player_id) == who), None)
     if same is not None:
         raise IllegalAction(f"player {player_id} already has a seat at this table (seat "
                             f"{same.seat}; ids that differ only in case or form are one player)")
@@ -72,8 +82,16 @@ def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
     if buy_in % table.options.chip_unit:
         raise IllegalAction(f"the buy-in must be a multiple of the chip unit "
                             f"{table.options.chip_unit}")
-    _check_table_total(table, buy_in)
+    _check_table_total(table, buy_in + _pending_chips(table))
+    if table.options.wallet:
+        return [E.BuyInRequested(key, seat, player_id, buy_in, token_digest,
+                                 bool(post_big_blind))]
     return [E.PlayerSeated(seat, player_id, buy_in, token_digest, bool(post_big_blind))]
+
+
+def _pending_chips(table: TableState) -> int:
+    """Chips asked of the wallet that have not reached their seats yet."""
+    return sum(g.amount for g in table.sagas if g.kind in (SagaKind.BUY_IN, SagaKind.TOP_UP))
 
 
 def _seated(table: TableState, seat: int):
@@ -83,15 +101,34 @@ def _seated(table: TableState, seat: int):
     return s
 
 
-def leave(table: TableState, seat: int) -> list[object]:
+def _no_open_buy_in(table: TableState, seat: int) -> None:
+    saga = table.seat_saga(seat)
+    if saga is not None:
+        what = "buy-in" if saga.kind is SagaKind.BUY_IN else "top-up"
+        raise IllegalAction(f"seat {seat}'s {what} of {saga.amount} is still with the wallet: "
+                            f"try again once it is confirmed or refused")
+
+
+def _freed(table: TableState, s, key: str) -> list[object]:
+    """The seat frees; at a table with a wallet its chips are cashed out first (saga
+    ``key``)."""
+    if table.options.wallet and s.stack > 0:
+        _check_key(table, key)
+        return [E.CashOutRequested(key, s.seat, s.player_id, s.stack), E.PlayerLeft(s.seat)]
+    return [E.PlayerLeft(s.seat)]
+
+
+def leave(table: TableState, seat: int, key: str = "") -> list[object]:
     """Leave the table. During a hand the player is marked leaving: their hand is folded at
-    their turn and the seat frees when the hand ends (RULES §7)."""
+    their turn and the seat frees when the hand ends (RULES §7). At a table with a wallet the
+    chips go back to it (a cash-out, saga ``key``)."""
     s = _seated(table, seat)
+    _no_open_buy_in(table, seat)
     if table.hand_running and any(p.seat == seat for p in table.hand.players):
         if s.leaving:
             raise IllegalAction("you are already leaving: the seat frees when the hand ends")
         return [E.PlayerLeaving(seat)]
-    return [E.PlayerLeft(seat)]
+    return _freed(table, s, key)
 
 
 def disconnect(table: TableState, seat: int) -> list[E.PlayerDisconnected]:
@@ -117,9 +154,13 @@ def sit_out(table: TableState, seat: int, sitting_out: bool,
     return [E.PlayerSatOut(seat, sitting_out, bool(post_big_blind) and not sitting_out)]
 
 
-def top_up(table: TableState, seat: int, amount: int) -> list[E.PlayerToppedUp]:
-    """Add chips between hands, up to the table's maximum buy-in (table stakes)."""
+def top_up(table: TableState, seat: int, amount: int,
+           key: str = "") -> list[E.PlayerToppedUp | E.BuyInRequested]:
+    """Add chips between hands, up to the table's maximum buy-in (table stakes). At a table
+    with a wallet the chips are asked of it (saga ``key``) and come with :func:`settled`."""
+    _check_key(table, key)
     s = _seated(table, seat)
+    _no_open_buy_in(table, seat)
     if table.hand_running and any(p.seat == seat for p in table.hand.players):
         raise IllegalAction("chips are added between hands: wait for this hand to end")
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
@@ -131,13 +172,57 @@ def top_up(table: TableState, seat: int, amount: int) -> list[E.PlayerToppedUp]:
     if amount % table.options.chip_unit:
         raise IllegalAction(f"a top-up must be a multiple of the chip unit "
                             f"{table.options.chip_unit}")
-    _check_table_total(table, amount)
+    _check_table_total(table, amount + _pending_chips(table))
+    if table.options.wallet:
+        return [E.BuyInRequested(key, seat, s.player_id, amount, top_up=True)]
     return [E.PlayerToppedUp(seat, amount)]
+
+
+def settleable(table: TableState) -> tuple:
+    """The sagas the wallet can settle now, oldest first: all but a top-up of a seat in the
+    running hand (its chips wait for the hand to end: table stakes)."""
+    running = {p.seat for p in table.hand.players} if table.hand_running else set()
+    return tuple(g for g in table.sagas
+                 if not (g.kind is SagaKind.TOP_UP and g.seat in running))
+
+
+def settled(table: TableState, key: str, refusal: str | None = None) -> list[object]:
+    """The wallet answered saga ``key``: the event that closes it. ``refusal``: the wallet's
+    reason for refusing a buy-in or top-up (a cash-out or the rake cannot be refused)."""
+    saga = table.saga(key)
+    if saga is None or saga not in settleable(table):
+        raise IllegalAction(f"saga {key!r} is not open for settling")
+    if refusal is not None:
+        if saga.kind not in (SagaKind.BUY_IN, SagaKind.TOP_UP):
+            raise IllegalAction(f"a {saga.kind.value} cannot be refused")
+        return [E.BuyInRefused(key, refusal)]
+    return [{SagaKind.BUY_IN: E.BuyInConfirmed, SagaKind.TOP_UP: E.BuyInConfirmed,
+             SagaKind.CASH_OUT: E.CashOutConfirmed, SagaKind.RAKE: E.RakeCredited}[saga.kind](key)]
+
+
+def pause(table: TableState, paused: bool) -> list[E.TablePaused]:
+    """An operator pauses the table (the running hand plays out; no new one starts) or
+    resumes it."""
+    if table.closing:
+        raise IllegalAction(f"table {table.table_id} is closing")
+    if table.paused == paused:
+        raise IllegalAction("the table is already paused" if paused
+                            else "the table is not paused")
+    return [E.TablePaused(bool(paused))]
+
+
+def close(table: TableState, reason: str = "") -> list[E.TableClosing]:
+    """An operator closes the table: after the running hand everyone is cashed out."""
+    if table.closing:
+        raise IllegalAction(f"table {table.table_id} is already closing")
+    return [E.TableClosing(reason)]
 
 
 def start_next_hand(table: TableState) -> list[E.HandStarted]:
     if table.hand_running:
         raise IllegalAction("a hand is already running")
+    if table.paused or table.closing:
+        raise IllegalAction(f"table {table.table_id} is {'closing' if table.closing else 'paused'}")
     plan = plan_hand(table)
     if plan is None:
         raise IllegalAction("waiting for at least two players with chips")
@@ -182,14 +267,22 @@ def table_step(table: TableState) -> object | None:
             forced = not step.legal.can_fold and step.legal.bring_in
             return FoldLeaver(step.seat, ActionKind.BRING_IN if forced else ActionKind.FOLD)
         return step
-    leaver = next((s.seat for s in table.seats if s.leaving), None)
+    leaver = next((s.seat for s in table.seats if _to_free(table, s)), None)
     if leaver is not None:
         return FreeSeat(leaver)
+    if table.paused or table.closing:
+        return None
     return StartHand() if plan_hand(table) is not None else None
 
 
-def free_seat(table: TableState, seat: int) -> list[E.PlayerLeft]:
+def _to_free(table: TableState, s) -> bool:
+    """Between hands: the seat of a player who left during the hand frees, and at a closing
+    table every seat does (once its chips are with it: no buy-in still with the wallet)."""
+    return s.leaving or table.closing and table.seat_saga(s.seat) is None
+
+
+def free_seat(table: TableState, seat: int, key: str = "") -> list[object]:
     s = _seated(table, seat)
-    if not s.leaving or table.hand_running:
+    if not _to_free(table, s) or table.hand_running:
         raise IllegalAction(f"seat {seat} is not waiting to be freed")
-    return [E.PlayerLeft(seat)]
+    return _freed(table, s, key)

@@ -46,35 +46,72 @@ async def clocked_stack(nats_url: str):
         await stack.stop()
 
 
-def table_stub(stack) -> table_pb2_grpc.TableServiceStub:
-    return table_pb2_grpc.TableServiceStub(stack.channel("table"))
+def table_stub(stack, player: str | None = None) -> table_pb2_grpc.TableServiceStub:
+    """The table service as ``player`` (None: an operator, who may create tables and watch)."""
+    channel = stack.as_player(player) if player else stack.as_operator()
+    stub = table_pb2_grpc.TableServiceStub(channel)
+    stub.channel = channel  # a grpc.aio channel closes when nothing holds it
+    return stub
+
+
+def _seat_of(request) -> int:
+    seat = getattr(request, "seat", 0)
+    return seat if isinstance(seat, int) else seat.seat  # SitOut and TopUp nest it
+
+
+class SeatStubs:
+    """The table service as whoever a request's seat belongs to at one test table: seat N's
+    calls carry player ``pN``'s token, seat 0's (and CreateTable's) an operator's. Every call
+    is a real, authenticated call; this only picks the caller, as each player's own client
+    would be."""
+
+    def __init__(self, stack, players: dict[int, str]) -> None:
+        self._stack = stack
+        self._players = players
+        self._stubs: dict[str | None, table_pb2_grpc.TableServiceStub] = {}
+
+    def of(self, seat: int) -> table_pb2_grpc.TableServiceStub:
+        player = self._players.get(seat, f"p{seat}") if seat else None
+        if player not in self._stubs:
+            self._stubs[player] = table_stub(self._stack, player)
+        return self._stubs[player]
+
+    def __getattr__(self, method: str):
+        def call(request, **kwargs):
+            return getattr(self.of(_seat_of(request)), method)(request, **kwargs)
+        return call
 
 
 class Table:
-    """One table through the TableService API, and its log."""
+    """One table through the TableService API, and its log. Seat N is player ``pN`` (with
+    chips in the wallet to buy in); ``stub`` calls as whoever a request's seat belongs to."""
 
     def __init__(self, stack, store: EventStore, table_id: str) -> None:
         self.stack = stack
         self.store = store
         self.table_id = table_id
         self.tokens: dict[int, str] = {}
-        self.stub = table_stub(stack)
+        self.players: dict[int, str] = {}
+        self.stub = SeatStubs(stack, self.players)
 
     @classmethod
     async def open(cls, stack, store, table_id: str, seats: int = 2,
                    **settings) -> Table:
         t = cls(stack, store, table_id)
-        s = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
-                              small_blind=1, big_blind=2, rake_basis_points=0, **settings)
+        s = tpb.TableSettings(**{"game": ev.GAME_HOLDEM, "structure": ev.STRUCTURE_NO_LIMIT,
+                                 "small_blind": 1, "big_blind": 2, "rake_basis_points": 0,
+                                 **settings})
         await t.stub.CreateTable(tpb.CreateTableRequest(table_id=table_id, settings=s,
                                                         command_id="create"))
         for seat in range(1, seats + 1):
             await t.sit(seat)
         return t
 
-    async def sit(self, seat: int, post_big_blind: bool = False) -> None:
+    async def sit(self, seat: int, post_big_blind: bool = False, buy_in: int = 100) -> None:
+        player = self.players.setdefault(seat, f"p{seat}")
+        await self.stack.deposit(player, buy_in)
         reply = await self.stub.SitDown(tpb.SitDownRequest(
-            table_id=self.table_id, seat=seat, player_id=f"p{seat}", buy_in=100,
+            table_id=self.table_id, seat=seat, buy_in=buy_in,
             command_id=f"sit-{seat}", post_big_blind=post_big_blind))
         self.tokens[seat] = reply.seat_token
 

@@ -1,7 +1,8 @@
 """Attacks found on the live API (THREATS.md 25, 26, 30, 31 and the stopped table of 27),
 through every service on real gRPC servers and a real nats-server: a seated player who sends
-the ids the system will use, a stranger who replays a SitDown, malformed bytes, a follow-up
-step that fails, floods, and a log whose hash chain breaks."""
+the ids the system will use, a stranger who replays a SitDown (and another authenticated
+player who holds a seat's token), malformed bytes, a follow-up step that fails, floods, and a
+log whose hash chain breaks."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
 from shared.audit import audit_table
-from shared.infra.eventstore import EventStore
+from shared.infra.eventstore import STREAM, EventStore
 from shared.infra.limits import retry_after_s
 from shared.infra.repository import build_commit
 from shared.infra.seattokens import new_seat_token
@@ -102,43 +103,96 @@ async def test_one_seat_cannot_take_the_next_id_of_another(clocked):
 
 # --- 26: a stranger replays another player's SitDown ---------------------------------------
 
+async def last_seq(store: EventStore) -> int:
+    return (await store.nc.jsm().stream_info(STREAM)).state.last_seq
+
+
+async def denied(store: EventStore, call) -> str:
+    """``call`` is PERMISSION_DENIED and appends nothing; the reason."""
+    before = await last_seq(store)
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await call()
+    assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED, refused.value
+    assert await last_seq(store) == before, "a refused command appended to the log"
+    return refused.value.details()
+
+
 async def test_a_replayed_sitdown_returns_no_token(clocked):
     stack, clock, store = clocked
-    stub = await empty_table(stack, "replay")
+    await empty_table(stack, "replay")
+    alice, bob, mallory = (table_stub(stack, p) for p in ("alice", "bob", "mallory"))
+    for player in ("alice", "bob", "mallory"):
+        await stack.deposit(player, 100)
     # A client that chose its own token: the table never returns one.
     token, digest = new_seat_token()
-    sit = tpb.SitDownRequest(table_id="replay", seat=1, player_id="alice", buy_in=100,
+    sit = tpb.SitDownRequest(table_id="replay", seat=1, buy_in=100,
                              command_id="sit-1", seat_token_sha256=digest)
-    first = await stub.SitDown(sit)
-    replayed = await stub.SitDown(sit)
+    first = await alice.SitDown(sit)
+    replayed = await alice.SitDown(sit)
     assert first.seat_token == "" and replayed.seat_token == ""
     assert replayed.version == first.version
     # A token the table made goes to the first reply only.
-    sit2 = tpb.SitDownRequest(table_id="replay", seat=2, player_id="bob", buy_in=100,
-                              command_id="sit-2")
-    made = await stub.SitDown(sit2)
+    sit2 = tpb.SitDownRequest(table_id="replay", seat=2, buy_in=100, command_id="sit-2")
+    made = await bob.SitDown(sit2)
     assert len(made.seat_token) >= 40
-    again = await stub.SitDown(sit2)
+    again = await bob.SitDown(sit2)
     assert again.seat_token == "" and again.version == made.version
+    # A stranger (authenticated as herself) who replays either SitDown gets no token and no
+    # seat: the command is someone else's.
+    for request in (sit, sit2):
+        before = await last_seq(store)
+        with pytest.raises(grpc.aio.AioRpcError) as stolen:
+            await mallory.SitDown(request)
+        assert stolen.value.code() is grpc.StatusCode.INVALID_ARGUMENT, stolen.value
+        assert "command id" in stolen.value.details()
+        assert await last_seq(store) == before
     # Both tokens hold their seats; the replies to the replays hold nothing.
-    for seat, tok in ((1, token), (2, made.seat_token)):
-        view = await stub.GetState(tpb.ViewRequest(table_id="replay", seat=seat,
-                                                   seat_token=tok))
+    tokens = {1: token, 2: made.seat_token}
+    players = {1: alice, 2: bob}
+    for seat, tok in tokens.items():
+        view = await players[seat].GetState(tpb.ViewRequest(table_id="replay", seat=seat,
+                                                            seat_token=tok))
         assert view.table_id == "replay"
-    with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await stub.Leave(tpb.SeatRequest(table_id="replay", seat=1, seat_token="",
-                                         command_id="leave"))
-    assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
+    await denied(store, lambda: alice.Leave(tpb.SeatRequest(table_id="replay", seat=1,
+                                                            seat_token="", command_id="leave")))
+
+    # Another authenticated player, even with the seat's right token, cannot act for it, see
+    # its cards or move it: a stranger, and the player of the other seat.
+    view = await alice.GetState(tpb.ViewRequest(table_id="replay"))
+    assert view.hand_no == 1 and view.to_act
+    for seat, tok in tokens.items():
+        others = (("mallory", mallory), ("bob" if seat == 1 else "alice", players[3 - seat]))
+        for name, stub in others:
+            seat_req = tpb.SeatRequest(table_id="replay", seat=seat, seat_token=tok,
+                                       command_id=f"{name}-{seat}")
+            calls = {
+                "Act": lambda: stub.Act(tpb.ActRequest(
+                    table_id="replay", seat=seat, seat_token=tok, hand_no=view.hand_no,
+                    action=ev.ACTION_KIND_FOLD, command_id=f"{name}-act-{seat}")),
+                "GetState": lambda: stub.GetState(tpb.ViewRequest(
+                    table_id="replay", seat=seat, seat_token=tok)),
+                "Leave": lambda: stub.Leave(seat_req),
+                "SitOut": lambda: stub.SitOut(tpb.SitOutRequest(seat=seat_req, sit_out=True)),
+                "TopUp": lambda: stub.TopUp(tpb.TopUpRequest(seat=seat_req, amount=10)),
+                "Disconnect": lambda: stub.Disconnect(seat_req),
+            }
+            for method, call in calls.items():
+                details = await denied(store, call)
+                assert f"seat {seat}" in details and name in details, (method, details)
+    after = await alice.GetState(tpb.ViewRequest(table_id="replay"))
+    assert (after.version, after.to_act) == (view.version, view.to_act)  # nobody acted
 
 
 async def test_a_digest_that_is_not_one_is_refused(clocked):
     stack, clock, store = clocked
-    stub = await empty_table(stack, "digest")
+    await empty_table(stack, "digest")
+    await stack.deposit("al", 100)
+    al = table_stub(stack, "al")
     before = await commits(store, "digest")
     with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await stub.SitDown(tpb.SitDownRequest(table_id="digest", seat=1, player_id="al",
-                                              buy_in=100, command_id="s",
-                                              seat_token_sha256="my-password"))
+        await al.SitDown(tpb.SitDownRequest(
+            table_id="digest", seat=1, buy_in=100, command_id="s",
+            seat_token_sha256="my-password"))
     assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     assert "64 lowercase hex" in refused.value.details()
     assert await commits(store, "digest") == before
@@ -155,7 +209,9 @@ async def test_a_digest_that_is_not_one_is_refused(clocked):
 ])
 async def test_malformed_bytes_are_invalid_argument(clocked, service, method, identity):
     stack, clock, store = clocked
-    channel = stack.channel(service, identity)
+    # a player's token at the table service (which checks it first): the bytes are refused
+    token = stack.token("p1") if service == "table" else None
+    channel = stack.channel(service, identity, token=token)
     call = (channel.unary_stream if method.endswith("Watch") else channel.unary_unary)(method)
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         reply = call(b"\xff\xff\xff\xff")

@@ -31,10 +31,10 @@ def pokerctl(*args: str, home: Path | None = None) -> subprocess.CompletedProces
 
 
 async def test_audit_of_a_played_stream_passes_and_an_edited_export_fails(
-        stack, table_stub, nats_server, tmp_path):
+        stack, client_stub, sponsor, nats_server, tmp_path):
     plans = [p for p in plan_tables() if p.game in ("holdem", "omaha_hilo", "stud")
              and p.structure in ("no_limit", "fixed_limit")][:3]
-    played = await play_tables(table_stub, plans, hands=4, seats=4, seed=5)
+    played = await play_tables(client_stub, plans, hands=4, seats=4, sponsor=sponsor, seed=5)
     assert all(not p.error for p in played), [p.error for p in played]
 
     key = ("--key", stack.key_file)

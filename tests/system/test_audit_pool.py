@@ -42,9 +42,9 @@ def test_balance_gives_the_largest_tables_first_to_the_least_loaded_worker():
 
 @pytest.mark.asyncio
 async def test_workers_agree_with_one_pass_and_name_the_same_bad_event(
-        stack, table_stub, nats_server, tmp_path):
+        stack, client_stub, sponsor, nats_server, tmp_path):
     plans = plan_tables(4)
-    played = await play_tables(table_stub, plans, hands=3, seats=3, seed=2)
+    played = await play_tables(client_stub, plans, hands=3, seats=3, sponsor=sponsor, seed=2)
     assert all(not p.error for p in played), [p.error for p in played]
     store = await EventStore.connect(nats_server.url, create=False)
     try:

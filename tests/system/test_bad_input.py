@@ -1,6 +1,8 @@
 """Bad commands at the TableService API (THREATS.md 1-13): each is answered with a gRPC status
 and a readable reason, and NOTHING is appended to the log (the stream's last sequence is the
-same before and after). Real nats-server, every service on a real gRPC server (in process)."""
+same before and after). Real nats-server, every service on a real gRPC server (in process).
+Every call is authenticated: seat N's as player ``pN`` (tests/helpers/tables.SeatStubs), who
+has chips in the wallet; the player is the token's subject, never a field of the request."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import grpc
 import pytest
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
+from poker.table.v1 import table_pb2_grpc
 
 from shared.infra.eventstore import STREAM, EventStore
 
@@ -22,10 +25,11 @@ NL = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT, sma
 
 @dataclass
 class Tables:
-    stub: object
+    stub: object  # SeatStubs: seat N's calls as player pN, seat 0's as an operator
     store: EventStore
     tokens: dict[int, str]  # t1's seats
     other_token: str  # seat 1 of t2
+    bare: object  # the table service with no token of its own: calls bring theirs
 
     async def view(self, seat: int = 0, table_id: str = "t1") -> tpb.TableView:
         token = self.tokens.get(seat, "") if seat else ""
@@ -68,20 +72,22 @@ async def refused(t: Tables, call, *codes: grpc.StatusCode) -> grpc.aio.AioRpcEr
 
 
 @pytest.fixture
-async def tables(table_stub, nats_server):
+async def tables(stack, table_stub, nats_server):
     stub = table_stub
+    for seat in range(1, 6):  # enough for every buy-in below: a refusal is never the balance
+        await stack.deposit(f"p{seat}", 1000)
     await stub.CreateTable(tpb.CreateTableRequest(table_id="t1", settings=NL, command_id="c1"))
     tokens = {}
     for seat in (1, 2, 3):  # the hand starts when seat 2 sits; seat 3 waits for hand 2
-        reply = await stub.SitDown(tpb.SitDownRequest(table_id="t1", seat=seat,
-                                                      player_id=f"p{seat}", buy_in=200,
+        reply = await stub.SitDown(tpb.SitDownRequest(table_id="t1", seat=seat, buy_in=200,
                                                       command_id=f"sit-{seat}"))
         tokens[seat] = reply.seat_token
     await stub.CreateTable(tpb.CreateTableRequest(table_id="t2", settings=NL, command_id="c2"))
-    other = await stub.SitDown(tpb.SitDownRequest(table_id="t2", seat=1, player_id="p1",
+    other = await stub.SitDown(tpb.SitDownRequest(table_id="t2", seat=1,  # p1 again
                                                   buy_in=200, command_id="sit-1"))
     store = await EventStore.connect(nats_server.url, create=False)
-    t = Tables(stub, store, tokens, other.seat_token)
+    t = Tables(stub, store, tokens, other.seat_token,
+               table_pb2_grpc.TableServiceStub(stack.channel("table")))
     v = await t.view()
     assert v.hand_no == 1 and v.to_act in (1, 2)
     yield t
@@ -97,7 +103,7 @@ async def test_unknown_table_is_not_found(tables):
     assert "nope" in e.details()
     await refused(t, lambda: s.Watch(tpb.ViewRequest(table_id="nope")), C.NOT_FOUND)
     await refused(t, lambda: s.SitDown(tpb.SitDownRequest(
-        table_id="nope", seat=1, player_id="p", buy_in=200, command_id="x")), C.NOT_FOUND)
+        table_id="nope", seat=1, buy_in=200, command_id="x")), C.NOT_FOUND)
     await refused(t, lambda: s.Act(tpb.ActRequest(
         table_id="nope", seat=1, seat_token=t.tokens[1], hand_no=1,
         action=ev.ACTION_KIND_CALL, command_id="x")), C.NOT_FOUND)
@@ -119,7 +125,7 @@ async def test_malformed_table_ids_are_invalid(tables, table_id):
     await refused(t, lambda: s.GetState(tpb.ViewRequest(table_id=table_id)), INVALID)
     await refused(t, lambda: s.Watch(tpb.ViewRequest(table_id=table_id)), INVALID)
     await refused(t, lambda: s.SitDown(tpb.SitDownRequest(
-        table_id=table_id, seat=1, player_id="p", buy_in=200, command_id="x")), INVALID)
+        table_id=table_id, seat=1, buy_in=200, command_id="x")), INVALID)
     await refused(t, lambda: s.Act(tpb.ActRequest(
         table_id=table_id, seat=1, seat_token=t.tokens[1], hand_no=1,
         action=ev.ACTION_KIND_CALL, command_id="x")), INVALID, C.NOT_FOUND)
@@ -134,18 +140,18 @@ async def test_a_table_id_with_a_trailing_newline_is_invalid(tables):
 
 async def test_a_command_id_with_a_trailing_newline_is_invalid(tables):
     await refused(tables, lambda: tables.stub.SitDown(tpb.SitDownRequest(
-        table_id="t1", seat=4, player_id="p4", buy_in=200, command_id="sit-4\n")), INVALID)
+        table_id="t1", seat=4, buy_in=200, command_id="sit-4\n")), INVALID)
 
 
 async def test_command_ids_differing_by_a_newline_are_not_silently_merged(tables):
     t = tables
     try:
-        await t.stub.SitDown(tpb.SitDownRequest(table_id="t1", seat=4, player_id="p4",
-                                                buy_in=200, command_id="x\n"))
+        await t.stub.SitDown(tpb.SitDownRequest(table_id="t1", seat=4, buy_in=200,
+                                                command_id="x\n"))
     except grpc.aio.AioRpcError as exc:
         assert exc.code() is INVALID
-    reply = await t.stub.SitDown(tpb.SitDownRequest(table_id="t1", seat=5, player_id="p5",
-                                                    buy_in=200, command_id="x"))
+    reply = await t.stub.SitDown(tpb.SitDownRequest(table_id="t1", seat=5, buy_in=200,
+                                                    command_id="x"))
     assert reply.seat_token
     seats = {s.seat: s.player_id for s in (await t.view()).seats}
     assert seats.get(5) == "p5", f"SitDown answered OK but seat 5 is {seats.get(5)!r}"
@@ -170,15 +176,21 @@ async def test_acting_without_holding_the_seat_is_denied(tables):
         "a spectator (seat 0), no token": dict(seat=0, seat_token=""),
         "a spectator with a seat's token": dict(seat=0, seat_token=t.tokens[seat]),
     }
+    holder = t.stub.of(seat)  # the seat's own player: only the named field is wrong
     for name, override in cases.items():
         req = await t.act_request(**{"seat": seat, **override})
-        e = await refused(t, lambda: t.stub.Act(req), DENIED)
+        e = await refused(t, lambda: holder.Act(req), DENIED)
         assert "token" in e.details() or "seat" in e.details(), (name, e.details())
+    # the seat's right token, sent by another authenticated player: the seat is not theirs
+    req = await t.act_request(seat=seat)
+    for player in (other_seat, 3, 9):  # the other player in the hand, a waiting one, a stranger
+        e = await refused(t, lambda: t.stub.of(player).Act(req), DENIED)
+        assert f"seat {seat}" in e.details(), (player, e.details())
 
 
 async def test_private_views_and_seat_commands_need_the_seats_token(tables):
     t = tables
-    s = t.stub
+    s = t.stub.of(1)  # seat 1's player, who holds only seat 1 (and seat 1 of t2)
     for seat, token in ((1, t.tokens[2]), (1, ""), (1, t.other_token), (7, t.tokens[1])):
         await refused(t, lambda: s.GetState(tpb.ViewRequest(table_id="t1", seat=seat,
                                                             seat_token=token)), DENIED)
@@ -313,28 +325,31 @@ async def test_oversized_and_malformed_ids_are_refused(tables):
     s = t.stub
     for command_id in ("", "x" * 129, "x" * 100_000, "has space", "naïve", "a\nb"):
         await refused(t, lambda: s.SitDown(tpb.SitDownRequest(
-            table_id="t1", seat=4, player_id="p4", buy_in=200, command_id=command_id)),
+            table_id="t1", seat=4, buy_in=200, command_id=command_id)),
             INVALID)
         req = await t.act_request(command_id=command_id)
         await refused(t, lambda: s.Act(req), INVALID)
         await refused(t, lambda: s.CreateTable(tpb.CreateTableRequest(
             table_id="t9", settings=NL, command_id=command_id)), INVALID)
-    for player_id in ("", "x" * 65, "x" * 100_000):
-        e = await refused(t, lambda: s.SitDown(tpb.SitDownRequest(
-            table_id="t1", seat=4, player_id=player_id, buy_in=200, command_id="sit-4")),
-            INVALID, PRECONDITION)
-        assert "player id" in e.details()
+    # The player id is the token's subject, no longer a field (an issuer will not sign a bad
+    # one): what the caller sends for its identity is the token, and a bad one is refused.
+    for bearer, code in (("", C.UNAUTHENTICATED), ("not-a-jwt", C.UNAUTHENTICATED),
+                         ("x" * 9000, C.UNAUTHENTICATED),  # over the 8192 a token may be
+                         ("x" * 100_000, C.RESOURCE_EXHAUSTED)):  # over gRPC's metadata limit
+        await refused(t, lambda: t.bare.SitDown(tpb.SitDownRequest(
+            table_id="t1", seat=4, buy_in=200, command_id="sit-4"),
+            metadata=(("authorization", f"Bearer {bearer}"),)), code)
     # beyond the server's 1 MiB message limit: refused before any handler runs
     await refused(t, lambda: s.SitDown(tpb.SitDownRequest(
-        table_id="t1", seat=4, player_id="x" * 2_000_000, buy_in=200, command_id="sit-4")),
+        table_id="t1", seat=4, buy_in=200, command_id="x" * 2_000_000)),
         C.RESOURCE_EXHAUSTED)
 
 
 async def test_the_same_command_id_with_a_different_payload_is_refused(tables):
     t = tables
     s = t.stub
-    e = await refused(t, lambda: s.SitDown(tpb.SitDownRequest(  # sit-1 took seat 1 for p1
-        table_id="t1", seat=1, player_id="p4", buy_in=200, command_id="sit-1")), INVALID)
+    e = await refused(t, lambda: s.of(4).SitDown(tpb.SitDownRequest(  # sit-1: seat 1 for p1
+        table_id="t1", seat=1, buy_in=200, command_id="sit-1")), INVALID)
     assert "command id" in e.details()
     await refused(t, lambda: s.CreateTable(tpb.CreateTableRequest(  # c1 created t1 NL
         table_id="t1", settings=tpb.TableSettings(game=ev.GAME_OMAHA,
@@ -358,23 +373,24 @@ async def test_the_same_command_id_with_a_different_payload_is_refused(tables):
 
 async def test_one_account_cannot_take_two_seats(tables):
     t = tables
-    e = await refused(t, lambda: t.stub.SitDown(tpb.SitDownRequest(
-        table_id="t1", seat=4, player_id="p1", buy_in=200, command_id="sit-4")), PRECONDITION)
+    e = await refused(t, lambda: t.stub.of(1).SitDown(tpb.SitDownRequest(  # p1, seated at 1
+        table_id="t1", seat=4, buy_in=200, command_id="sit-4")), PRECONDITION)
     assert "already has a seat" in e.details()
-    await refused(t, lambda: t.stub.SitDown(tpb.SitDownRequest(  # a taken seat
-        table_id="t1", seat=2, player_id="p9", buy_in=200, command_id="sit-9")), PRECONDITION)
+    await refused(t, lambda: t.stub.of(9).SitDown(tpb.SitDownRequest(  # a taken seat, for p9
+        table_id="t1", seat=2, buy_in=200, command_id="sit-9")), PRECONDITION)
 
 
 async def test_a_buy_in_outside_the_limits_is_refused(tables):
     t = tables
+    p4 = t.stub.of(4)  # with 1000 chips in the wallet: the table's limits refuse these
     for buy_in in (0, -200, 39, 401, 2**63 - 1, -(2**63)):
-        e = await refused(t, lambda: t.stub.SitDown(tpb.SitDownRequest(
-            table_id="t1", seat=4, player_id="p4", buy_in=buy_in, command_id="sit-4")),
+        e = await refused(t, lambda: p4.SitDown(tpb.SitDownRequest(
+            table_id="t1", seat=4, buy_in=buy_in, command_id="sit-4")),
             PRECONDITION, INVALID)
         assert "40 to 400" in e.details(), e.details()
     for seat in (0, -1, 11, 2**31 - 1):
-        await refused(t, lambda: t.stub.SitDown(tpb.SitDownRequest(
-            table_id="t1", seat=seat, player_id="p4", buy_in=200, command_id="sit-4")),
+        await refused(t, lambda: p4.SitDown(tpb.SitDownRequest(
+            table_id="t1", seat=seat, buy_in=200, command_id="sit-4")),
             PRECONDITION, INVALID)
 
 
@@ -390,7 +406,9 @@ async def test_leaving_or_sitting_out_twice_in_the_middle_of_a_hand_is_refused(t
     e = await refused(t, lambda: s.Leave(tpb.SeatRequest(
         table_id="t1", seat=seat, seat_token=t.tokens[seat], command_id="leave-2")),
         PRECONDITION if still_seated else grpc.StatusCode.PERMISSION_DENIED)
-    assert ("already leaving" if still_seated else "does not hold seat") in e.details()
+    # gone: the seat is no longer the player's (checked before the token, which it was)
+    assert ("already leaving" if still_seated
+            else f"seat {seat} at this table is not p{seat}'s") in e.details()
     await s.SitOut(tpb.SitOutRequest(seat=tpb.SeatRequest(
         table_id="t1", seat=3, seat_token=t.tokens[3], command_id="out-3"), sit_out=True))
     await refused(t, lambda: s.SitOut(tpb.SitOutRequest(seat=tpb.SeatRequest(

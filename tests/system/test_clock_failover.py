@@ -16,6 +16,7 @@ from services.pokerctl.up import LocalCluster
 from shared.infra import natsconn
 from shared.infra.codec import decode_body
 from shared.infra.eventstore import EventStore
+from shared.infra.identity import OPERATOR, PLAYER
 from shared.infra.lease import DEFAULT_BUCKET
 from shared.infra.waiting import until
 from shared.poker import events as E
@@ -54,11 +55,17 @@ async def test_kill_9_the_owner_while_a_clock_runs(tmp_path, monkeypatch):
         kv = await nc.jetstream().key_value(DEFAULT_BUCKET)
 
         stub = stubs["table"]
+
+        def auth(subject: str, *roles: str) -> tuple:  # a token of the cluster's issuer
+            token = cluster.issuer.token(subject, roles or (PLAYER,))
+            return (("authorization", f"Bearer {token}"),)
+
+        operator = auth("ops", OPERATOR)
         settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
                                      small_blind=1, big_blind=2, decision_seconds=1,
                                      countdown_seconds=1)
         await stub.CreateTable(tpb.CreateTableRequest(table_id=TABLE, settings=settings,
-                                                      command_id="create"))
+                                                      command_id="create"), metadata=operator)
 
         async def holder() -> str | None:
             try:
@@ -69,12 +76,14 @@ async def test_kill_9_the_owner_while_a_clock_runs(tmp_path, monkeypatch):
         owner = await until(holder, timeout=5)  # one instance holds the new table
         survivor = "table-b" if owner == "table" else "table"
         tokens = {}
+        sponsor = cluster.sponsor()  # the cashier: chips in the players' wallets
         for seat in (1, 2):
+            await sponsor.fund(f"p{seat}", 100)
             reply = await stub.SitDown(tpb.SitDownRequest(
-                table_id=TABLE, seat=seat, player_id=f"p{seat}", buy_in=100,
-                command_id=f"sit-{seat}"))
+                table_id=TABLE, seat=seat, buy_in=100, command_id=f"sit-{seat}"),
+                metadata=auth(f"p{seat}"))
             tokens[seat] = reply.seat_token
-        view = await stub.GetState(tpb.ViewRequest(table_id=TABLE))
+        view = await stub.GetState(tpb.ViewRequest(table_id=TABLE), metadata=operator)
         late = view.to_act
         assert view.hand_no == 1 and late and view.deadline_unix_ms
         cluster.kill(owner)  # kill -9, with the player on the clock
@@ -90,13 +99,14 @@ async def test_kill_9_the_owner_while_a_clock_runs(tmp_path, monkeypatch):
         assert await holder() == survivor
         # The hand was carried on to its end, the late player sat out from the next one.
         await until(lambda: _has(store, E.HandEnded), timeout=10)
-        view = await stubs[survivor].GetState(tpb.ViewRequest(table_id=TABLE))
+        view = await stubs[survivor].GetState(tpb.ViewRequest(table_id=TABLE),
+                                              metadata=operator)
         assert next(s for s in view.seats if s.seat == late).sitting_out
 
         # The late player comes back through the survivor; the table plays on.
         await stubs[survivor].SitOut(tpb.SitOutRequest(
             seat=tpb.SeatRequest(table_id=TABLE, seat=late, seat_token=tokens[late],
-                                 command_id="back"), sit_out=False))
+                                 command_id="back"), sit_out=False), metadata=auth(f"p{late}"))
 
         async def hand_two():
             return any(isinstance(e, E.HandStarted) and e.hand_no == 2

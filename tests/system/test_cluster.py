@@ -14,7 +14,7 @@ from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.bots_cmd import play_tables, plan_tables
 from services.pokerctl.up import LocalCluster
-from services.table.driver import call_with_retry
+from services.table.calls import call_with_retry
 from shared.audit import audit_table
 from shared.infra.eventstore import STREAM, EventStore
 from shared.infra.waiting import until
@@ -33,8 +33,9 @@ class RetryingStub:
     def __getattr__(self, method: str):
         call = getattr(self._stub, method)
 
-        async def retrying(request):
-            return await call_with_retry(call, request, attempts=60, timeout=5)
+        async def retrying(request, metadata=()):
+            return await call_with_retry(call, request, attempts=60, timeout=5,
+                                         metadata=metadata)
 
         return retrying
 
@@ -63,7 +64,8 @@ async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster
         # the table service (and the clock keepers) use both instances of everything.
         async with cluster.channel("table") as ch:
             stub = RetryingStub(table_pb2_grpc.TableServiceStub(ch))
-            playing = asyncio.create_task(play_tables(stub, plans, hands=3, seats=3, seed=11))
+            playing = asyncio.create_task(play_tables(stub, plans, hands=3, seats=3,
+                                                      sponsor=cluster.sponsor(), seed=11))
 
             async def some_play():
                 info = await store.js.stream_info(STREAM)
@@ -126,7 +128,8 @@ async def test_a_service_replica_killed_mid_hand_while_its_twin_serves_reaches_n
         plans = plan_tables(3, run_id="twins")
         async with cluster.channel("table") as ch:
             stub = table_pb2_grpc.TableServiceStub(ch)  # no retries: an error would show
-            playing = asyncio.create_task(play_tables(stub, plans, hands=4, seats=3, seed=5))
+            playing = asyncio.create_task(play_tables(stub, plans, hands=4, seats=3,
+                                                      sponsor=cluster.sponsor(), seed=5))
 
             async def some_play():
                 info = await store.js.stream_info(STREAM)

@@ -9,18 +9,20 @@ from poker.betting.v1 import betting_pb2, betting_pb2_grpc
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
-from poker.table.v1 import table_pb2_grpc
+
+from tests.helpers.tables import SeatStubs
 
 
 async def test_a_restarted_table_service_carries_the_hand_on(stack):
-    table = table_pb2_grpc.TableServiceStub(stack.channel("table"))
+    table = SeatStubs(stack, {})  # seat N as player pN, the rest as an operator
     settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
                                  small_blind=1, big_blind=2)
     await table.CreateTable(tpb.CreateTableRequest(table_id="r1", settings=settings,
                                                    command_id="c"))
     for seat in (1, 2):
-        await table.SitDown(tpb.SitDownRequest(table_id="r1", seat=seat, player_id=f"p{seat}",
-                                               buy_in=100, command_id=f"s{seat}"))
+        await stack.deposit(f"p{seat}", 100)
+        await table.SitDown(tpb.SitDownRequest(table_id="r1", seat=seat, buy_in=100,
+                                               command_id=f"s{seat}"))
     view = await table.GetState(tpb.ViewRequest(table_id="r1"))
     assert view.hand_no == 1 and view.to_act
 
@@ -35,7 +37,7 @@ async def test_a_restarted_table_service_carries_the_hand_on(stack):
 
     # A new table service reads the log and carries on: hand 1 settles, hand 2 starts.
     await stack.start_service("table")
-    table = table_pb2_grpc.TableServiceStub(stack.channel("table"))
+    table = SeatStubs(stack, {})  # (channels to where it listens now)
 
     async def next_hand_waiting():
         async for v in table.Watch(tpb.ViewRequest(table_id="r1")):

@@ -89,13 +89,13 @@ def _passive(view: tpb.TableView) -> int:
 
 @pytest.mark.parametrize("peer", ["betting", "dealer"])
 async def test_a_peer_restarted_between_two_actions(stack, table_stub, nats_server, peer):
-    stub = table_stub
+    stub = table_stub  # seat N's calls as player pN
     await stub.CreateTable(tpb.CreateTableRequest(table_id="t1", settings=NL, command_id="c"))
     tokens = {}
     for seat in (1, 2):
+        await stack.deposit(f"p{seat}", 200)
         tokens[seat] = (await stub.SitDown(tpb.SitDownRequest(
-            table_id="t1", seat=seat, player_id=f"p{seat}", buy_in=200,
-            command_id=f"sit-{seat}"))).seat_token
+            table_id="t1", seat=seat, buy_in=200, command_id=f"sit-{seat}"))).seat_token
 
     async def act(n: int) -> tpb.ActRequest:
         v = await _view(stub)
@@ -177,6 +177,9 @@ async def test_the_dealer_killed_after_its_commitment_deals_from_the_same_deck(t
             betting = betting_pb2_grpc.BettingServiceStub(bch)
             table = table_pb2_grpc.TableServiceStub(tch)
 
+            def auth(player: str) -> tuple:  # a player's token from the cluster's issuer
+                return (("authorization", f"Bearer {cluster.issuer.token(player)}"),)
+
             committed = await dealer.CommitDeck(step("commit-1"))
             assert committed.events == 1
             cluster.kill("dealer")  # the commitment is acknowledged; nothing dealt yet
@@ -193,15 +196,16 @@ async def test_the_dealer_killed_after_its_commitment_deals_from_the_same_deck(t
             await cluster.restart("dealer")
 
             n = 0
-            view = await table.GetState(tpb.ViewRequest(table_id="t1"))
+            view = await table.GetState(tpb.ViewRequest(table_id="t1"), metadata=auth("p1"))
             while view.hand_no == 1 and view.to_act:
                 n += 1
                 seat = view.to_act
                 mine = await table.GetState(tpb.ViewRequest(table_id="t1", seat=seat,
-                                                            seat_token=tokens[seat]))
+                                                            seat_token=tokens[seat]),
+                                            metadata=auth(f"p{seat}"))
                 view = (await table.Act(tpb.ActRequest(
                     table_id="t1", seat=seat, seat_token=tokens[seat], hand_no=1,
-                    action=_passive(mine), command_id=f"a{n}"))).view
+                    action=_passive(mine), command_id=f"a{n}"), metadata=auth(f"p{seat}"))).view
         stored = await store.read("t1")
         await store.close()
         assert not cluster.dead()

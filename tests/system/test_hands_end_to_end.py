@@ -29,6 +29,7 @@ from shared.infra.eventstore import EventStore
 from shared.infra.repository import LoadedTable, fold_commit
 from shared.poker import events as E
 from shared.poker.view import table_view
+from tests.helpers.tables import table_stub as player_stub
 
 HANDS = 3
 SEATS = 4
@@ -96,8 +97,10 @@ def check_view(log: LogIndex, viewer: int, view: tpb.TableView) -> None:
             assert "??" not in s.cards
 
 
-async def _watch(stub, table_id: str, seat: int, token: str, out: list, first: asyncio.Event):
-    call = stub.Watch(tpb.ViewRequest(table_id=table_id, seat=seat, seat_token=token))
+async def _watch(stub, table_id: str, seat: int, token: str, out: list, first: asyncio.Event,
+                 auth: tuple):
+    call = stub.Watch(tpb.ViewRequest(table_id=table_id, seat=seat, seat_token=token),
+                      metadata=auth)
     try:
         async for view in call:
             out.append((seat, view))
@@ -114,20 +117,21 @@ async def _sample(stub, bots, out: list, stop: asyncio.Event) -> None:
     while not stop.is_set():
         for seat in (0, *bots.tokens):
             view = await stub.GetState(tpb.ViewRequest(
-                table_id=bots.table_id, seat=seat, seat_token=bots.tokens.get(seat, "")))
+                table_id=bots.table_id, seat=seat, seat_token=bots.tokens.get(seat, "")),
+                metadata=bots.auth.get(seat) or bots.watcher())
             out.append((seat, view))
         await asyncio.sleep(0)
 
 
-async def test_every_game_and_structure_end_to_end(stack, table_stub, nats_server):
-    stub = table_stub
+async def test_every_game_and_structure_end_to_end(stack, client_stub, sponsor, nats_server):
+    stub = client_stub
     plans = plan_tables(run_id="e2e")
     assert {(p.game, p.structure) for p in plans} == {
         ("holdem", "fixed_limit"), ("holdem", "pot_limit"), ("holdem", "no_limit"),
         ("omaha", "fixed_limit"), ("omaha", "pot_limit"), ("omaha", "no_limit"),
         ("omaha_hilo", "fixed_limit"), ("omaha_hilo", "pot_limit"),
         ("stud", "fixed_limit"), ("stud_hilo", "fixed_limit")}
-    bots = await asyncio.gather(*(create_and_seat(stub, p, SEATS) for p in plans))
+    bots = await asyncio.gather(*(create_and_seat(stub, p, SEATS, sponsor) for p in plans))
     views: dict[str, list] = {b.table_id: [] for b in bots}
     watchers, firsts = [], []
     for b in bots:
@@ -135,7 +139,8 @@ async def test_every_game_and_structure_end_to_end(stack, table_stub, nats_serve
             first = asyncio.Event()
             firsts.append(first)
             watchers.append(asyncio.create_task(_watch(
-                stub, b.table_id, seat, b.tokens.get(seat, ""), views[b.table_id], first)))
+                stub, b.table_id, seat, b.tokens.get(seat, ""), views[b.table_id], first,
+                b.auth.get(seat) or b.watcher())))
     await asyncio.wait_for(asyncio.gather(*(f.wait() for f in firsts)), timeout=20)
     stop = asyncio.Event()
     samplers = [asyncio.create_task(_sample(stub, b, views[b.table_id], stop)) for b in bots]
@@ -178,7 +183,8 @@ async def test_every_game_and_structure_end_to_end(stack, table_stub, nats_serve
             # and the final state, as served now, is the fold of the whole log
             for seat in (0, *b.tokens):
                 view = await stub.GetState(tpb.ViewRequest(
-                    table_id=p.table_id, seat=seat, seat_token=b.tokens.get(seat, "")))
+                    table_id=p.table_id, seat=seat, seat_token=b.tokens.get(seat, "")),
+                    metadata=b.auth.get(seat) or b.watcher())
                 assert view.version == log.last.seq
                 check_view(log, seat, view)
     finally:
@@ -194,9 +200,9 @@ async def test_a_seat_vacated_in_the_middle_of_a_hand_keeps_chips_conserved(stac
                                                   command_id="c"))
     tokens = {}
     for seat in (1, 2, 3):
+        await stack.deposit(f"p{seat}", 400)
         tokens[seat] = (await stub.SitDown(tpb.SitDownRequest(
-            table_id="t1", seat=seat, player_id=f"p{seat}", buy_in=400,
-            command_id=f"sit-{seat}"))).seat_token
+            table_id="t1", seat=seat, buy_in=400, command_id=f"sit-{seat}"))).seat_token
 
     async def act(seat, kind, n):
         v = await stub.GetState(tpb.ViewRequest(table_id="t1"))
@@ -217,9 +223,11 @@ async def test_a_seat_vacated_in_the_middle_of_a_hand_keeps_chips_conserved(stac
     await stub.Leave(tpb.SeatRequest(table_id="t1", seat=leaver, seat_token=tokens[leaver],
                                      command_id="leave"))
     # the seat frees when the hand ends: nobody may take it while its last hand runs
+    newcomer = player_stub(stack, "newcomer")
+    await stack.deposit("newcomer", 40)
     with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await stub.SitDown(tpb.SitDownRequest(table_id="t1", seat=leaver, player_id="newcomer",
-                                              buy_in=40, command_id="sit-new-early"))
+        await newcomer.SitDown(tpb.SitDownRequest(table_id="t1", seat=leaver, buy_in=40,
+                                                  command_id="sit-new-early"))
     assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
     assert "frees when the hand" in refused.value.details()
     problems = []
@@ -232,9 +240,8 @@ async def test_a_seat_vacated_in_the_middle_of_a_hand_keeps_chips_conserved(stac
         view = await act(view.to_act, kind, n)
     # between hands the seat is free; the newcomer waits (two players keep playing)
     if view.hand_no == three_handed:
-        tokens[leaver] = (await stub.SitDown(tpb.SitDownRequest(
-            table_id="t1", seat=leaver, player_id="newcomer", buy_in=40,
-            command_id="sit-new"))).seat_token
+        tokens[leaver] = (await newcomer.SitDown(tpb.SitDownRequest(
+            table_id="t1", seat=leaver, buy_in=40, command_id="sit-new"))).seat_token
     store = await EventStore.connect(nats_server.url, create=False)
     try:
         stored = await store.read("t1")

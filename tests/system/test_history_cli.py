@@ -21,6 +21,8 @@ from services.pokerctl.bots_cmd import create_and_seat, plan_tables
 from shared.infra.eventstore import EventStore
 from shared.infra.mirror import connect_mirror, copy_new, ensure_mirror
 from shared.infra.natsserver import NatsServer
+from poker.table.v1 import table_pb2_grpc
+
 from services.pokerctl.botclient import play
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,16 +42,18 @@ async def pokerctl(*args: str) -> subprocess.CompletedProcess:
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
-async def played_table(table_stub, game: str, structure: str, **stakes) -> tuple[str, int]:
+async def played_table(stack, game: str, structure: str, **stakes) -> tuple[str, int]:
     (plan,) = plan_tables(1, game, structure)
     plan.stakes.update(stakes)
-    bots = await create_and_seat(table_stub, plan, 3)
-    bots = await play(table_stub, bots, HANDS, random.Random(1))
+    async with stack.channel("table") as channel:
+        stub = table_pb2_grpc.TableServiceStub(channel)
+        bots = await create_and_seat(stub, plan, 3, stack.sponsor())
+        bots = await play(stub, bots, HANDS, random.Random(1))
     return plan.table_id, bots.hands_seen
 
 
 async def test_history_of_played_hands(stack, table_stub, nats_server):
-    table, played = await played_table(table_stub, "holdem", "no_limit")
+    table, played = await played_table(stack, "holdem", "no_limit")
     assert played >= 2
 
     done = await pokerctl("--table", table, "--format", "json", "--nats", nats_server.url)
@@ -98,8 +102,8 @@ async def test_history_of_played_hands(stack, table_stub, nats_server):
 async def test_hand_ids_are_unique_across_tables_and_stable(stack, table_stub, nats_server):
     """Two tables played at once both number their hands from 1; the PokerStars ids (stream
     sequences) never collide, grow hand by hand and are the same when exported again."""
-    (a, _), (b, _) = await asyncio.gather(played_table(table_stub, "holdem", "no_limit"),
-                                          played_table(table_stub, "omaha", "pot_limit"))
+    (a, _), (b, _) = await asyncio.gather(played_table(stack, "holdem", "no_limit"),
+                                          played_table(stack, "omaha", "pot_limit"))
 
     async def ids(table: str) -> dict[int, int]:
         """hand number -> PokerStars id, from the text (checked against the JSON)."""
@@ -124,8 +128,8 @@ async def test_a_mirror_gives_the_same_histories_and_hand_ids(stack, table_stub,
     """The mirror numbers its stream its own way (here it held a commit before the copy); the
     hand ids come from the primary's sequence each copy carries, so the text is the same."""
     (other, _), (table, _) = await asyncio.gather(
-        played_table(table_stub, "holdem", "fixed_limit"),
-        played_table(table_stub, "stud", "fixed_limit"))
+        played_table(stack, "holdem", "fixed_limit"),
+        played_table(stack, "stud", "fixed_limit"))
     mirror_server = NatsServer(tmp_path / "mirror", name="poker-mirror").start()
     try:
         src = await EventStore.connect(nats_server.url, create=False)
@@ -159,7 +163,7 @@ async def test_a_mirror_gives_the_same_histories_and_hand_ids(stack, table_stub,
 async def test_phh_of_every_logged_hand_replays_in_pokerkit(stack, table_stub, nats_server):
     """PHH has no rake: the table takes none, so every hand's stacks can be compared (split
     pots aside, where pokerkit's odd-chip rule differs)."""
-    table, played = await played_table(table_stub, "holdem", "no_limit", rake_basis_points=0)
+    table, played = await played_table(stack, "holdem", "no_limit", rake_basis_points=0)
     done = await pokerctl("--table", table, "--format", "json", "--nats", nats_server.url)
     objs = [json.loads(line) for line in done.stdout.splitlines()]
     compared = 0
@@ -181,7 +185,7 @@ async def test_phh_of_every_logged_hand_replays_in_pokerkit(stack, table_stub, n
 async def test_errors(stack, table_stub, nats_server):
     done = await pokerctl("--table", "no-such-table", "--nats", nats_server.url)
     assert done.returncode == 1 and "no table" in done.stderr
-    table, _ = await played_table(table_stub, "stud", "fixed_limit")
+    table, _ = await played_table(stack, "stud", "fixed_limit")
     done = await pokerctl("--table", table, "--hand", "99", "--nats", nats_server.url)
     assert done.returncode == 1 and "not in the log" in done.stderr
     done = await pokerctl("--table", table, "--format", "phh", "--seat", "1",
@@ -198,7 +202,7 @@ async def test_without_the_compliance_key_unseen_cards_read_unknown(stack, table
                                                                     nats_server, monkeypatch):
     """The log seals the cards nobody saw: a history made without the compliance key shows
     only the board and the hands shown; with the key every hole card is there."""
-    table, played = await played_table(table_stub, "holdem", "no_limit")
+    table, played = await played_table(stack, "holdem", "no_limit")
     full = await pokerctl("--table", table, "--format", "json", "--nats", nats_server.url)
     assert full.returncode == 0, full.stderr
     monkeypatch.delenv("POKER_COMPLIANCE_KEY")

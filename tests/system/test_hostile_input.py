@@ -1,20 +1,31 @@
 """Input that would corrupt the evidence, and absurd tables (the security issue's findings 4
 and 5), at the real TableService: real nats-server, every service on a real gRPC server.
 
-Hostile player ids are refused with INVALID_ARGUMENT and nothing is appended (the stream's
-last sequence and the table's version unchanged); one player is one seat by the folded id
-(``Alice`` cannot sit where ``alice`` sits); CreateTable with each absurd setting answers
-INVALID_ARGUMENT and creates nothing.
+The player id is the caller's token's subject. Hostile player ids are invalid by the rule
+(shared/poker/players.py), the identity provider's issuer will not sign one, and a token
+that names one anyway (an identity provider that does not check ids) is UNAUTHENTICATED and
+nothing is appended (the stream's last sequence and the table's version unchanged); one
+player is one seat by the folded id (``Alice`` cannot sit where ``alice`` sits); CreateTable
+with each absurd setting answers INVALID_ARGUMENT and creates nothing.
 """
 
 from __future__ import annotations
 
+import secrets
+import time
+
 import grpc
+import jwt
 import pytest
+from cryptography.hazmat.primitives import serialization
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
+from poker.table.v1 import table_pb2_grpc
 
 from shared.infra.eventstore import STREAM, EventStore
+from shared.infra.identity import PLAYER
+from shared.poker.players import player_id_problem
+from tests.helpers.tables import SeatStubs
 
 C = grpc.StatusCode
 NL = dict(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT, small_blind=1, big_blind=2)
@@ -52,12 +63,32 @@ async def last_seq(store: EventStore) -> int:
     return (await store.nc.jsm().stream_info(STREAM)).state.last_seq
 
 
+def idp_token(stack, subject: str) -> str:
+    """A player's token for ``subject`` exactly as given, signed with the stack's identity
+    provider's key: what an identity provider that neither checks nor normalises ids would
+    issue (the stack's issuer refuses a bad subject and signs the NFKC form)."""
+    key = serialization.load_pem_private_key(stack.issuer.key_file.read_bytes(), password=None)
+    now = int(time.time())
+    claims = {"iss": stack.issuer.ISSUER, "aud": stack.issuer.AUDIENCE, "sub": subject,
+              "roles": [PLAYER], "iat": now, "nbf": now, "exp": now + 600,
+              "jti": secrets.token_hex(8)}
+    return jwt.encode(claims, key, algorithm="EdDSA", headers={"kid": stack.issuer.kid})
+
+
+def as_subject(stack, subject: str):
+    """A SitDown as ``subject`` (its :func:`idp_token`)."""
+    bare = table_pb2_grpc.TableServiceStub(stack.channel("table"))  # no token of its own
+    auth = (("authorization", f"Bearer {idp_token(stack, subject)}"),)
+    return lambda request: bare.SitDown(request, metadata=auth)
+
+
 @pytest.fixture
-async def world(table_stub, nats_server):
-    stub = table_stub
+async def world(stack, nats_server):
+    stub = SeatStubs(stack, {1: "alice"})
+    await stack.deposit("alice", 200)
     await stub.CreateTable(tpb.CreateTableRequest(table_id="t1", settings=tpb.TableSettings(**NL),
                                                   command_id="create-t1"))
-    await stub.SitDown(tpb.SitDownRequest(table_id="t1", seat=1, player_id="alice", buy_in=200,
+    await stub.SitDown(tpb.SitDownRequest(table_id="t1", seat=1, buy_in=200,
                                           command_id="sit-alice"))
     store = await EventStore.connect(nats_server.url, create=False)
     yield stub, store
@@ -79,32 +110,39 @@ async def refused(stub, store, call, code: grpc.StatusCode) -> str:
 
 
 @pytest.mark.parametrize("player_id", HOSTILE_IDS, ids=repr)
-async def test_hostile_player_ids_are_invalid_and_append_nothing(world, player_id):
+async def test_hostile_player_ids_are_invalid_and_append_nothing(world, stack, player_id):
     stub, store = world
-    details = await refused(stub, store, lambda: stub.SitDown(tpb.SitDownRequest(
-        table_id="t1", seat=2, player_id=player_id, buy_in=200, command_id="sit-2")),
-        C.INVALID_ARGUMENT)
+    assert "player id" in (player_id_problem(player_id) or "")  # the rule
+    with pytest.raises(ValueError, match="player id"):  # the issuer signs no such token
+        stack.token(player_id)
+    sit = as_subject(stack, player_id)  # a token naming it all the same
+    details = await refused(stub, store, lambda: sit(tpb.SitDownRequest(
+        table_id="t1", seat=2, buy_in=200, command_id="sit-2")), C.UNAUTHENTICATED)
     assert "player id" in details
 
 
-async def test_alice_cannot_sit_where_alice_sits(world):
+async def test_alice_cannot_sit_where_alice_sits(world, stack):
     stub, store = world
     for i, other in enumerate(["Alice", "ALICE", "ａｌｉｃｅ", "𝐚𝐥𝐢𝐜𝐞"]):
-        details = await refused(stub, store, lambda: stub.SitDown(tpb.SitDownRequest(
-            table_id="t1", seat=2, player_id=other, buy_in=200, command_id=f"sit-{i}")),
+        await stack.deposit(other, 200)  # (the seat rule refuses, not the balance)
+        sit = as_subject(stack, other)  # the token's subject as the identity provider sent it
+        details = await refused(stub, store, lambda: sit(tpb.SitDownRequest(
+            table_id="t1", seat=2, buy_in=200, command_id=f"sit-{i}")),
             C.FAILED_PRECONDITION)
         assert "already has a seat" in details
-    await stub.SitDown(tpb.SitDownRequest(table_id="t1", seat=2, player_id="bob", buy_in=200,
-                                          command_id="sit-bob"))
+    await stack.deposit("bob", 200)
+    await as_subject(stack, "bob")(tpb.SitDownRequest(table_id="t1", seat=2, buy_in=200,
+                                                      command_id="sit-bob"))
     seats = {s.seat: s.player_id for s in (await stub.GetState(
         tpb.ViewRequest(table_id="t1"))).seats}
     assert seats == {1: "alice", 2: "bob"}
 
 
-async def test_a_compatibility_form_is_seated_as_its_normal_form(world):
+async def test_a_compatibility_form_is_seated_as_its_normal_form(world, stack):
     stub, _ = world
-    await stub.SitDown(tpb.SitDownRequest(table_id="t1", seat=2, player_id="ｂｏｂ", buy_in=200,
-                                          command_id="sit-bob"))
+    await stack.deposit("bob", 200)  # the normal form's wallet pays
+    await as_subject(stack, "ｂｏｂ")(tpb.SitDownRequest(table_id="t1", seat=2, buy_in=200,
+                                                       command_id="sit-bob"))
     seats = {s.seat: s.player_id for s in (await stub.GetState(
         tpb.ViewRequest(table_id="t1"))).seats}
     assert seats[2] == "bob"

@@ -35,7 +35,7 @@ async def test_a_scrape_after_play_shows_the_poker_metrics_with_bounded_labels(s
         plans = plan_tables(tables=2, game="holdem", structure="no_limit", run_id="metrics")
         async with stack.channel("table") as channel:
             played = await play_tables(table_pb2_grpc.TableServiceStub(channel), plans,
-                                       hands=3, seats=3, seed=7)
+                                       hands=3, seats=3, sponsor=stack.sponsor(), seed=7)
         assert all(not p.error for p in played), [p.error for p in played]
         after = scrape(port)
     finally:

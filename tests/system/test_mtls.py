@@ -29,15 +29,15 @@ from shared.infra.tls import TlsConfig, channel, generate
 TABLE = "m1"
 
 
-async def seated(table_stub) -> tpb.TableView:
-    """Two players seated at a new table: hand 1 is dealt, a seat is to act."""
+async def seated(stack, table_stub) -> tpb.TableView:
+    """Two players (p1, p2) seated at a new table: hand 1 is dealt, a seat is to act."""
     settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
                                  small_blind=1, big_blind=2)
     await table_stub.CreateTable(tpb.CreateTableRequest(table_id=TABLE, settings=settings,
                                                         command_id="create"))
     for seat in (1, 2):
-        await table_stub.SitDown(tpb.SitDownRequest(table_id=TABLE, seat=seat,
-                                                    player_id=f"p{seat}", buy_in=100,
+        await stack.deposit(f"p{seat}", 100)
+        await table_stub.SitDown(tpb.SitDownRequest(table_id=TABLE, seat=seat, buy_in=100,
                                                     command_id=f"sit-{seat}"))
     view = await table_stub.GetState(tpb.ViewRequest(table_id=TABLE))
     assert view.hand_no == 1 and view.to_act
@@ -61,8 +61,10 @@ def foreign(stack, tmp_path) -> TlsConfig:
 
 async def test_the_dealer_hands_out_a_seats_cards_to_the_table_service_only(stack, table_stub,
                                                                              tmp_path):
-    view = await seated(table_stub)
-    request = dealer_pb2.SeatCardsRequest(table_id=TABLE, hand_no=view.hand_no, seat=1)
+    view = await seated(stack, table_stub)
+    # as the table service asks for seat 1's cards: for p1, the player it authenticated
+    request = dealer_pb2.SeatCardsRequest(table_id=TABLE, hand_no=view.hand_no, seat=1,
+                                          player_id="p1")
     address = stack.addresses["dealer"]
 
     def seat_cards(chan):
@@ -87,7 +89,7 @@ async def test_the_dealer_hands_out_a_seats_cards_to_the_table_service_only(stac
 
 
 async def test_betting_acts_for_a_seat_for_the_table_service_only(stack, table_stub, tmp_path):
-    view = await seated(table_stub)
+    view = await seated(stack, table_stub)
 
     def fold(chan, command_id: str):
         return lambda: betting_pb2_grpc.BettingServiceStub(chan).Act(betting_pb2.ActRequest(
@@ -140,13 +142,16 @@ async def test_the_containers_probe_checks_health_over_tls(stack, monkeypatch):
 
 
 async def test_players_reach_the_table_service_with_the_ca_alone(stack):
-    async with stack.channel("table", identity=None) as chan:
-        table = table_pb2_grpc.TableServiceStub(chan)
-        await table.CreateTable(tpb.CreateTableRequest(
+    """No client certificate: the CA and a token (an operator's, a player's) are enough."""
+    async with stack.channel("table", identity=None,
+                             token=stack.token("ops", "operator")) as chan:
+        await table_pb2_grpc.TableServiceStub(chan).CreateTable(tpb.CreateTableRequest(
             table_id="anon", command_id="c",
             settings=tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
                                        small_blind=1, big_blind=2)), timeout=10)
-        view = await table.GetState(tpb.ViewRequest(table_id="anon"), timeout=10)
+    async with stack.channel("table", identity=None, token=stack.token("alice")) as chan:
+        view = await table_pb2_grpc.TableServiceStub(chan).GetState(
+            tpb.ViewRequest(table_id="anon"), timeout=10)
         assert view.table_id == "anon"
 
 

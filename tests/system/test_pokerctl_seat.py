@@ -1,5 +1,6 @@
 """`pokerctl seat ...` against the services (in process, real gRPC and NATS): every seat
-command, its output, refusals and bad arguments."""
+command, its output, refusals and bad arguments. Each command sends the player's token
+(``--token``, the identity provider's) and the seat token (``--seat-token``)."""
 
 from __future__ import annotations
 
@@ -26,15 +27,18 @@ async def test_seat_commands(stack, table_stub, capsys, monkeypatch):
                                                         command_id="c"))
     tokens = {}
     for seat in (1, 2):
+        await stack.deposit(f"p{seat}", 110)  # the buy-in and a top-up of 10
         reply = await table_stub.SitDown(tpb.SitDownRequest(
-            table_id="cli", seat=seat, player_id=f"p{seat}", buy_in=100,
-            command_id=f"s{seat}"))
+            table_id="cli", seat=seat, buy_in=100, command_id=f"s{seat}"))
         tokens[seat] = reply.seat_token
     on_turn = (await table_stub.GetState(tpb.ViewRequest(table_id="cli"))).to_act
 
-    def seat_args(seat: int, *rest: str) -> list[str]:
-        return ["seat", *rest, "--table-id", "cli", "--seat", str(seat), "--token",
-                tokens[seat], "--table", stack.addresses["table"]]
+    def seat_args(seat: int, *rest: str, token: str | None = None) -> list[str]:
+        """A command for ``seat`` as its player (``token``: another token; "": none)."""
+        token = stack.token(f"p{seat}") if token is None else token
+        return ["seat", *rest, "--table-id", "cli", "--seat", str(seat), "--seat-token",
+                tokens[seat], *(("--token", token) if token else ()),
+                "--table", stack.addresses["table"]]
 
     code, out, _ = await pokerctl(capsys, *seat_args(on_turn, "disconnect"))
     assert code == 0 and f"seat {on_turn} p{on_turn}: " in out and "disconnected" in out
@@ -56,8 +60,21 @@ async def test_seat_commands(stack, table_stub, capsys, monkeypatch):
     assert code == 2 and "--amount" in err
 
     code, _, err = await pokerctl(capsys, "seat", "leave", "--table-id", "cli", "--seat", "2",
-                                  "--token", "not-the-token", "--table", stack.addresses["table"])
+                                  "--seat-token", "not-the-token", "--token", stack.token("p2"),
+                                  "--table", stack.addresses["table"])
     assert code == 1 and "PERMISSION_DENIED" in err
+    # the seat's own token, but another player's identity: not their seat
+    code, _, err = await pokerctl(capsys, *seat_args(2, "leave", token=stack.token("p1")))
+    assert code == 1 and "PERMISSION_DENIED" in err and "seat 2" in err
+    # no identity, or one that is not a token: refused before anything is sent
+    monkeypatch.delenv("POKER_TOKEN", raising=False)
+    code, _, err = await pokerctl(capsys, *seat_args(2, "leave", token=""))
+    assert code == 2 and "--token" in err and "POKER_TOKEN" in err
+    code, _, err = await pokerctl(capsys, *seat_args(2, "leave", token="not a jwt"))
+    assert code == 2 and "--token" in err
+    # a token that does not verify: the service says so
+    code, _, err = await pokerctl(capsys, *seat_args(2, "leave", token=stack.token("p2") + "x"))
+    assert code == 1 and "UNAUTHENTICATED" in err
 
     # Both leave: the hand is folded for the leaver, the seats free, the table waits.
     code, out, _ = await pokerctl(capsys, *seat_args(on_turn, "leave"))
@@ -71,5 +88,9 @@ async def test_seat_commands(stack, table_stub, capsys, monkeypatch):
     # (the view shows the ended hand's stacks until the next hand: read the fold instead)
     lt = await stack.keeper.repo.load("cli")
     assert lt.state.seat(other).stack == stack_before + 10
-    code, out, _ = await pokerctl(capsys, *seat_args(other, "leave"))
+    # both tokens from the environment (out of the process list)
+    monkeypatch.setenv("POKER_TOKEN", stack.token(f"p{other}"))
+    monkeypatch.setenv("POKER_SEAT_TOKEN", tokens[other])
+    code, out, _ = await pokerctl(capsys, "seat", "leave", "--table-id", "cli", "--seat",
+                                  str(other), "--table", stack.addresses["table"])
     assert code == 0 and "empty (left)" in out

@@ -82,7 +82,9 @@ async def test_up_then_bots_then_sigterm(tmp_path, monkeypatch):
                               plan_tables(2), hands=2, seats=3, seed=1, out=report,
                               keyring=ComplianceKeyring.from_files(
                                   [str(tmp_path / "data" / "keys" / "compliance.key")]),
-                              tls=TlsConfig.in_dir(certs, "client"))
+                              tls=TlsConfig.in_dir(certs, "client"),
+                              wallet_addr=f"127.0.0.1:{base + 6}",
+                              wallet_tls=TlsConfig.in_dir(certs, "admin"))
         assert code == 0, report.getvalue()
         assert "chips conserved at 2/2 tables; audit passed" in report.getvalue()
         await _clients_need_no_flags(tmp_path / "data", nats_port)

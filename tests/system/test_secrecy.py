@@ -25,16 +25,17 @@ pytestmark = pytest.mark.asyncio
 HANDS = 6
 
 
-async def check_down(stub, hands: int) -> dict[int, str]:
+async def check_down(stack, stub, hands: int) -> dict[int, str]:
+    """Seats 1 to 3 (players p1 to p3, ``stub`` calls as each) check down ``hands`` hands."""
     settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
                                  small_blind=1, big_blind=2, rake_basis_points=0)
     await stub.CreateTable(tpb.CreateTableRequest(table_id="t1", settings=settings,
                                                   command_id="c"))
     tokens = {}
     for seat in (1, 2, 3):
+        await stack.deposit(f"p{seat}", 400)
         tokens[seat] = (await stub.SitDown(tpb.SitDownRequest(
-            table_id="t1", seat=seat, player_id=f"p{seat}", buy_in=400,
-            command_id=f"sit-{seat}"))).seat_token
+            table_id="t1", seat=seat, buy_in=400, command_id=f"sit-{seat}"))).seat_token
     n = 0
     view = await stub.GetState(tpb.ViewRequest(table_id="t1"))
     while view.hand_no <= hands:
@@ -55,7 +56,7 @@ async def check_down(stub, hands: int) -> dict[int, str]:
 
 
 async def test_the_log_seals_every_card_nobody_saw(stack, table_stub, nats_server):
-    await check_down(table_stub, HANDS)
+    await check_down(stack, table_stub, HANDS)
     store = await EventStore.connect(nats_server.url, create=False)
     try:
         stored = await store.read("t1")
@@ -92,9 +93,11 @@ async def test_the_log_seals_every_card_nobody_saw(stack, table_stub, nats_serve
 
 
 async def test_only_the_table_service_gets_a_seats_cards_from_the_dealer(stack, table_stub):
-    await check_down(table_stub, 0)  # seated, hand 1 dealt
+    await check_down(stack, table_stub, 0)  # seated, hand 1 dealt
     view = await table_stub.GetState(tpb.ViewRequest(table_id="t1"))
-    request = dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no, seat=1)
+    # as the table service asks: for the player it authenticated, whose seat it is
+    request = dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no, seat=1,
+                                          player_id="p1")
     # an anonymous caller in plaintext does not get through the handshake: no cards
     async with grpc.aio.insecure_channel(stack.addresses["dealer"]) as channel:
         with pytest.raises(grpc.aio.AioRpcError) as err:
@@ -111,13 +114,27 @@ async def test_only_the_table_service_gets_a_seats_cards_from_the_dealer(stack, 
         dealer = dealer_pb2_grpc.DealerServiceStub(channel)
         reply = await dealer.SeatCards(request)
         assert len(reply.cards) == 2 and "??" not in reply.cards
+        assert not any(s.in_hand for s in view.seats if s.seat == 3)  # p3 waits for hand 2
         for request, code in (
-                (dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no, seat=0),
+                (dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no, seat=0,
+                                             player_id="p1"),
                  grpc.StatusCode.INVALID_ARGUMENT),
-                (dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no + 1, seat=1),
+                (dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no + 1, seat=1,
+                                             player_id="p1"),
                  grpc.StatusCode.FAILED_PRECONDITION),
-                (dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no, seat=7),
-                 grpc.StatusCode.FAILED_PRECONDITION)):
+                # seated, but not dealt in this hand
+                (dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no, seat=3,
+                                             player_id="p3"),
+                 grpc.StatusCode.FAILED_PRECONDITION),
+                # an empty seat, and a seat for a player it is not: nobody's cards
+                (dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no, seat=7,
+                                             player_id="p1"),
+                 grpc.StatusCode.PERMISSION_DENIED),
+                (dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no, seat=1,
+                                             player_id="p2"),
+                 grpc.StatusCode.PERMISSION_DENIED),
+                (dealer_pb2.SeatCardsRequest(table_id="t1", hand_no=view.hand_no, seat=1),
+                 grpc.StatusCode.PERMISSION_DENIED)):
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await dealer.SeatCards(request)
             assert err.value.code() is code, err.value.details()

@@ -21,13 +21,17 @@ def _mixed_events() -> list:
         options = table_options(game, structure, **stakes)
         for decision in play_decisions(f"codec-{i}", options, 12, seed=i, churn=0.1):
             out.extend(decision)
+    # a table whose chips come from a wallet: the sagas (buy-ins refused too)
+    wallet = table_options("holdem", "no_limit", small_blind=1, big_blind=2, wallet=True)
+    for decision in play_decisions("codec-wallet", wallet, 30, seed=5, churn=0.15):
+        out.extend(decision)
     return out
 
 
 def test_every_event_of_played_tables_round_trips():
     events = _mixed_events()
-    assert {type(e) for e in events} >= set(EVENT_TYPES) - {E.PlayerDisconnected,
-                                                            E.PlayerReconnected}
+    assert {type(e) for e in events} >= set(EVENT_TYPES) - {
+        E.PlayerDisconnected, E.PlayerReconnected, E.TablePaused, E.TableClosing}
     for e in events:
         back = decode_event(encode_event(e))
         assert back == e
@@ -35,7 +39,7 @@ def test_every_event_of_played_tables_round_trips():
 
 
 @pytest.mark.parametrize("event", [
-    E.PlayerDisconnected(3), E.PlayerReconnected(4),
+    E.PlayerDisconnected(3), E.PlayerReconnected(4), E.TablePaused(True), E.TableClosing("x"),
     E.HandShown(2, cards("AhKh"), "high card", ""),
     E.CardsDealt(0, (UNKNOWN_CARD,), (E.HoleDeal(1, (UNKNOWN_CARD, Card(51)), (False, True)),),
                  ()),

@@ -136,7 +136,7 @@ def test_a_failure_is_reported_once_and_looked_at_less_often():
     doubles up to a ceiling; success or another kind of failure starts afresh."""
     from structlog.testing import capture_logs
 
-    from services.table.driver import Failures
+    from services.table.calls import Failures
     clock = Clock()
     failures = Failures("keeping the clock", first_s=0.5, max_s=2.0, monotonic=clock)
     with capture_logs() as logs:

@@ -1,0 +1,70 @@
+"""Calling the services a table needs, and living with their failures: retries of
+idempotent calls, and failures reported once (the driver, the clock keeper and the cashier
+share them)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import grpc
+import structlog
+
+from shared.infra.rpc import trace_metadata
+
+log = structlog.get_logger()
+
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED,
+             grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+async def call_with_retry(fn, request, attempts: int = 20, timeout: float = 10.0,
+                          metadata: tuple = ()):
+    """Call an idempotent step; on UNAVAILABLE (a replica restarting) retry the same command.
+    ``metadata``: sent with every attempt (a caller's token), beside the trace id."""
+    delay = 0.05
+    for attempt in range(attempts):
+        try:
+            return await fn(request, timeout=timeout, wait_for_ready=True,
+                            metadata=(*trace_metadata(), *metadata))
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() not in RETRYABLE or attempt == attempts - 1:
+                raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+    raise AssertionError("unreachable")
+
+
+class Failures:
+    """What keeps failing at each table, so that it is reported once and retried less often:
+    the first failure of a kind is an error with its traceback; the same again is logged at
+    debug level, and the table is left alone for a while that doubles up to ``max_s``."""
+
+    def __init__(self, what: str, first_s: float = 0.5, max_s: float = 30.0,
+                 monotonic=time.monotonic) -> None:
+        self.what = what
+        self.first_s = first_s
+        self.max_s = max_s
+        self.monotonic = monotonic
+        self._failing: dict[str, tuple[str, float, float]] = {}  # table -> (kind, wait, at)
+
+    def failed(self, table_id: str, exc: BaseException) -> None:
+        kind = f"{type(exc).__name__}: {exc}"
+        seen = self._failing.get(table_id)
+        if seen is None or seen[0] != kind:
+            log.error(f"{self.what} failed; the table waits for it (reported once)",
+                      table_id=table_id, exc_info=exc)
+            wait = self.first_s
+        else:
+            log.debug(f"{self.what} failed again", table_id=table_id, error=kind)
+            wait = min(seen[1] * 2, self.max_s)
+        self._failing[table_id] = (kind, wait, self.monotonic() + wait)
+
+    def ok(self, table_id: str) -> None:
+        if self._failing.pop(table_id, None) is not None:
+            log.info(f"{self.what} works again", table_id=table_id)
+
+    def waiting(self, table_id: str) -> bool:
+        """Whether the table failed a moment ago (leave it until its wait is over)."""
+        seen = self._failing.get(table_id)
+        return seen is not None and self.monotonic() < seen[2]

@@ -1,0 +1,153 @@
+"""The money audit: the tables' logs against the wallet's ledger, to the chip.
+
+Each log first balances on its own, at every point: a table's audit (auditor.py) re-decides
+every commit and keeps its chips conserved (stacks and pots + rake + chips cashed out =
+buy-ins + top-ups), and the ledger's fold (services/wallet/ledger.py) checks every balance
+against its movements and never below zero. Across the two logs, every saga of a table
+(``TableAudit.sagas``, keyed ``<table id>/<saga key>`` at the wallet) must match the
+ledger's movement with that key, once:
+
+- a confirmed buy-in or top-up: a debit of that player for that amount (else the chips came
+  from nowhere); a refused one: no debit (else the money is lost);
+- a credited cash-out: a credit of that player for that amount; a credited rake: a credit of
+  the house; and every debit or credit that names a table saga has one (else it came from
+  nowhere).
+
+Then the money identity holds:
+
+    deposits - withdrawals = the wallets' balances (players and house)
+                           + the chips at the tables + the money in transit
+
+where the money in transit is what a saga still open holds between the two: a buy-in
+debited but not yet at its seat, chips cashed out but not yet credited, rake taken but not
+yet credited to the house.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from poker.wallet.v1 import wallet_pb2
+
+from shared.poker.players import player_key
+
+from .auditor import TableAudit
+
+DEBIT_KINDS = ("buy_in", "top_up")
+DEBIT, CREDIT = wallet_pb2.MOVEMENT_DEBIT, wallet_pb2.MOVEMENT_CREDIT
+
+
+@dataclass
+class MoneyAudit:
+    deposits: int = 0
+    withdrawals: int = 0
+    player_balances: int = 0
+    house: int = 0
+    at_tables: int = 0
+    in_transit: int = 0
+    tables: int = 0
+    sagas: int = 0  # matched with the ledger
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def balanced(self) -> bool:
+        return self.deposits - self.withdrawals == (
+            self.player_balances + self.house + self.at_tables + self.in_transit)
+
+    @property
+    def ok(self) -> bool:
+        return self.balanced and not self.problems
+
+    def summary(self) -> str:
+        verdict = "balances" if self.ok else "DOES NOT BALANCE"
+        return (f"money: deposits {self.deposits} - withdrawals {self.withdrawals} = wallets "
+                f"{self.player_balances} + house {self.house} + at {self.tables} tables "
+                f"{self.at_tables} + in transit {self.in_transit}; {self.sagas} sagas matched "
+                f"with the wallet's ledger: {verdict}")
+
+    def as_dict(self) -> dict:
+        return {"deposits": self.deposits, "withdrawals": self.withdrawals,
+                "player_balances": self.player_balances, "house": self.house,
+                "at_tables": self.at_tables, "in_transit": self.in_transit,
+                "tables": self.tables, "sagas": self.sagas, "balanced": self.balanced,
+                "ok": self.ok, "problems": list(self.problems)}
+
+
+def _movements(ledger) -> dict[str, tuple[object, object]]:
+    """idempotency key -> (account, entry) of every debit and credit: the tables' sagas
+    (deposits and withdrawals are the cashier's)."""
+    return {key: (account, entry) for (account, key), entry in ledger.receipts.items()
+            if entry.movement in (DEBIT, CREDIT)}
+
+
+def audit_money(tables: Iterable[TableAudit], ledger) -> MoneyAudit:
+    """The money audit of ``tables`` (each audited, to the end of its log) against ``ledger``
+    (the wallet's fold: services/wallet/ledger.py's ``fold_ledger``).
+    Only the tables whose chips come from a wallet are counted; every table of the platform
+    must be given, or the ledger's movements for the others are reported as unmatched."""
+    tables = [t for t in tables if t.wallet]
+    money = MoneyAudit(deposits=ledger.deposits, withdrawals=ledger.withdrawals,
+                       tables=len(tables))
+    for account, balance in ledger.balances.items():
+        if account.house:
+            money.house += balance
+        else:
+            money.player_balances += balance
+    moves = _movements(ledger)
+    claimed: set[str] = set()
+    for t in tables:
+        if not t.ok:
+            money.problems.append(f"table {t.table_id}: its own audit fails: {t.failure}")
+        money.at_tables += t.stacks
+        credited_rake = 0
+        for saga in [*t.sagas, *t.open_sagas]:
+            key = f"{t.table_id}/{saga.key}"
+            claimed.add(key)
+            move = moves.get(key)
+            problem = _mismatch(saga, move)
+            if problem is not None:
+                money.problems.append(f"table {t.table_id}, {saga.kind} {saga.key!r}: {problem}")
+                continue
+            money.sagas += 1
+            if saga.kind == "rake" and saga.outcome != "open":
+                credited_rake += saga.amount
+            if saga.outcome == "open":
+                if saga.kind in DEBIT_KINDS and move is not None:
+                    money.in_transit += saga.amount  # debited, not yet at the seat
+                elif saga.kind == "cash_out" and move is None:
+                    money.in_transit += saga.amount  # off the seat, not yet credited
+        # rake taken and not yet with the house: the running hand's, and open rake sagas
+        money.in_transit += t.rake - credited_rake - sum(
+            s.amount for s in t.open_sagas if s.kind == "rake" and s.key in moves)
+    for key in sorted(set(moves) - claimed):
+        account, entry = moves[key]
+        money.problems.append(f"the wallet moved {entry.amount} for {account} with key {key!r}, "
+                              f"which no table's log holds")
+    return money
+
+
+def _mismatch(saga, move) -> str | None:
+    """Why the table's saga and the ledger's movement with its key disagree (None: they
+    agree)."""
+    if saga.kind in DEBIT_KINDS:
+        if saga.outcome == "refused":
+            return None if move is None else "refused at the table, yet the wallet debited it"
+        if move is None:
+            return None if saga.outcome == "open" else (
+                "chips reached the seat, yet the wallet holds no debit for them")
+        want, who = DEBIT, saga.player_id
+    else:
+        if move is None:
+            return None if saga.outcome == "open" else (
+                "credited at the table, yet the wallet holds no credit for it")
+        want, who = CREDIT, "" if saga.kind == "rake" else saga.player_id
+    account, entry = move
+    if entry.movement != want or entry.amount != saga.amount:
+        return (f"the table moved {saga.amount}, the wallet's movement with its key is "
+                f"{entry.amount} (movement {entry.movement})")
+    if saga.kind == "rake" and not account.house:
+        return f"the rake went to {account}, not the house"
+    if saga.kind != "rake" and (account.house or account.key != player_key(who)):
+        return f"the money moved for {account}, not for {who}"
+    return None

@@ -1,0 +1,114 @@
+"""The money audit (shared/audit/money.py) on a sampled wallet table and the ledger its sagas
+would make at the wallet (services/wallet/ledger.py's fold): it balances to the chip, names
+the money in transit, and catches each way the two logs can disagree."""
+
+from __future__ import annotations
+
+import pytest
+from poker.wallet.v1 import wallet_pb2 as pb
+
+from services.wallet.ledger import fold_ledger
+from shared.audit import audit_table
+from shared.audit.money import audit_money
+from shared.audit.sample import chain, play_decisions, sample_keyring
+from shared.poker.options import table_options
+
+OPTIONS = table_options("holdem", "no_limit", small_blind=5, big_blind=10, wallet=True,
+                        rake_basis_points=500, no_flop_no_drop=False)
+
+
+@pytest.fixture(scope="module")
+def audit():
+    decisions = list(play_decisions("m1", OPTIONS, hands=25, seats=5, seed=9, churn=0.08))
+    a = audit_table("m1", list(chain("m1", decisions, options=OPTIONS)), sample_keyring())
+    assert a.ok, a.failure
+    return a
+
+
+def account(player_id: str) -> pb.Account:
+    return pb.Account(house=True) if player_id == "" else pb.Account(player_id=player_id)
+
+
+def ledger_for(audit, *, skip: str = "", tweak=None) -> list[pb.LedgerEvent]:
+    """Deposits enough for every player, then the movement of every settled saga."""
+    balances: dict[str, int] = {}
+    events = []
+
+    def move(who: str, movement: int, amount: int, key: str) -> None:
+        grows = movement in (pb.MOVEMENT_DEPOSIT, pb.MOVEMENT_CREDIT)
+        balances[who] = balances.get(who, 0) + (amount if grows else -amount)
+        events.append(pb.LedgerEvent(idempotency_key=key, account=account(who),
+                                     movement=movement, amount=amount,
+                                     balance_after=balances[who]))
+
+    players = {s.player_id for s in audit.sagas if s.player_id}
+    for p in sorted(players):
+        move(p, pb.MOVEMENT_DEPOSIT, 100_000, f"cash/{p}")
+    for s in audit.sagas:
+        if s.key == skip or s.outcome == "refused":
+            continue
+        who, amount = s.player_id, s.amount
+        if tweak is not None:
+            who, amount = tweak(s, who, amount)
+        movement = pb.MOVEMENT_DEBIT if s.kind in ("buy_in", "top_up") else pb.MOVEMENT_CREDIT
+        move(who, movement, amount, f"m1/{s.key}")
+    return events
+
+
+def test_the_sample_table_and_its_ledger_balance_to_the_chip(audit):
+    kinds = {(s.kind, s.outcome) for s in audit.sagas}
+    assert {("buy_in", "confirmed"), ("buy_in", "refused"), ("cash_out", "credited"),
+            ("rake", "credited")} <= kinds
+    money = audit_money([audit], fold_ledger(ledger_for(audit)))
+    assert money.ok, money.problems
+    assert money.house == audit.rake and money.at_tables == audit.stacks
+    assert money.deposits == money.player_balances + money.house + money.at_tables
+
+
+def test_a_missing_debit_is_chips_from_nowhere(audit):
+    key = next(s.key for s in audit.sagas if s.kind == "buy_in" and s.outcome == "confirmed")
+    money = audit_money([audit], fold_ledger(ledger_for(audit, skip=key)))
+    assert not money.ok and any("no debit" in p for p in money.problems)
+
+
+def test_a_debit_of_a_refused_buy_in_is_money_lost(audit):
+    refused = next(s for s in audit.sagas if s.outcome == "refused")
+    events = ledger_for(audit)
+    events.append(pb.LedgerEvent(idempotency_key=f"m1/{refused.key}",
+                                 account=account(refused.player_id),
+                                 movement=pb.MOVEMENT_DEBIT, amount=refused.amount,
+                                 balance_after=0))
+    # balance_after is checked by the fold: recompute it from the player's last event
+    last = [e for e in events[:-1] if e.account.player_id == refused.player_id][-1]
+    events[-1].balance_after = last.balance_after - refused.amount
+    money = audit_money([audit], fold_ledger(events))
+    assert not money.ok and any("refused at the table" in p for p in money.problems)
+
+
+@pytest.mark.parametrize("how,why", [
+    ("amount", "the table moved"),
+    ("player", "not for"),
+    ("rake_to_a_player", "not the house"),
+])
+def test_a_movement_that_disagrees_with_its_saga_is_caught(audit, how, why):
+    def tweak(saga, who, amount):
+        if how == "amount" and saga.kind == "cash_out":
+            return who, amount + 1
+        if how == "player" and saga.kind == "cash_out":
+            return next(s.player_id for s in audit.sagas
+                        if s.player_id and s.player_id != who), amount
+        if how == "rake_to_a_player" and saga.kind == "rake":
+            return next(s.player_id for s in audit.sagas if s.player_id), amount
+        return who, amount
+    money = audit_money([audit], fold_ledger(ledger_for(audit, tweak=tweak)))
+    assert not money.ok and any(why in p for p in money.problems), money.problems
+
+
+def test_a_credit_no_table_asked_for_is_caught(audit):
+    events = ledger_for(audit)
+    events.append(pb.LedgerEvent(idempotency_key="m1/c.s9.gift", account=account("p1"),
+                                 movement=pb.MOVEMENT_CREDIT, amount=5))
+    last = [e for e in events[:-1] if e.account.player_id == "p1"][-1]
+    events[-1].balance_after = last.balance_after + 5
+    money = audit_money([audit], fold_ledger(events))
+    assert not money.ok and any("c.s9.gift" in p for p in money.problems)

@@ -14,6 +14,7 @@ import asyncio
 import os
 
 from services.wallet.ledger import WALLET_STREAM, ensure_wallet_stream
+from shared.audit.access import ACCESS_STREAM, ensure_access_stream
 from shared.infra.eventstore import EventStore, StreamSettings
 from shared.infra.lease import Leases, ttl_ms_from_env
 from shared.infra.vault import DeckVault
@@ -27,9 +28,10 @@ async def main() -> None:
     try:
         # the wallet's user may not create its stream: it finds it made (a new ledger id)
         await ensure_wallet_stream(store.js, replicas=replicas)
+        await ensure_access_stream(store.js, replicas=replicas)  # the compliance access log
         await DeckVault.open(store.js, replicas=replicas)
         await Leases.open(store.js, ttl_ms=ttl_ms_from_env(), replicas=replicas)
-        print(f"streams {store.stream}, {WALLET_STREAM} and buckets ready "
+        print(f"streams {store.stream}, {WALLET_STREAM}, {ACCESS_STREAM} and buckets ready "
               f"(replicas {replicas})", flush=True)
     finally:
         await store.close()

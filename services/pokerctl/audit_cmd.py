@@ -38,6 +38,7 @@ from collections.abc import Iterable
 
 import nats
 
+from shared.audit.access import AccessNotRecorded
 from shared.audit.auditor import TableAudit, TableAuditor
 from shared.audit.money import MoneyAudit, audit_money
 from shared.audit.export import ExportError, dump_lines, load_lines
@@ -47,7 +48,7 @@ from shared.infra.secrecy import Keyring, SecrecyError
 
 from .audit_pool import audit_in_parallel, sequence_problems, stream_tables
 from .keys_cmd import add_key_argument, key_files, keyring_from
-from .bots_cmd import connect_store
+from .bots_cmd import connect_store, record_read
 from .up import NATS_HELP, default_nats_url
 
 
@@ -232,6 +233,9 @@ def report_json(audits: list[TableAudit], source: dict, seconds: float, out) -> 
 async def _from_nats(args: argparse.Namespace, run: Run | None, rows: list | None) -> dict:
     store = await connect(args.nats, args.stream)
     try:
+        if run is not None:  # the cards are opened: the access log records it first
+            await record_read(store, "audit", [args.table_id] if args.table_id else None,
+                              run.keyring)
         return await read_stream(store, args.table_id, run, rows)
     finally:
         await store.close()
@@ -242,6 +246,7 @@ def _in_parallel(args: argparse.Namespace, progress: Progress) -> tuple[list[Tab
     async def survey() -> tuple[dict, dict[str, int]]:
         store = await connect(args.nats, args.stream)
         try:
+            await record_read(store, "audit", None, keyring_from(args))
             return await stream_tables(store)
         finally:
             await store.close()
@@ -309,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             source = asyncio.run(_from_nats(args, audit_run, None))
             audits = audit_run.results()
-    except (StoreError, ExportError, OSError, asyncio.TimeoutError) as exc:
+    except (StoreError, ExportError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
         progress.finish()
         print(f"pokerctl audit: {exc}", file=sys.stderr)
         return 2

@@ -35,6 +35,7 @@ from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.audit import TableAudit, audit_table
+from shared.audit.access import AccessNotRecorded, record_opened
 from shared.audit.money import MoneyAudit, audit_money
 from shared.infra import natsconn
 from shared.infra.codec import decode_body
@@ -199,12 +200,21 @@ async def connect_store(nats_url: str, timeout: float = 3.0, stream: str | None 
     return EventStore(nc, nc.jetstream(timeout=10), stream or await find_log(nc))
 
 
+async def record_read(store: EventStore, purpose: str, tables: list[str] | None,
+                      keyring: Keyring | None, hands: tuple[int, ...] = ()) -> None:
+    """Before sealed cards are opened with the compliance ``keyring``: the access log's
+    record of it (shared/audit/access.py; AccessNotRecorded: open nothing)."""
+    if keyring is not None:
+        await record_opened(store.js, purpose, tables, getattr(keyring, "key_ids", []), hands)
+
+
 async def audit_tables(nats_url: str, table_ids: list[str],
                        keyring: Keyring | None, ca: str | None = None) -> list[TableAudit]:
     """Each table's log read back from JetStream and audited (shared/audit) with the
-    compliance ``keyring``."""
+    compliance ``keyring`` (the read recorded in the access log first)."""
     store = await connect_store(nats_url, ca=ca)
     try:
+        await record_read(store, "bots-audit", table_ids, keyring)
         return [audit_table(t, await store.read(t), keyring) for t in table_ids]
     finally:
         await store.close()
@@ -288,7 +298,7 @@ async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan]
     if nats_url:
         try:
             audits = await audit_tables(nats_url, [p.table_id for p in plans], keyring)
-        except (StoreError, OSError, asyncio.TimeoutError) as exc:
+        except (StoreError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
             print(f"pokerctl bots: the log was not audited: {exc}", file=sys.stderr)
     ok = print_report(played, audits, time.perf_counter() - started, out)
     return 0 if ok else 1

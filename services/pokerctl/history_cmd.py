@@ -32,6 +32,7 @@ import sys
 
 from poker.events.v1 import events_pb2 as pb
 
+from shared.audit.access import AccessNotRecorded
 from shared.audit.export import ExportError, load_lines
 from shared.history import hands, phh, pokerstars, to_json
 from shared.infra.codec import decode_body
@@ -39,7 +40,7 @@ from shared.infra.eventstore import StoreError
 from shared.infra.repository import CorruptLog, LoadedTable, fold_commit
 from shared.infra.secrecy import Keyring, SecrecyError
 
-from .bots_cmd import connect_store
+from .bots_cmd import connect_store, record_read
 from .keys_cmd import add_key_argument, keyring_from
 from .up import NATS_HELP, default_nats_url
 
@@ -74,9 +75,13 @@ def read_export(path: str, table_id: str) -> list:
         return [s for t, s in load_lines(f) if t == table_id]
 
 
-async def read_log(nats_url: str, table_id: str) -> list:
+async def read_log(nats_url: str, table_id: str, keyring=None,
+                   hands: tuple[int, ...] = ()) -> list:
+    """The table's commits; with a compliance ``keyring`` the read is recorded in the access
+    log first (shared/audit/access.py: no record, no read)."""
     store = await connect_store(nats_url)
     try:
+        await record_read(store, "history", [table_id], keyring, hands)
         return await store.read(table_id)
     finally:
         await store.close()
@@ -110,8 +115,9 @@ def run(args: argparse.Namespace) -> int:
         if args.file:
             stored = read_export(args.file, args.table)
         else:
-            stored = asyncio.run(read_log(args.nats, args.table))
-    except (StoreError, ExportError, OSError, asyncio.TimeoutError) as exc:
+            stored = asyncio.run(read_log(args.nats, args.table, keyring,
+                                          () if args.hand is None else (args.hand,)))
+    except (StoreError, ExportError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
         print(f"pokerctl history: {exc}", file=sys.stderr)
         return 1
     if not stored:

@@ -96,10 +96,12 @@ async def create_streams(url: str, replicas: int, ca: str | None = None) -> None
     from shared.infra.lease import Leases, ttl_ms_from_env
     from shared.infra.vault import DeckVault
     from services.wallet.ledger import ensure_wallet_stream
+    from shared.audit.access import ensure_access_stream
     store = await EventStore.connect(url, name="pokerctl-up", ca=ca,
                                      settings=StreamSettings(replicas=replicas))
     try:
         await ensure_wallet_stream(store.js, replicas=replicas)
+        await ensure_access_stream(store.js, replicas=replicas)
         await DeckVault.open(store.js, replicas=replicas)
         await Leases.open(store.js, ttl_ms=ttl_ms_from_env(), replicas=replicas)
     finally:

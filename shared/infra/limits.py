@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields
 
 import grpc
 
+from .identity import Unauthenticated, caller
 from .rpc import RETRY_AFTER_HEADER, Exhausted
 
 
@@ -143,8 +144,13 @@ class Limits:
 
 
 def caller_of(context) -> str:
-    """The caller's network address without its port (``ipv4:127.0.0.1``): what limits count
-    against until callers present an identity."""
+    """Whom a limit counts against: the verified player (``player:alice``, from the call's
+    token: shared/infra/identity.py), else the caller's network address without its port
+    (``ipv4:127.0.0.1``), so that players behind one address have limits of their own."""
+    try:
+        return f"player:{caller().subject}"
+    except Unauthenticated:
+        pass
     peer = context.peer() or ""
     host, sep, port = peer.rpartition(":")
     return host if sep and port.isdigit() else peer

@@ -48,6 +48,9 @@ CLOCK_SUBJECTS = "poker.clock.>"
 #: them equal): one subject per account
 WALLET_STREAM = "POKER_WALLET"
 WALLET_SUBJECTS = "poker.wallet.>"
+#: the compliance access log (shared/audit/access.py): every read that opens sealed cards
+ACCESS_STREAM = "POKER_ACCESS"
+ACCESS_SUBJECTS = "poker.access.>"
 
 
 def _read(stream: str) -> list[str]:
@@ -115,10 +118,12 @@ USERS: tuple[User, ...] = (
          publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
          comment="the wallet: appends to the money ledger and reads it; no other stream"),
     User(READER, publish=["$JS.API.INFO", *_read(STREAM), *_read(MIRROR_STREAM),
-                          *_read(WALLET_STREAM), "_INBOX.>"],
+                          *_read(WALLET_STREAM), ACCESS_SUBJECTS, *_read(ACCESS_STREAM),
+                          "_INBOX.>"],
          publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
          comment="audit, history, bots' audit, the money audit: read the log (or a mirror's "
-                 "copy) and the money ledger, write nothing"),
+                 "copy) and the money ledger; append to the access log alone (each read "
+                 "that opens sealed cards)"),
     User(MIRROR, publish=[MIRROR_PREFIX + ">", "$JS.API.INFO",
                           f"$JS.API.STREAM.CREATE.{MIRROR_STREAM}", *_read(MIRROR_STREAM),
                           f"$JS.API.STREAM.INFO.{STREAM}", "_INBOX.>"],

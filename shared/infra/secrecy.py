@@ -232,6 +232,11 @@ class ComplianceKeyring(_Bounded):
         self._by_id = {k.public.key_id: k for k in keys}
         self.missing: set[str] = set()
 
+    @property
+    def key_ids(self) -> list[str]:
+        """The ids of the keys this keyring holds (what the access log records)."""
+        return sorted(self._by_id)
+
     @classmethod
     def from_files(cls, paths: list[str] | tuple[str, ...]) -> ComplianceKeyring:
         return cls([ComplianceKey.from_file(p) for p in paths])

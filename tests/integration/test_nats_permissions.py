@@ -451,3 +451,33 @@ async def test_a_client_never_sends_its_password_to_a_server_that_skips_tls():
         await server.wait_closed()
     assert received[:1] == b"\x16"  # a TLS ClientHello, first
     assert b"s3cret-pw" not in received and b"CONNECT" not in received
+
+
+async def test_the_reader_appends_to_the_access_log_and_nobody_edits_it(users):
+    """Every read that opens sealed cards is recorded (shared/audit/access.py) as the reader;
+    the reader writes nothing else, and nobody but the admin may make, edit, purge or delete
+    the access log (its stream also denies deletes and purges to the admin)."""
+    from shared.audit.access import (ACCESS_STREAM, AccessNotRecorded, ensure_access_stream,
+                                     read_access, record_opened)
+    reader = users["poker-reader"].nc.jetstream(timeout=2)
+    try:
+        await users["poker-admin"].nc.jsm().stream_info(ACCESS_STREAM)
+    except NotFoundError:  # not made yet: the reader may not make it, and opens nothing
+        with pytest.raises(AccessNotRecorded):
+            await record_opened(reader, "history", ["t1"], ["k1"])
+    await ensure_access_stream(users["poker-admin"].nc.jetstream())
+    seq = await record_opened(reader, "history", ["t1"], ["k1"], hands=[1])
+    assert [(r["seq"], r["tables"], r["purpose"]) for r in await read_access(reader)] == [
+        (seq, ["t1"], "history")]
+    for subject, payload in {
+        f"$JS.API.STREAM.DELETE.{ACCESS_STREAM}": b"",
+        f"$JS.API.STREAM.PURGE.{ACCESS_STREAM}": b"{}",
+        f"$JS.API.STREAM.MSG.DELETE.{ACCESS_STREAM}": b'{"seq": 1, "no_erase": true}',
+        "poker.table.t1": b"forged",
+    }.items():
+        await users["poker-reader"].violation(subject, payload)
+    for name in ("poker-dealer", "poker-table", "poker-service", "poker-wallet"):
+        await users[name].violation("poker.access.history", b"{}")
+    info = await users["poker-admin"].nc.jsm().stream_info(ACCESS_STREAM)
+    assert (info.state.messages, info.config.deny_delete, info.config.deny_purge) == \
+        (1, True, True)

@@ -13,7 +13,7 @@ import grpc
 from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.bots_cmd import play_tables, plan_tables
-from services.pokerctl.up import LocalCluster
+from services.pokerctl.up import ClusterError, LocalCluster
 from services.table.calls import call_with_retry
 from shared.audit import audit_table
 from shared.infra.eventstore import STREAM, EventStore
@@ -95,7 +95,8 @@ async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster
         await wait_for(lambda: _async(leader in restarted or supervisor.done()),
                        what="node restart")
         assert not supervisor.done(), supervisor.exception()
-        await cluster.wait_healthy(["betting-2"], timeout=30)
+        await wait_for(lambda: _healthy(cluster, "betting-2"), timeout=60,
+                       what="betting-2 healthy")
         for plan in plans:
             after = await store.read(plan.table_id)
             before = acknowledged[plan.table_id]
@@ -113,6 +114,16 @@ async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster
 
 async def _async(value):
     return value
+
+
+async def _healthy(cluster: LocalCluster, name: str) -> bool:
+    """Whether ``name`` answers its health check; a start that died meanwhile (its NATS node
+    was still electing a leader) is restarted by the supervisor, so it is looked at again."""
+    try:
+        await cluster.wait_healthy([name], timeout=5)
+    except (ClusterError, TimeoutError, asyncio.TimeoutError):
+        return False
+    return True
 
 
 async def test_a_service_replica_killed_mid_hand_while_its_twin_serves_reaches_no_player(

@@ -352,8 +352,9 @@ def test_the_compose_table_service_trusts_the_dev_issuer_pokerctl_token_makes(tm
 
 
 def test_the_init_job_creates_the_wallet_stream_with_the_others(monkeypatch):
-    """deploy/init_streams.py (the admin's one-shot job) makes POKER_WALLET beside the POKER
-    stream and the buckets, with the same replicas: the wallet's NATS user may not."""
+    """deploy/init_streams.py (the admin's one-shot job) makes POKER_WALLET and the access log
+    POKER_ACCESS beside the POKER stream and the buckets, with the same replicas: the
+    wallet's and the reader's NATS users may not."""
     spec = importlib.util.spec_from_file_location("init_streams", DEPLOY / "init_streams.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -383,10 +384,15 @@ def test_the_init_job_creates_the_wallet_stream_with_the_others(monkeypatch):
     monkeypatch.setenv("POKER_STREAM_REPLICAS", "3")
     monkeypatch.setattr(module.EventStore, "connect", staticmethod(connect))
     monkeypatch.setattr(module, "ensure_wallet_stream", wallet)
+
+    async def access(js, replicas):
+        assert js is Store.js
+        made.append(("POKER_ACCESS", replicas))
+    monkeypatch.setattr(module, "ensure_access_stream", access)
     monkeypatch.setattr(module.DeckVault, "open", bucket("decks"))
     monkeypatch.setattr(module.Leases, "open", bucket("leases"))
     asyncio.run(module.main())
-    assert ("POKER", 3) in made and ("POKER_WALLET", 3) in made
+    assert ("POKER", 3) in made and ("POKER_WALLET", 3) in made and ("POKER_ACCESS", 3) in made
     assert ("decks", 3) in made and ("leases", 3) in made
     assert made[-1] == ("closed", 0)
 

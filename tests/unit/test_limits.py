@@ -68,6 +68,17 @@ def test_the_caller_is_its_address_without_the_port():
     assert caller_of(Peer("unix:/tmp/s")) == "unix:/tmp/s"
 
 
+def test_a_verified_player_is_counted_as_themselves_not_by_address():
+    import contextvars
+
+    from shared.infra.identity import Principal, _CALLER
+
+    def as_alice():
+        _CALLER.set(Principal("alice", frozenset({"player"})))
+        return caller_of(Peer("ipv4:127.0.0.1:51234"))
+    assert contextvars.copy_context().run(as_alice) == "player:alice"
+
+
 def test_client_ids_never_meet_the_systems():
     assert client_command_id("s3", "timeout:1:3:17") == "c.s3.timeout:1:3:17"
     assert client_command_id("s2", "x") != client_command_id("s3", "x")

@@ -72,7 +72,8 @@ _PLAYERS, _OPERATORS = Rule(frozenset({PLAYER})), Rule(frozenset({OPERATOR}))
 #: caller's token; an empty set: any valid token. The handlers check the rest: a seat is its
 #: player's, a private table's spectators are operators, compliance or its players.
 ACCESS: dict[str, Rule] = {
-    "CreateTable": _OPERATORS, "PauseTable": _OPERATORS, "CloseTable": _OPERATORS,
+    "CreateTable": _OPERATORS, "PauseTable": _OPERATORS, "ConfigureTable": _OPERATORS,
+    "CloseTable": _OPERATORS,
     "SitDown": _PLAYERS, "Leave": _PLAYERS, "SitOut": _PLAYERS, "TopUp": _PLAYERS,
     "Act": _PLAYERS, "Disconnect": _PLAYERS, "Reconnect": _PLAYERS,
     "GetState": Rule(frozenset()), "Watch": Rule(frozenset()),
@@ -373,6 +374,11 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     async def PauseTable(self, request, context):
         return await self._operator_command(request.table_id, request.command_id, "pause",
                                             T.pause, request.paused)
+
+    @rpc
+    async def ConfigureTable(self, request, context):
+        return await self._operator_command(request.table_id, request.command_id, "configure",
+                                            T.configure, options_from(request.settings))
 
     @rpc
     async def CloseTable(self, request, context):

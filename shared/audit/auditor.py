@@ -409,6 +409,8 @@ class TableAuditor:
             return T.pause(table, first.paused)
         if t is E.TableClosing:
             return T.close(table, first.reason)
+        if t is E.TableConfigured:
+            return T.configure(table, first.options)
         if t is E.PlayerLeaving:
             return T.leave(table, first.seat)
         if t is E.PlayerSatOut:

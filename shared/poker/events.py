@@ -206,6 +206,14 @@ class TablePaused:
 
 
 @dataclass(frozen=True, slots=True)
+class TableConfigured:
+    """An operator changed the table's options between hands (stakes, rake, clock, buy-in
+    limits; the game and the structure stay): the next hand is played under ``options``."""
+
+    options: TableOptions
+
+
+@dataclass(frozen=True, slots=True)
 class TableClosing:
     """An operator closed the table: no new hand starts, every player is cashed out once the
     running hand ends, and the table takes no one after."""
@@ -362,7 +370,7 @@ TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut, PlayerTopp
                 PlayerDisconnected, PlayerReconnected, PlayerLeaving)
 MONEY_EVENTS = (BuyInRequested, BuyInConfirmed, BuyInRefused, CashOutRequested,
                 CashOutConfirmed, RakeCredited)
-OPERATOR_EVENTS = (TablePaused, TableClosing)
+OPERATOR_EVENTS = (TablePaused, TableConfigured, TableClosing)
 fast_init(ForcedBet, SeatStack, HoleDeal, Pot, Share, *TABLE_EVENTS, *HAND_EVENTS, *MONEY_EVENTS,
           *OPERATOR_EVENTS)
 Event = (
@@ -370,5 +378,6 @@ Event = (
     | PlayerDisconnected | PlayerReconnected | PlayerTimedOut | PlayerLeaving | HandStarted | DeckCommitted | CardsDealt | DeckRevealed | ForcedBetPosted
     | ActionTaken | BetReturned | BettingRoundClosed | PotsFormed | HandShown | HandMucked
     | PotAwarded | HandEnded | RakeTaken | BuyInRequested | BuyInConfirmed | BuyInRefused
-    | CashOutRequested | CashOutConfirmed | RakeCredited | TablePaused | TableClosing
+    | CashOutRequested | CashOutConfirmed | RakeCredited | TablePaused | TableConfigured
+    | TableClosing
 )

@@ -481,6 +481,10 @@ def _table_event(table: TableState, event: object) -> TableState:
         return table.evolve(paused=event.paused)
     if isinstance(event, E.TableClosing):
         return table.evolve(closing=True)
+    if isinstance(event, E.TableConfigured):
+        if table.hand_running:
+            raise InvalidEvent("the table's options changed during a hand")
+        return table.evolve(options=event.options)
     if isinstance(event, E.PlayerLeft):
         return table.evolve(seats=tuple(s for s in table.seats if s.seat != event.seat))
     if isinstance(event, E.PlayerSatOut):

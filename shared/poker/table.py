@@ -211,6 +211,30 @@ def pause(table: TableState, paused: bool) -> list[E.TablePaused]:
     return [E.TablePaused(bool(paused))]
 
 
+def configure(table: TableState, options: TableOptions) -> list[E.TableConfigured]:
+    """An operator changes the table's options between hands (pause the table, let the hand
+    end, configure, resume): stakes, rake, clock, buy-in limits. The game, the structure and
+    where the chips come from stay; the seats taken must still exist. Stacks are kept as
+    they are (table stakes), whatever the new buy-in limits."""
+    if table.closing:
+        raise IllegalAction(f"table {table.table_id} is closing")
+    if table.hand_running:
+        raise IllegalAction("options change between hands: pause the table and let the "
+                            "running hand end")
+    old = table.options
+    if (options.game, options.structure) != (old.game, old.structure):
+        raise IllegalAction(f"the table plays {old.game.value} {old.structure.value}: a table "
+                            f"keeps its game and structure (open another table)")
+    if options.wallet != old.wallet:
+        raise IllegalAction("where a table's chips come from does not change")
+    taken = max((s.seat for s in table.seats), default=0)
+    if options.max_seats < taken:
+        raise IllegalAction(f"seat {taken} is taken: the table needs at least {taken} seats")
+    if options == old:
+        raise IllegalAction("those are the table's options already")
+    return [E.TableConfigured(options)]
+
+
 def close(table: TableState, reason: str = "") -> list[E.TableClosing]:
     """An operator closes the table: after the running hand everyone is cashed out."""
     if table.closing:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import grpc
 import pytest
+from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
 
@@ -186,3 +187,29 @@ async def test_the_money_audit_catches_a_debit_no_table_confirms(stack, store):
             idempotency_key="ledger/c.sit9.forged", reference="ledger"))
     money = await money_audit(stack, store, "ledger")
     assert not money.ok and any("c.sit9.forged" in p for p in money.problems)
+
+
+async def test_an_operator_reconfigures_a_paused_table_between_hands(stack, store):
+    t = await Table.open(stack, store, "config", seats=2)
+    operator, player = table_stub(stack), table_stub(stack, "p1")
+    bigger = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
+                               small_blind=2, big_blind=4, min_buy_in=40, max_buy_in=400)
+    request = tpb.ConfigureRequest(table_id="config", settings=bigger, command_id="cfg")
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await operator.ConfigureTable(request)  # a hand is running
+    assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+    assert "pause the table" in refused.value.details()
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await player.ConfigureTable(request)
+    assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
+    await operator.PauseTable(tpb.PauseRequest(table_id="config", paused=True, command_id="p"))
+    while (await t.view()).to_act:
+        await t.call_or_check()
+    await operator.ConfigureTable(tpb.ConfigureRequest(table_id="config", settings=bigger,
+                                                       command_id="cfg2"))
+    await operator.PauseTable(tpb.PauseRequest(table_id="config", paused=False,
+                                               command_id="r"))
+    posted = await t.events(E.ForcedBetPosted, hand_no=2)
+    assert sorted(f.amount for f in posted) == [2, 4]  # the next hand's blinds are the new
+    audit = audit_table("config", await store.read("config"), stack.keyring())
+    assert audit.ok, audit.failure

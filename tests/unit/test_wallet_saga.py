@@ -142,6 +142,31 @@ def test_a_paused_table_starts_no_hand_until_resumed():
     assert isinstance(T.table_step(table), T.StartHand)
 
 
+def test_an_operator_configures_a_table_between_hands_only():
+    table = seated(seated(created(), 1, "alice"), 2, "bob")
+    bigger = table_options("holdem", "no_limit", small_blind=2, big_blind=4, wallet=True)
+    paused = fold(T.pause(table, True), table)
+    table2 = fold(T.configure(paused, bigger), paused)
+    assert table2.options == bigger and table2.seat(1).stack == 100  # stacks kept
+    for other, why in [
+            (table_options("omaha", "no_limit", small_blind=1, big_blind=2, wallet=True),
+             "keeps its game"),
+            (table_options("holdem", "no_limit", small_blind=1, big_blind=2), "chips come"),
+            (WALLET, "already"),
+            (table_options("holdem", "no_limit", small_blind=1, big_blind=2, wallet=True,
+                           max_seats=2, rake_basis_points=100), None)]:
+        if why is None:
+            assert T.configure(paused, other)  # two seats hold both players
+            continue
+        with pytest.raises(IllegalAction, match=why):
+            T.configure(paused, other)
+    running = fold(T.start_next_hand(table), table)
+    with pytest.raises(IllegalAction, match="between hands"):
+        T.configure(running, bigger)
+    with pytest.raises(InvalidEvent):
+        fold([E.TableConfigured(bigger)], running)
+
+
 def test_the_fold_refuses_saga_events_that_do_not_follow_the_rules():
     table = created()
     with pytest.raises(InvalidEvent):

@@ -30,8 +30,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import math
 import os
 import re
+import time
 import uuid
 import weakref
 
@@ -45,7 +47,7 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.infra.eventstore import subject
 from shared.infra.identity import (COMPLIANCE, OPERATOR, PLAYER, Access, Principal, Rule,
-                                   Verifier, caller)
+                                   Unauthenticated, Verifier, caller)
 from shared.infra.lease import Leases, instance_id_from_env, ttl_ms_from_env
 from shared.infra.limits import LimitSettings, Limits, RateLimiter, caller_of
 from shared.infra.repository import LoadedTable, TableRepository, digest
@@ -489,6 +491,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         nc = self.repo.store.nc
         subs = [await nc.subscribe(subject(table_id), cb=on_commit),
                 await nc.subscribe(clock_subject(table_id), cb=on_clock)]
+        expires_at = caller().expires_at
         try:
             last = -1
             while True:
@@ -497,7 +500,14 @@ class TableService(table_pb2_grpc.TableServiceServicer):
                 if lt.seq != last or countdown:
                     last, countdown = lt.seq, False
                     await context.write(await self._view(lt, viewer))
-                await changed.wait()
+                left = expires_at - time.time()
+                try:  # the stream ends with the caller's token
+                    await asyncio.wait_for(changed.wait(), timeout=None if left == math.inf
+                                           else max(left, 0.001))
+                except asyncio.TimeoutError:
+                    if time.time() >= expires_at:
+                        raise Unauthenticated("your token expired during this Watch: watch "
+                                              "again with a new one") from None
         finally:
             for sub in subs:
                 await sub.unsubscribe()

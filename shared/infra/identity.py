@@ -98,10 +98,12 @@ class Forbidden(PermissionError):
 @dataclass(frozen=True)
 class Principal:
     """The verified caller: ``subject`` (the token's ``sub``; for the ``player`` role a
-    player id in canonical form) and its known ``roles``."""
+    player id in canonical form), its known ``roles``, and when its token expires (unix
+    seconds: a long call, a Watch, ends then)."""
 
     subject: str
     roles: frozenset[str] = frozenset()
+    expires_at: float = math.inf
 
     def has(self, *roles: str) -> bool:
         """Whether the caller has any of ``roles`` (False for none given)."""
@@ -503,7 +505,7 @@ class Verifier:
                 raise Unauthenticated(f"the token's subject is not a valid player id: "
                                       f"{problem}")
             subject = canonical_player_id(subject)
-        return Principal(subject, roles), exp
+        return Principal(subject, roles, exp), exp
 
     def _roles(self, value: Any) -> frozenset[str]:
         if value is None:

@@ -5,6 +5,7 @@ behind the table service check the player it passes on, too."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import grpc
@@ -215,3 +216,17 @@ async def test_every_rpc_of_the_table_service_has_one_declared_rule():
     from services.table.server import ACCESS
     methods = {m.name for m in tpb.DESCRIPTOR.services_by_name["TableService"].methods}
     assert set(ACCESS) == methods
+
+
+async def test_a_watch_ends_when_its_token_expires(stack, store):
+    await Table.open(stack, store, "expiry", seats=2)
+    # a token that expires in 2 s (verified now, so within its lifetime)
+    short = stub_with(stack, stack.issuer.token("p1", ("player",), ttl_s=2))
+    call = short.Watch(tpb.ViewRequest(table_id="expiry"))
+    first = await call.read()
+    assert first.table_id == "expiry"
+    with pytest.raises(grpc.aio.AioRpcError) as ended:
+        while True:  # views until the token runs out, then the stream ends
+            await asyncio.wait_for(call.read(), timeout=10)
+    assert ended.value.code() is grpc.StatusCode.UNAUTHENTICATED
+    assert "expired" in ended.value.details()

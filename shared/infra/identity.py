@@ -103,7 +103,7 @@ class Principal:
 
     subject: str
     roles: frozenset[str] = frozenset()
-    expires_at: float = math.inf
+    expires_at: float = field(default=math.inf, compare=False)  # the same caller either way
 
     def has(self, *roles: str) -> bool:
         """Whether the caller has any of ``roles`` (False for none given)."""

@@ -105,7 +105,11 @@ def test_the_errors_map_to_their_statuses():
 
 
 def test_a_good_eddsa_token(verifier, ed_key):
-    assert verifier.verify(sign(ed_key)) == Principal("alice", frozenset({PLAYER}))
+    token = sign(ed_key)
+    principal = verifier.verify(token)
+    assert principal == Principal("alice", frozenset({PLAYER}))
+    # when its token expires travels with the caller (a Watch ends then)
+    assert principal.expires_at == jwt.decode(token, options={"verify_signature": False})["exp"]
 
 
 @pytest.mark.parametrize("alg", ["ES256", "RS256"])

@@ -423,6 +423,10 @@ async def test_after_every_refusal_the_table_plays_on(tables):
     for action in (99, 0):
         req = await t.act_request(action=action)
         await refused(t, lambda: t.stub.Act(req), INVALID)
+    before = await t.view()
     req = await t.act_request(action=ev.ACTION_KIND_FOLD, command_id="fold-1")
     reply = await t.stub.Act(req)
-    assert reply.view.hand_no >= 1
+    # the fold landed: the seat is out of this hand, or the hand ended on it
+    folded = any(s.seat == req.seat and s.folded for s in reply.view.seats)
+    assert reply.view.version > before.version
+    assert folded or reply.view.hand_no > before.hand_no

@@ -13,6 +13,8 @@ from shared.poker import events as E
 from shared.poker.cards import DECK, SuitOrder, cards
 from shared.poker.driver import check_call_policy
 from shared.poker.errors import IllegalAction
+from shared.poker.evaluator import HandCategory as C
+from shared.poker.evaluator import high_category, high_value
 from shared.poker.events import ActionKind, ForcedKind, Portion
 from shared.poker.options import AnteType, RakeCap, table_options
 from tests.helpers.scenario import Scenario, board_deck, stud_deck
@@ -238,11 +240,31 @@ def test_ace_high_straight_flush_is_a_royal_flush():
 
 
 def test_hand_categories_rank_in_order():
-    # four of a kind beats a full house beats a flush beats a straight beats trips
-    board = "9c9d4h 4s Kc"
-    s = _holdem_showdown({1: "9h9s", 2: "KdKh", 3: "QcJc", 4: "4c2d"}, board=board, button=4)
+    # four of a kind beats a full house beats a flush beats a straight, at one showdown: every
+    # seat holds the category it is dealt for, and the best takes the whole pot
+    board = "9c9d8c 7c Kh"
+    hole = {1: "9h9s", 2: "KdKs", 3: "Ac2c", 4: "Ts6h"}
+    assert [high_category(high_value(cards(hole[seat] + board.replace(" ", ""))))
+            for seat in (1, 2, 3, 4)] == [C.FOUR_OF_A_KIND, C.FULL_HOUSE, C.FLUSH, C.STRAIGHT]
+    s = _holdem_showdown(hole, board=board, button=4)
     assert s.won == {1: 8}
     assert _shown(s)[1] == "four of a kind, nines"
+
+
+@pytest.mark.parametrize("low,high", [
+    ("2c5d8h9sJc3d4h", "2c2d8h9sJc3d4h"),   # high card < one pair
+    ("2c2d8h9sJc3d4h", "2c2d8h8sJc3d4h"),   # one pair < two pair
+    ("2c2d8h8sJc3d4h", "2c2d2h8sJc3d4h"),   # two pair < three of a kind
+    ("2c2d2h8sJc3d4h", "2c5d6h9sJc3d4h"),   # three of a kind < straight
+    ("2c5d6h9sJc3d4h", "2c5c6c9sJc3c4h"),   # straight < flush
+    ("2c5c6c9sJc3c4h", "2c2d2h8s8cJd4h"),   # flush < full house
+    ("2c2d2h8s8cJd4h", "2c2d2h2s8cJd4h"),   # full house < four of a kind
+    ("2c2d2h2s8cJd4h", "2c3c4c5c6c9sJd"),   # four of a kind < straight flush
+])
+def test_each_category_beats_the_one_below(low, high):
+    lo, hi = high_value(cards(low)), high_value(cards(high))
+    assert high_category(hi) == high_category(lo) + 1
+    assert hi > lo
 
 
 def test_suits_never_rank_hands_identical_flush_values_split():

@@ -164,12 +164,11 @@ def test_a_newcomer_who_posts_is_dealt_in_at_once_with_a_live_big_blind():
         t.sit(s)
     t.hand()  # button 1, small 2, big 3
     t.sit(6, post=True)
-    h = t.start()  # button 2, small 3, big 6? no: big is the next seat after the small blind
+    h = t.start()  # button 2, small 3; seat 6 is the next after the small blind
     assert 6 in dealt(h)
     assert h.forced_bets.count(E.ForcedBet(6, ForcedKind.BIG_BLIND, 2)) == 1
-    # two big blinds can be live in one hand: the regular one acts last pre-flop, both have
-    # the option
-    assert len(blinds(h)["big_blind"]) in (1, 2)
+    # the newcomer's seat is where the big blind falls: one big blind, posted once
+    assert (h.button, blinds(h)["small_blind"], blinds(h)["big_blind"]) == (2, [3], [6])
 
 
 def test_a_newcomer_is_not_dealt_in_on_the_button_or_the_small_blind_seat():
@@ -214,10 +213,46 @@ def test_a_player_who_sits_out_misses_blinds_and_owes_them_coming_back():
     h = t.start()  # button 1: seat 4 posts and is dealt in
     assert 4 in dealt(h)
     assert E.ForcedBet(4, ForcedKind.BIG_BLIND, 2) in h.forced_bets
-    if seat4.owes_small_blind:
-        assert E.ForcedBet(4, ForcedKind.DEAD_SMALL_BLIND, 1) in h.forced_bets
+    # only the big blind passed it: nothing dead (the test below has both pass)
+    assert not seat4.owes_small_blind
+    assert all(f.kind is not ForcedKind.DEAD_SMALL_BLIND for f in h.forced_bets)
     t.finish()
     assert not t.state.seat(4).owes_big_blind
+
+
+def test_a_player_who_missed_both_blinds_posts_the_small_one_dead_coming_back():
+    """Through the seating code alone (no forced bets injected): away while both blinds pass
+    the seat, a returning player who posts pays the big blind live and the small blind dead,
+    and owes nothing after."""
+    t = Table()
+    for s in (1, 2, 3, 4):
+        t.sit(s)
+    t.hand()
+    t.away(4)
+    for _ in range(6):  # until both blinds have passed seat 4
+        if t.state.seat(4).owes_big_blind and t.state.seat(4).owes_small_blind:
+            break
+        t.hand()
+    seat4 = t.state.seat(4)
+    assert seat4.owes_big_blind and seat4.owes_small_blind
+    t.away(4, sitting_out=False, post=True)
+    for _ in range(4):  # dealt in once the button has passed it
+        h = t.start()
+        if 4 in dealt(h):
+            break
+        t.finish()
+    assert 4 in dealt(h)
+    assert E.ForcedBet(4, ForcedKind.BIG_BLIND, 2) in h.forced_bets
+    assert E.ForcedBet(4, ForcedKind.DEAD_SMALL_BLIND, 1) in h.forced_bets
+    t.until_act()
+    posted = [e for e in t.events if isinstance(e, E.ForcedBetPosted) and e.seat == 4]
+    assert [(e.kind, e.amount) for e in posted][-2:] == [
+        (ForcedKind.BIG_BLIND, 2), (ForcedKind.DEAD_SMALL_BLIND, 1)]
+    player = next(p for p in t.state.hand.players if p.seat == 4)
+    # the dead small blind is in the pot but not part of its bet this round
+    assert (player.round_bet, player.contributed, player.dead) == (2, 3, 1)
+    t.finish()
+    assert not t.state.seat(4).owes_big_blind and not t.state.seat(4).owes_small_blind
 
 
 def test_top_ups_happen_between_hands_within_the_buy_in():

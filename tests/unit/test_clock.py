@@ -3,12 +3,15 @@ time-out policies, the reconnect bonus once per decision."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
+from shared.audit.sample import seeded_dealer
 from shared.poker import events as E
 from shared.poker.clock import TurnClock, clock_after, is_late, on_turn
 from shared.poker.decide import Act, Show, act, next_step, showdown_default, time_out
-from shared.poker.driver import Dealer, automatic_decision
+from shared.poker.driver import automatic_decision
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind
 from shared.poker.fold import apply
@@ -23,7 +26,7 @@ class Hand:
         self.table = apply(None, E.TableCreated("t", self.options))
         for seat, stack in enumerate(stacks, 1):
             self.do(sit_down(self.table, seat, f"p{seat}", 40 + stack, f"d{seat}"))
-        self.dealer = Dealer()
+        self.dealer = seeded_dealer(random.Random(1))
         self.do(start_next_hand(self.table))
         self.until_act()
 
@@ -155,7 +158,7 @@ def test_a_stud_time_out_posts_the_bring_in():
             table = apply(table, e)
     for e in start_next_hand(table):
         table = apply(table, e)
-    dealer = Dealer()
+    dealer = seeded_dealer(random.Random(2))
     while not isinstance(step := next_step(table.hand), Act):
         for e in automatic_decision(table.hand, step, dealer):
             table = apply(table, e)
@@ -171,8 +174,6 @@ def test_a_stud_time_out_posts_the_bring_in():
 ])
 def test_random_play_with_time_outs_conserves_chips_and_finishes(policy, game, structure,
                                                                  stakes):
-    import random
-
     from shared.poker.driver import random_policy
     from shared.poker.decide import HandComplete
 
@@ -188,7 +189,7 @@ def test_random_play_with_time_outs_conserves_chips_and_finishes(policy, game, s
         for e in start_next_hand(table):
             table = apply(table, e)
         total = sum(p.stack for p in table.hand.players)
-        dealer = Dealer()
+        dealer = seeded_dealer(rng)
         for _ in range(500):
             step = next_step(table.hand)
             if isinstance(step, HandComplete):

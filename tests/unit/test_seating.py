@@ -3,11 +3,14 @@ coming back, three players to two, bust players, top-ups."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
+from shared.audit.sample import seeded_dealer
 from shared.poker import events as E
 from shared.poker import table as T
-from shared.poker.driver import Dealer, automatic_decision, check_call_policy
+from shared.poker.driver import automatic_decision, check_call_policy
 from shared.poker.decide import Act, HandComplete, Show, act, next_step, showdown_default
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind, ForcedKind
@@ -40,7 +43,8 @@ class Table:
         self._do(T.sit_out(self.state, seat, sitting_out, post))
 
     def start(self) -> E.HandStarted:
-        self.dealer = Dealer()  # the hand's deck, shared by every step of the hand
+        # the hand's deck, shared by every step of the hand; seeded: a failure replays
+        self.dealer = seeded_dealer(random.Random(self.state.last_hand_no + 1))
         return self._do(T.start_next_hand(self.state))[0]
 
     def finish(self, first_to_act_folds: bool = True) -> None:

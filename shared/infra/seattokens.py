@@ -23,7 +23,8 @@ def token_digest(token: str) -> str:
 
 def new_seat_token() -> tuple[str, str]:
     """A fresh seat token (256 random bits) and its digest, for SitDown."""
-    token = secrets.token_urlsafe(32)
+    # hex: it never begins with '-', which a command line would take for an option
+    token = secrets.token_hex(32)
     return token, token_digest(token)
 
 

@@ -75,7 +75,9 @@ async def test_killed_between_the_debit_and_the_confirmation_the_buy_in_moves_on
             with pytest.raises(grpc.aio.AioRpcError) as died:
                 await stub.SitDown(sit, metadata=alice, timeout=20)
             assert died.value.code() is grpc.StatusCode.UNAVAILABLE
-        assert cluster.dead().get("table") is not None  # killed right after the debit
+        async def table_died():  # killed right after the debit (reaped a moment later)
+            return cluster.dead().get("table") is not None
+        await until(table_died, 20, "the table service killed by its failpoint")
         debits = [e for _, e in await read_ledger(store.js)
                   if e.movement == wallet_pb2.MOVEMENT_DEBIT]
         assert [(d.idempotency_key, d.amount) for d in debits] == [("crash1/c.sit1.sit-a", 100)]

@@ -102,10 +102,12 @@ async def test_a_cash_out_while_the_wallet_is_away_is_credited_once_when_it_is_b
     assert all(s.seat != 1 for s in reply.view.seats)
     await stack.start_service("wallet", port)
 
-    async def credited():
-        return await balance(stack, "p1") == stack_before
+    async def credited():  # the wallet's credit, then the table's confirmation of it
+        return await balance(stack, "p1") == stack_before and \
+            await t.events(E.CashOutConfirmed)
     await until(credited, 20, "the cash-out credited once the wallet is back")
     assert [type(e) for e in await t.events(E.CashOutConfirmed)] == [E.CashOutConfirmed]
+    assert await balance(stack, "p1") == stack_before  # once
     money = await money_audit(stack, store, "away")
     assert money.ok, money.problems
 

@@ -29,8 +29,14 @@ RULES = {
 }
 
 
+#: armed by a test: every call waits inside the handler until all of them are in, so the
+#: calls overlap for certain, and each must still see its own caller
+OVERLAP: list[asyncio.Barrier] = []
+
+
 async def whoami(request: bytes, context) -> bytes:
-    await asyncio.sleep(0.01)  # overlapping calls: each must see its own caller
+    if OVERLAP:
+        await asyncio.wait_for(OVERLAP[0].wait(), timeout=10)
     return caller().subject.encode()
 
 
@@ -112,9 +118,13 @@ async def test_the_right_role_reaches_the_handler_which_sees_the_caller(address,
             address, interceptors=bearer(issuer.token("alice"))) as alice, \
             grpc.aio.insecure_channel(
                 address, interceptors=bearer(issuer.token("ops", roles=[OPERATOR]))) as ops:
-        replies = await asyncio.gather(call(alice, "Whoami")(b""), call(ops, "Whoami")(b""),
-                                       call(alice, "Whoami")(b""), call(ops, "Close")(b""),
-                                       call(ops, "Audit")(b""))
+        OVERLAP.append(asyncio.Barrier(5))
+        try:
+            replies = await asyncio.gather(
+                call(alice, "Whoami")(b""), call(ops, "Whoami")(b""),
+                call(alice, "Whoami")(b""), call(ops, "Close")(b""), call(ops, "Audit")(b""))
+        finally:
+            OVERLAP.clear()
         assert replies == [b"alice", b"ops", b"alice", b"ops", b"ops"]
         watched = [r async for r in alice.unary_stream("/test.Echo/Watch")(b"")]
         assert watched == [b"alice:0", b"alice:1", b"alice:2"]

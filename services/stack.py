@@ -89,7 +89,14 @@ class LocalStack:
 
     async def deposit(self, player: str, amount: int, key: str | None = None) -> int:
         """Put ``amount`` chips in ``player``'s wallet (the cashier, as admin); the balance."""
-        return await self.sponsor().fund(player, amount, key)
+        import uuid
+
+        from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
+        async with self.channel("wallet", identity="admin") as ch:
+            receipt = await wallet_pb2_grpc.WalletServiceStub(ch).Deposit(wallet_pb2.Transfer(
+                account=wallet_pb2.Account(player_id=player), amount=amount,
+                idempotency_key=key or uuid.uuid4().hex, reference="test"))
+        return receipt.balance
 
     def keyring(self) -> ComplianceKeyring:
         """A compliance keyring that opens every hand this stack dealt."""

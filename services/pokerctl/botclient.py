@@ -18,7 +18,6 @@ from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
 
 from services.table.calls import call_with_retry
 from shared.infra.identity import OPERATOR, PLAYER, DevIssuer
-from shared.infra.identity import bearer_metadata as bearer
 
 from shared.infra.limits import retry_after_s
 from shared.infra.seattokens import new_seat_token
@@ -37,6 +36,11 @@ def legal_from(seat: int, legal: table_pb2.Legal) -> LegalActions:
         raise_sizes=tuple(legal.raise_sizes), min_to=legal.min_to, max_to=legal.max_to)
 
 
+def bearer(token: str) -> tuple[tuple[str, str], ...]:
+    """A call's metadata carrying ``token``."""
+    return (("authorization", f"Bearer {token}"),)
+
+
 @dataclass
 class Sponsor:
     """Who the bots are and where their chips come from: ``issuer`` signs their tokens (the
@@ -53,14 +57,12 @@ class Sponsor:
     def operator(self) -> tuple[tuple[str, str], ...]:
         return bearer(self.token("bots-operator", OPERATOR))
 
-    async def fund(self, player: str, amount: int, key: str | None = None) -> int:
+    async def fund(self, player: str, amount: int) -> None:
         """Deposit ``amount`` for ``player`` (retried with its key while the wallet is
-        away: one deposit); the balance after it."""
-        receipt = await call_with_retry(self.wallet.Deposit, wallet_pb2.Transfer(
+        away: one deposit)."""
+        await call_with_retry(self.wallet.Deposit, wallet_pb2.Transfer(
             account=wallet_pb2.Account(player_id=player), amount=amount,
-            idempotency_key=key or f"bots/{player}/{secrets.token_hex(8)}",
-            reference="pokerctl bots"))
-        return receipt.balance
+            idempotency_key=f"bots/{player}/{secrets.token_hex(8)}", reference="pokerctl bots"))
 
 
 @dataclass

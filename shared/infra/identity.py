@@ -638,12 +638,6 @@ class Access(grpc.aio.ServerInterceptor):
 # --- the client side -----------------------------------------------------------------------
 
 
-def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
-    """One call's metadata carrying ``token`` (for a call made with ``metadata=``; a channel's
-    every call: :func:`bearer`)."""
-    return ((AUTHORIZATION, f"Bearer {_checked(token)}"),)
-
-
 class _Bearer:
     def __init__(self, supply: Callable[[], Any]) -> None:
         self._supply = supply
@@ -653,7 +647,7 @@ class _Bearer:
         if inspect.isawaitable(token):
             token = await token
         kept = [(k, v) for k, v in (details.metadata or ()) if k.lower() != AUTHORIZATION]
-        metadata = grpc.aio.Metadata(*kept, *bearer_metadata(token))
+        metadata = grpc.aio.Metadata(*kept, (AUTHORIZATION, f"Bearer {_checked(token)}"))
         return details._replace(metadata=metadata)
 
 

@@ -16,7 +16,7 @@ from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 from poker.wallet.v1 import wallet_pb2
 
-from shared.infra.identity import bearer_metadata as bearer
+from services.pokerctl.botclient import bearer
 from services.pokerctl.bots_cmd import play_tables, plan_tables
 from services.pokerctl.up import LocalCluster
 from services.table.calls import call_with_retry
@@ -26,7 +26,6 @@ from shared.audit.money import audit_money
 from shared.infra.eventstore import STREAM, EventStore
 from shared.infra.seattokens import new_seat_token
 from shared.infra.waiting import until
-from tests.helpers.retrying import RetryingStub
 from shared.poker import events as E
 
 pytestmark = pytest.mark.asyncio
@@ -150,6 +149,22 @@ async def test_killed_between_the_cash_out_and_the_credit_the_money_moves_once(t
         await cluster.stop()
 
 
+class RetryingStub:
+    """The bots' stub, retrying a call a crash interrupted with the same request (the same
+    command id: a retry of an append that landed gets the original outcome)."""
+
+    def __init__(self, stub) -> None:
+        self._stub = stub
+
+    def __getattr__(self, method: str):
+        call = getattr(self._stub, method)
+
+        async def retrying(request, metadata=()):
+            return await call_with_retry(call, request, attempts=80, timeout=5,
+                                         metadata=metadata)
+        return retrying
+
+
 async def test_bots_play_while_the_wallet_table_and_dealer_die_and_the_money_balances(
         tmp_path):
     cluster, store = await _cluster(tmp_path)
@@ -157,7 +172,7 @@ async def test_bots_play_while_the_wallet_table_and_dealer_die_and_the_money_bal
     try:
         plans = plan_tables(3, game="holdem", run_id="chaos")
         async with cluster.channel("table") as ch:
-            stub = RetryingStub(table_pb2_grpc.TableServiceStub(ch), attempts=80)
+            stub = RetryingStub(table_pb2_grpc.TableServiceStub(ch))
             playing = asyncio.create_task(play_tables(stub, plans, hands=8, seats=3,
                                                       sponsor=cluster.sponsor(), seed=3))
             killed = []

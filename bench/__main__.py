@@ -7,8 +7,9 @@ from __future__ import annotations
 import argparse
 import importlib
 
-BENCHMARKS = ("bench.bench_evaluator", "bench.bench_hands", "bench.bench_services",
-              "bench.bench_audit", "bench.bench_cluster")
+BENCHMARKS = ("bench.bench_evaluator", "bench.bench_hands", "bench.bench_values",
+              "bench.bench_codec", "bench.bench_services", "bench.bench_audit",
+              "bench.bench_cluster")
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ async def main() -> None:
         await ensure_wallet_stream(store.js, replicas=replicas)
         await ensure_access_stream(store.js, replicas=replicas)  # the compliance access log
         await DeckVault.open(store.js, replicas=replicas)
-        await Leases.open(store.js, ttl_ms=ttl_ms_from_env(), replicas=replicas)
+        await Leases.open(store.js, ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
         print(f"streams {store.stream}, {WALLET_STREAM}, {ACCESS_STREAM} and buckets ready "
               f"(replicas {replicas})", flush=True)
     finally:

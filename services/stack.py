@@ -1,13 +1,16 @@
 """Every service, started in this process on ports chosen by the OS: for tests and tools.
 
 `pokerctl up` runs the same services as separate processes (`python -m services.<name>`).
+Each service here is configured as such a process is, by :meth:`Config.from_env`, from a
+mapping (:meth:`LocalStack.service_env`, with the stack's ``env`` on top), never from this
+process's environment.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +27,7 @@ from .betting.server import setup as betting_setup
 from .dealer.server import setup as dealer_setup
 from .rake.server import setup as rake_setup
 from .showdown.server import setup as showdown_setup
-from .table.server import access as table_access
+from .table.server import access_from_config
 from .table.server import setup as table_setup
 from .wallet.server import setup as wallet_setup
 
@@ -47,6 +50,10 @@ class LocalStack:
     #: mutual TLS between the services, with a CA of its own in ``key_dir/tls``; False:
     #: plaintext (what POKER_INSECURE=1 does)
     mtls: bool = True
+    #: variables on top of the stack's own, as a deployment sets them (shared/infra/config.py):
+    #: POKER_CLOCK_TICK_MS=0 (the keeper ticks only when a test calls ``tick()``),
+    #: POKER_LIMIT_*, ...
+    env: Mapping[str, str] = field(default_factory=dict)
     _cashier: grpc.aio.Channel | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -106,13 +113,29 @@ class LocalStack:
     def addresses(self) -> dict[str, str]:
         return {name: s.address for name, s in self.servers.items()}
 
+    def service_env(self, name: str, port: int = 0) -> dict[str, str]:
+        """The variables service ``name`` is configured with: this stack's NATS, ``port``
+        (0: one the OS picks), the running services' addresses, the stack's certificates
+        (or POKER_INSECURE=1), compliance key and identity provider; then :attr:`env`."""
+        env = {"POKER_NATS_URL": self.nats_url, "POKER_BIND": "127.0.0.1",
+               "POKER_PORT": str(port), "POKER_LOG_LEVEL": "WARNING",
+               "POKER_STREAM_REPLICAS": "1",
+               "POKER_COMPLIANCE_PUBLIC_KEY": str(self.public_key_file),
+               **self.issuer.env()}
+        env.update({f"POKER_{peer.upper()}_ADDR": address
+                    for peer, address in self.addresses.items()})
+        if self.tls_dir is None:
+            env["POKER_INSECURE"] = "1"
+        else:
+            env["POKER_TLS_DIR"] = str(self.tls_dir)  # each service uses its own name's files
+        env.update(self.env)
+        return env
+
     async def start_service(self, name: str, port: int = 0) -> Server:
         """Start one service; ``port`` brings a stopped peer back where the table service
         expects it."""
-        config = Config(nats_url=self.nats_url, host="127.0.0.1", port=port,
-                        addresses=self.addresses, log_level="WARNING", stream_replicas=1,
-                        compliance_public_key=self.public_key_file, tls=self.tls(name))
-        access = table_access(self.issuer.verifier()) if name == "table" else None
+        config = Config.from_env(name, self.service_env(name, port))
+        access = access_from_config(config) if name == "table" else None
         server, cleanup = await start(name, SETUPS[name], config, now_ms=self.now_ms,
                                       access=access)
         await server.start()
@@ -141,12 +164,13 @@ class LocalStack:
 
 
 async def start_local(nats_url: str, now_ms: Callable[[], int] | None = None,
-                      mtls: bool = True) -> LocalStack:
+                      mtls: bool = True, env: Mapping[str, str] | None = None) -> LocalStack:
     """Every service in this process, with mutual TLS unless ``mtls`` is False. ``now_ms``: a
-    time source for all of them (tests drive the action clock with it; set
-    POKER_CLOCK_TICK_MS=0 and call ``stack.keeper.tick()`` so that nothing happens in real
-    time)."""
-    stack = LocalStack(nats_url, now_ms, mtls=mtls)
+    time source for all of them (tests drive the action clock with it; pass
+    ``env={"POKER_CLOCK_TICK_MS": "0"}`` and call ``stack.keeper.tick()`` so that nothing
+    happens in real time). ``env``: settings of the services, as variables
+    (:attr:`LocalStack.env`)."""
+    stack = LocalStack(nats_url, now_ms, mtls=mtls, env=dict(env or {}))
     for name in START_ORDER:
         await stack.start_service(name)
     return stack

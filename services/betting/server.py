@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from poker.betting.v1 import betting_pb2, betting_pb2_grpc
 from poker.engine.v1 import step_pb2
-from poker.events.v1 import events_pb2
 
+from shared.infra.protomap import ACTION_KIND, UnknownEnumValue
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import CLIENT_PREFIX, BadRequest, rpc
 from shared.infra.seattokens import check_holder
@@ -15,9 +15,6 @@ from shared.poker.clock import is_late
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind
 from shared.poker.options import MAX_CHIPS
-
-#: protobuf ActionKind -> domain
-ACTIONS = {events_pb2.ActionKind.Value(f"ACTION_KIND_{a.name}"): a for a in ActionKind}
 
 
 def _held_by(seat: int, player_id: str, decide):
@@ -31,8 +28,8 @@ def _held_by(seat: int, player_id: str, decide):
 
 def action_from(request_action: int) -> ActionKind:
     try:
-        return ACTIONS[request_action]
-    except KeyError:
+        return ACTION_KIND.from_pb(request_action)
+    except UnknownEnumValue:
         raise BadRequest(f"action {request_action} is not one of "
                          f"{', '.join(a.value for a in ActionKind)}") from None
 

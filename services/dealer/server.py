@@ -88,12 +88,8 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         check_step(request)
         decks, _, sealing = await self._decks(request.table_id, request.hand_no)
 
-        def deal_from_deck(hand):
-            step = D.next_step(hand)
-            if not isinstance(step, D.Deal):
-                raise IllegalAction(f"no cards are due: the hand is at {hand.phase.value}")
-            deck = decks.decks[len(hand.commitments) - 1]
-            return D.deal(hand, deck[hand.dealt_from_deck: hand.dealt_from_deck + step.count])
+        def deal_from_deck(hand):  # the deck last committed (a reshuffle stores one ahead)
+            return D.deal_from(hand, decks.decks[len(hand.commitments) - 1])
 
         return await run_step(self.repo, request, digest("deal", request.hand_no),
                               for_hand(request, deal_from_deck), sealing=sealing)
@@ -105,7 +101,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         hand = await self._hand(request)
         if len(decks.decks) == len(hand.commitments):
             # Shuffle the undealt and burned cards anew; stored before the commitment.
-            cards = decks.decks[-1][hand.dealt_from_deck:] + hand.burned
+            cards = D.cards_to_reshuffle(hand, decks.decks[-1])
             decks = HandDecks(decks.decks + (shuffled(cards),), decks.salts + (new_salt(),),
                               decks.key)
             await self.vault.update(request.table_id, request.hand_no, decks, revision)

@@ -40,15 +40,21 @@ import nats
 
 from shared.audit.access import AccessNotRecorded
 from shared.audit.auditor import TableAudit, TableAuditor
-from shared.audit.money import MoneyAudit, audit_money
 from shared.audit.export import ExportError, dump_lines, load_lines
-from shared.infra.eventstore import MIRROR_STREAM, READ_BATCH, STREAM, EventStore, \
-    StoreError, Stored
+from shared.audit.money import MoneyAudit, audit_money
+from shared.infra.eventstore import (
+    MIRROR_STREAM,
+    READ_BATCH,
+    STREAM,
+    EventStore,
+    Stored,
+    StoreError,
+)
 from shared.infra.secrecy import Keyring, SecrecyError
 
 from .audit_pool import audit_in_parallel, sequence_problems, stream_tables
-from .keys_cmd import add_key_argument, key_files, keyring_from
 from .bots_cmd import connect_store, record_read
+from .keys_cmd import add_key_argument, key_files, keyring_from
 from .up import NATS_HELP, default_nats_url
 
 
@@ -201,7 +207,8 @@ def report_text(audits: list[TableAudit], source: dict, seconds: float, out) -> 
     print(f"{'table':<36}{'commits':>8}{'events':>9}{'hands':>7}{'rake':>8}  chips  audit",
           file=out)
     for a in audits:
-        verdict = "pass" if a.ok else f"FAIL: {a.failure}"
+        verdict = ("pass" if a.failure is None else f"ENGINE BUG: {a.failure}"
+                   if a.failure.engine_bug else f"FAIL: {a.failure}")
         if a.ok and a.hand_open:
             verdict += " (a hand is still running: its deck is not revealed yet)"
         print(f"{a.table_id:<36}{a.commits:>8}{a.events:>9}{a.hands:>7}{a.rake:>8}  "

@@ -124,7 +124,8 @@ def audit_in_parallel(url: str, source: dict, counts: dict[str, int], key_files:
             except queue_mod.Empty:
                 dead = [p for p in procs if p.exitcode not in (None, 0)]
                 if dead:
-                    raise StoreError(f"an audit worker died (exit code {dead[0].exitcode})")
+                    raise StoreError(f"an audit worker died (exit code "
+                                     f"{dead[0].exitcode})") from None
                 continue
             kind = item[0]
             if kind == "progress":

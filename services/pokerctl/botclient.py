@@ -12,33 +12,23 @@ import secrets
 from dataclasses import dataclass, field
 
 import grpc
-from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
 
 from services.table.calls import call_with_retry
-from shared.infra.identity import OPERATOR, PLAYER, DevIssuer
-
+from shared.infra.identity import OPERATOR, PLAYER, DevIssuer, bearer_metadata
 from shared.infra.limits import retry_after_s
+from shared.infra.protomap import ACTION_KIND
 from shared.infra.seattokens import new_seat_token
 from shared.poker.betting import LegalActions
 from shared.poker.driver import random_policy
-from shared.poker.events import ActionKind
-
-_KIND_TO_PB = {k: ev.ActionKind.Value(f"ACTION_KIND_{k.name}") for k in ActionKind}
-_PB_TO_KIND = {v: k for k, v in _KIND_TO_PB.items()}
 
 
 def legal_from(seat: int, legal: table_pb2.Legal) -> LegalActions:
     return LegalActions(
         seat=seat, can_fold=legal.can_fold, can_check=legal.can_check, call=legal.call,
-        bring_in=legal.bring_in, raise_kind=_PB_TO_KIND.get(legal.raise_kind),
+        bring_in=legal.bring_in, raise_kind=ACTION_KIND.from_pb(legal.raise_kind) if legal.raise_kind else None,
         raise_sizes=tuple(legal.raise_sizes), min_to=legal.min_to, max_to=legal.max_to)
-
-
-def bearer(token: str) -> tuple[tuple[str, str], ...]:
-    """A call's metadata carrying ``token``."""
-    return (("authorization", f"Bearer {token}"),)
 
 
 @dataclass
@@ -55,7 +45,7 @@ class Sponsor:
         return self.issuer.token(subject, roles or (PLAYER,), ttl_s=self.ttl_s)
 
     def operator(self) -> tuple[tuple[str, str], ...]:
-        return bearer(self.token("bots-operator", OPERATOR))
+        return bearer_metadata(self.token("bots-operator", OPERATOR))
 
     async def fund(self, player: str, amount: int) -> None:
         """Deposit ``amount`` for ``player`` (retried with its key while the wallet is
@@ -87,7 +77,7 @@ async def seat_bots(stub: table_pb2_grpc.TableServiceStub, table_id: str, seats:
     for seat in range(1, seats + 1):
         player = f"bot-{table_id}-{seat}"
         await sponsor.fund(player, buy_in)
-        auth = bearer(sponsor.token(player))
+        auth = bearer_metadata(sponsor.token(player))
         # The bot's own seat token: only its digest goes to the table, and the command id is
         # random, so nobody who knows the table can replay this SitDown for the token.
         token, token_sha256 = new_seat_token()
@@ -121,11 +111,16 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
                 if leaving:
                     break
                 if view.phase in ("waiting", "done"):
-                    # Between hands: bots that went broke buy back in; else the table is over.
-                    if not await _rebuy(stub, bots, view):
-                        break
-                    view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id),
-                                               metadata=watch)
+                    # Between hands: bots that went broke buy back in; else the next hand
+                    # comes once the table's driver gets to it, unless the table is over.
+                    if await _rebuy(stub, bots, view):
+                        view = await stub.GetState(
+                            table_pb2.ViewRequest(table_id=bots.table_id), metadata=watch)
+                    else:
+                        later = await _next_hand(stub, bots, view, watch)
+                        if later is None:
+                            break
+                        view = later
                 continue
         seat = view.to_act  # every view carries the options of the player on turn
         token = bots.tokens[seat]
@@ -134,7 +129,7 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
             table_id=bots.table_id, seat=seat, seat_token=token, hand_no=view.hand_no,
             # A fresh id per decision: a retry of this very request keeps it, a new decision
             # (after a refusal on a stale view) gets its own.
-            action=_KIND_TO_PB[action],
+            action=ACTION_KIND.to_pb(action),
             command_id=f"bot-{view.version}-{seat}-{secrets.token_hex(4)}")
         if to is not None:
             request.amount = to
@@ -162,6 +157,35 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
                 table_id=bots.table_id, seat=seat, seat_token=token,
                 command_id=f"leave-{seat}-{secrets.token_hex(4)}"), metadata=bots.auth[seat])
     return bots
+
+
+#: how long bots wait between hands for the table to deal the next one (a driver held up by
+#: a service that is restarting retries with a backoff of its own)
+NEXT_HAND_WAIT_S = 30.0
+
+
+def _can_deal(view: table_pb2.TableView, bots: BotTable) -> bool:
+    """At least two of the bots have chips (or chips on their way from the wallet) and are
+    not sitting out: the table deals them another hand."""
+    return sum(1 for s in view.seats if s.seat in bots.tokens and not s.sitting_out
+               and (s.stack > 0 or s.pending > 0)) >= 2
+
+
+async def _next_hand(stub: table_pb2_grpc.TableServiceStub, bots: BotTable,
+                     view: table_pb2.TableView, watch) -> table_pb2.TableView | None:
+    """Between hands, nobody broke: the view once the next hand is under way, or None when
+    the table cannot deal one (or has not within :data:`NEXT_HAND_WAIT_S`)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + NEXT_HAND_WAIT_S
+    delay = 0.02
+    while _can_deal(view, bots) and loop.time() < deadline:
+        await asyncio.sleep(delay)  # a client polling its table, backing off
+        delay = min(2 * delay, 0.5)
+        view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id),
+                                   metadata=watch)
+        if view.to_act or view.phase not in ("waiting", "done"):
+            return view
+    return None
 
 
 async def _rebuy(stub: table_pb2_grpc.TableServiceStub, bots: BotTable,

@@ -31,29 +31,28 @@ import time
 from dataclasses import dataclass
 
 import grpc
-from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2, table_pb2_grpc
+from poker.wallet.v1 import wallet_pb2_grpc
 
 from shared.audit import TableAudit, audit_table
 from shared.audit.access import AccessNotRecorded, record_opened
 from shared.audit.money import MoneyAudit, audit_money
 from shared.infra import natsconn
-from shared.infra.codec import decode_body
+from shared.infra.commits import parse_commit
 from shared.infra.eventstore import EventStore, StoreError, find_log
+from shared.infra.identity import DevIssuer
+from shared.infra.protomap import GAME, STRUCTURE
 from shared.infra.secrecy import Keyring, SecrecyError
 from shared.infra.tls import TlsConfig, channel
-from poker.wallet.v1 import wallet_pb2_grpc
-
-from shared.infra.identity import DevIssuer
-from shared.poker.options import TableOptions, table_options
+from shared.poker.options import Game, Structure, TableOptions, table_options
 from shared.poker.table import buy_in_limits
 
 from .botclient import BotTable, Sponsor, play, seat_bots
 from .certs_cmd import client_tls_or_exit
-from .token_cmd import identity_dir
-from .wallet_cmd import default_wallet_addr
 from .keys_cmd import add_key_argument, keyring_from
+from .token_cmd import identity_dir
 from .up import NATS_HELP, client_ca, default_nats_url, default_table_addr
+from .wallet_cmd import default_wallet_addr
 
 GAMES = ("holdem", "omaha", "omaha_hilo", "stud", "stud_hilo")
 STRUCTURES = ("fixed_limit", "pot_limit", "no_limit")
@@ -91,8 +90,7 @@ class TablePlan:
 
     def settings(self) -> table_pb2.TableSettings:
         s = table_pb2.TableSettings(
-            game=ev.Game.Value("GAME_" + self.game.upper()),
-            structure=ev.Structure.Value("STRUCTURE_" + self.structure.upper()))
+            game=GAME.to_pb(Game(self.game)), structure=STRUCTURE.to_pb(Structure(self.structure)))
         for name, value in self.stakes.items():
             setattr(s, name, value)
         return s
@@ -171,14 +169,7 @@ async def play_tables(stub: table_pb2_grpc.TableServiceStub, plans: list[TablePl
 
 def decode_commit(data: bytes, keyring: Keyring | None = None) -> list[object]:
     """A commit's events; ``keyring``: the compliance keyring that opens sealed cards."""
-    commit = ev.Commit()
-    commit.ParseFromString(data)
-    out = []
-    for raw in commit.events:
-        env = ev.EventEnvelope()
-        env.ParseFromString(raw)
-        out.append(decode_body(env, keyring))
-    return out
+    return parse_commit(data).events(keyring)
 
 
 async def connect_store(nats_url: str, timeout: float = 3.0, stream: str | None = None,

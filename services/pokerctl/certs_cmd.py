@@ -38,7 +38,7 @@ def client_tls(identity: str = CLIENT) -> TlsConfig | None:
     if not any(env.get(k) for k in ("POKER_TLS_DIR", "POKER_TLS_CA", "POKER_INSECURE")) and \
             (up_cert_dir() / "ca.pem").exists():
         return TlsConfig.in_dir(up_cert_dir(), identity).checked()
-    return TlsConfig.from_env(identity)
+    return TlsConfig.from_env(identity, env)
 
 
 def client_tls_or_exit(identity: str = CLIENT) -> TlsConfig | None:

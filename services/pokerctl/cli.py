@@ -10,8 +10,20 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import (audit_cmd, bots_cmd, certs_cmd, demo_cmd, history_cmd, keys_cmd, mirror_cmd,
-               phh_cmd, table_cmd, token_cmd, up_cmd, wallet_cmd)
+from . import (
+    audit_cmd,
+    bots_cmd,
+    certs_cmd,
+    demo_cmd,
+    history_cmd,
+    keys_cmd,
+    mirror_cmd,
+    phh_cmd,
+    table_cmd,
+    token_cmd,
+    up_cmd,
+    wallet_cmd,
+)
 
 GROUPS = (up_cmd, bots_cmd, demo_cmd, phh_cmd, table_cmd, mirror_cmd, history_cmd, audit_cmd,
           keys_cmd, certs_cmd, wallet_cmd, token_cmd)

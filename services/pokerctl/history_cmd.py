@@ -30,14 +30,11 @@ import asyncio
 import json
 import sys
 
-from poker.events.v1 import events_pb2 as pb
-
 from shared.audit.access import AccessNotRecorded
 from shared.audit.export import ExportError, load_lines
 from shared.history import hands, phh, pokerstars, to_json
-from shared.infra.codec import decode_body
 from shared.infra.eventstore import StoreError
-from shared.infra.repository import CorruptLog, LoadedTable, fold_commit
+from shared.infra.repository import CorruptLog, LoadedTable, fold_commit, read_commit
 from shared.infra.secrecy import Keyring, SecrecyError
 
 from .bots_cmd import connect_store, record_read
@@ -57,14 +54,11 @@ def decode_log(stored: list, keyring: Keyring | None = None
     times: list[int] = []
     seqs: list[int] = []
     for s in stored:
-        lt = fold_commit(lt, s, keyring)  # raises CorruptLog
-        commit = pb.Commit()
-        commit.ParseFromString(s.data)
-        for raw in commit.events:
-            env = pb.EventEnvelope()
-            env.ParseFromString(raw)
-            events.append(decode_body(env, keyring))
-            times.append(env.occurred_at_unix_ms or None)
+        parsed = read_commit(s)  # raises CorruptLog
+        lt = fold_commit(lt, s, keyring, parsed)  # raises CorruptLog; decodes the events
+        for k, event in enumerate(parsed.events(keyring)):
+            events.append(event)
+            times.append(parsed.envelope(k).occurred_at_unix_ms or None)
             seqs.append(s.primary_seq)  # the same hand ids from a mirror
     return events, times, seqs
 

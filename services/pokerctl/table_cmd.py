@@ -34,7 +34,7 @@ import grpc
 from google.protobuf.json_format import MessageToJson
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
-from shared.infra.identity import AUTHORIZATION
+from shared.infra.identity import bearer_metadata
 from shared.infra.tls import sync_channel
 
 from .certs_cmd import client_tls_or_exit
@@ -49,7 +49,7 @@ def call(stub: table_pb2_grpc.TableServiceStub, args: argparse.Namespace,
          timeout: float = 10.0) -> table_pb2.TableReply:
     seat = table_pb2.SeatRequest(table_id=args.table_id, seat=args.seat,
                                  seat_token=args.seat_token, command_id=args.command_id)
-    kw = {"timeout": timeout, "metadata": ((AUTHORIZATION, f"Bearer {args.token}"),)}
+    kw = {"timeout": timeout, "metadata": bearer_metadata(args.token)}
     if args.action in ("sit-out", "return"):
         return stub.SitOut(table_pb2.SitOutRequest(
             seat=seat, sit_out=args.action == "sit-out", post_big_blind=args.post_big_blind),

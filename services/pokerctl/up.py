@@ -55,8 +55,8 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shared.infra import natsauth, natsconn
+from shared.infra.config import DEFAULT_BASE_PORT, DEFAULT_NATS_URL, PORT_OFFSETS, service_address
 from shared.infra.files import write_private
-from shared.infra.config import DEFAULT_BASE_PORT, DEFAULT_NATS_URL, PORT_OFFSETS
 from shared.infra.identity import DevIssuer
 from shared.infra.natsserver import NatsServer, free_port
 from shared.infra.tls import TlsConfig, channel
@@ -92,18 +92,20 @@ async def create_streams(url: str, replicas: int, ca: str | None = None) -> None
     job does), as the admin user (``url`` carries it): the services' users may not make
     streams, and ten processes racing to create R3 assets while the cluster elects leaders
     time out on a small machine."""
+    from services.wallet.ledger import ensure_wallet_stream
+    from shared.audit.access import ensure_access_stream
     from shared.infra.eventstore import EventStore, StreamSettings
     from shared.infra.lease import Leases, ttl_ms_from_env
     from shared.infra.vault import DeckVault
-    from services.wallet.ledger import ensure_wallet_stream
-    from shared.audit.access import ensure_access_stream
     store = await EventStore.connect(url, name="pokerctl-up", ca=ca,
                                      settings=StreamSettings(replicas=replicas))
     try:
         await ensure_wallet_stream(store.js, replicas=replicas)
         await ensure_access_stream(store.js, replicas=replicas)
         await DeckVault.open(store.js, replicas=replicas)
-        await Leases.open(store.js, ttl_ms=ttl_ms_from_env(), replicas=replicas)
+        # the TTL the services will ask for: POKER_LEASE_TTL_MS of the environment `up`
+        # hands them (its own, see LocalCluster.env)
+        await Leases.open(store.js, ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
     finally:
         await store.close()
 
@@ -175,16 +177,16 @@ def client_ca() -> str | None:
     """The CA client commands check NATS against: POKER_NATS_CA (or the services' CA, see
     shared/infra/natsconn.py), else the one in `up`'s data directory, if any."""
     from .certs_cmd import up_cert_dir
-    ca = natsconn.ca_file()
+    ca = natsconn.ca_file(os.environ)
     if ca is None and (up_cert_dir() / "ca.pem").exists():
         ca = str(up_cert_dir() / "ca.pem")
     return ca
 
 
 def default_table_addr() -> str:
-    """POKER_TABLE_ADDR, else the table service of `up` (base port + 1)."""
-    base = int(os.environ.get("POKER_BASE_PORT", DEFAULT_BASE_PORT))
-    return os.environ.get("POKER_TABLE_ADDR", f"{HOST}:{base + PORT_OFFSETS['table']}")
+    """POKER_TABLE_ADDR, else the table service of `up` (POKER_BASE_PORT + 1): the address
+    the services themselves would use (shared/infra/config.service_address)."""
+    return service_address("table", os.environ)
 
 
 def port_in_use(port: int, host: str = HOST) -> bool:

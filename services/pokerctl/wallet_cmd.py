@@ -28,7 +28,7 @@ import grpc
 from poker.wallet.v1 import wallet_pb2 as pb
 from poker.wallet.v1 import wallet_pb2_grpc
 
-from shared.infra.config import DEFAULT_BASE_PORT, PORT_OFFSETS
+from shared.infra.config import service_address
 from shared.infra.tls import sync_channel
 from shared.poker.players import printable
 
@@ -40,9 +40,9 @@ TIMEOUT_S = 10.0
 
 
 def default_wallet_addr() -> str:
-    """POKER_WALLET_ADDR, else the wallet of `up` (base port + 6)."""
-    base = int(os.environ.get("POKER_BASE_PORT", DEFAULT_BASE_PORT))
-    return os.environ.get(ADDR_ENV, f"127.0.0.1:{base + PORT_OFFSETS['wallet']}")
+    """POKER_WALLET_ADDR, else the wallet of `up` (POKER_BASE_PORT + 6): the address the
+    services themselves would use (shared/infra/config.service_address)."""
+    return service_address("wallet", os.environ)
 
 
 def _account(args: argparse.Namespace) -> pb.Account | None:

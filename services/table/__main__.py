@@ -2,6 +2,6 @@
 
 from shared.infra.boot import main
 
-from .server import access_from_env, setup
+from .server import access_from_config, setup
 
-main("table", setup, access_from_env)
+main("table", setup, access_from_config)

@@ -33,6 +33,7 @@ import structlog
 from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 
+from shared.infra.config import DEFAULT_CLOCK_TICK_MS
 from shared.infra.lease import Leases
 from shared.infra.repository import LoadedTable, TableRepository
 from shared.infra.rpc import system_command_id
@@ -46,7 +47,6 @@ from .driver import Driver
 log = structlog.get_logger()
 
 CLOCK_SUBJECT_PREFIX = "poker.clock."
-DEFAULT_TICK_MS = 200
 
 
 def clock_subject(table_id: str) -> str:
@@ -74,7 +74,7 @@ def _same_decision(a: TurnClock | None, b: TurnClock | None) -> bool:
 
 class ClockKeeper:
     def __init__(self, repo: TableRepository, driver: Driver, leases: Leases,
-                 now_ms: Callable[[], int] | None = None, tick_ms: int = DEFAULT_TICK_MS,
+                 now_ms: Callable[[], int] | None = None, tick_ms: int = DEFAULT_CLOCK_TICK_MS,
                  list_every_s: float = 1.0, refresh_s: float = 1.0,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.repo = repo

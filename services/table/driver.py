@@ -21,16 +21,17 @@ import structlog
 from poker.betting.v1 import betting_pb2, betting_pb2_grpc
 from poker.dealer.v1 import dealer_pb2, dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
-from poker.events.v1 import events_pb2
 from poker.rake.v1 import rake_pb2_grpc
 from poker.showdown.v1 import showdown_pb2_grpc
 from poker.wallet.v1 import wallet_pb2_grpc
 
+from shared.infra.protomap import ACTION_KIND
 from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import system_command_id
 from shared.infra.tls import TlsConfig, channel
 from shared.poker import decide as D
 from shared.poker import table as T
+from shared.poker.steprules import STEPS
 
 from .calls import Failures, call_with_retry
 from .cashier import Cashier
@@ -148,26 +149,16 @@ class Driver:
         if isinstance(step, T.FoldLeaver):
             reply = await call_with_retry(self.peers.betting.Act, betting_pb2.ActRequest(
                 step=request, seat=step.seat,
-                action=events_pb2.ActionKind.Value(f"ACTION_KIND_{step.action.name}")))
+                action=ACTION_KIND.to_pb(step.action)))
             self.repo.absorb(table_id, reply.version, reply.commit)
             return reply.version
-        if isinstance(step, D.Show):
-            reply = await call_with_retry(self.peers.dealer.ShowOrMuck, dealer_pb2.ShowRequest(
-                step=request, seat=step.seat, choice=dealer_pb2.SHOW_CHOICE_DEFAULT))
-        else:
-            rpc = self._rpc_for(step)
-            if rpc is None:
-                raise AssertionError(f"no service owns {name}")
-            reply = await call_with_retry(rpc, request)
+        rule = STEPS[type(step)]
+        rpc = getattr(getattr(self.peers, rule.owner), rule.rpc)
+        if isinstance(step, D.Show):  # nobody asked to show: the rule for a player who does not
+            request = dealer_pb2.ShowRequest(step=request, seat=step.seat,
+                                             choice=dealer_pb2.SHOW_CHOICE_DEFAULT)
+        elif rule.house is None and rule.dealer is None:
+            raise AssertionError(f"{name} is a player's step: the driver does not take it")
+        reply = await call_with_retry(rpc, request)
         self.repo.absorb(table_id, reply.version, reply.commit)
         return reply.version
-
-    def _rpc_for(self, step):
-        p = self.peers
-        return {
-            D.CommitDeck: p.dealer.CommitDeck, D.Deal: p.dealer.DealStreet,
-            D.Reshuffle: p.dealer.Reshuffle, D.RevealDeck: p.dealer.RevealDeck,
-            D.PostForcedBets: p.betting.PostForcedBets, D.CloseRound: p.betting.CloseRound,
-            D.FormPots: p.showdown.FormPots, D.AwardPots: p.showdown.AwardPots,
-            D.TakeRake: p.rake.TakeRake,
-        }.get(type(step))

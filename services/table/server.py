@@ -31,7 +31,6 @@ import asyncio
 import contextlib
 import hmac
 import math
-import os
 import re
 import time
 import uuid
@@ -42,14 +41,33 @@ import structlog
 from poker.betting.v1 import betting_pb2
 from poker.dealer.v1 import dealer_pb2
 from poker.engine.v1 import step_pb2
-from poker.events.v1 import events_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
+from shared.infra.config import Config
 from shared.infra.eventstore import subject
-from shared.infra.identity import (COMPLIANCE, OPERATOR, PLAYER, Access, Principal, Rule,
-                                   Unauthenticated, Verifier, caller)
-from shared.infra.lease import Leases, instance_id_from_env, ttl_ms_from_env
-from shared.infra.limits import LimitSettings, Limits, RateLimiter, caller_of
+from shared.infra.identity import (
+    COMPLIANCE,
+    OPERATOR,
+    PLAYER,
+    Access,
+    Principal,
+    Rule,
+    Unauthenticated,
+    Verifier,
+    caller,
+)
+from shared.infra.lease import Leases
+from shared.infra.limits import Limits, RateLimiter, caller_of
+from shared.infra.protomap import (
+    ACTION_KIND,
+    ANTE_TYPE,
+    GAME,
+    STRUCTURE,
+    SUIT_ORDER,
+    TIMEOUT_POLICY,
+    EnumMap,
+    UnknownEnumValue,
+)
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import BadRequest, Denied, check_table_id, client_command_id, rpc
 from shared.infra.seattokens import check_holder, new_seat_token, token_digest
@@ -62,8 +80,8 @@ from shared.poker.players import player_key
 from shared.poker.state import TableState
 from shared.poker.view import TableView, table_view
 
-from .clock import DEFAULT_TICK_MS, ClockKeeper, clock_subject
 from .calls import call_with_retry
+from .clock import ClockKeeper, clock_subject
 from .driver import Driver, Peers
 
 log = structlog.get_logger()
@@ -81,27 +99,25 @@ ACCESS: dict[str, Rule] = {
     "GetState": Rule(frozenset()), "Watch": Rule(frozenset()),
 }
 
-_GAMES = {v: k for k, v in events_pb2.Game.items()}
-_STRUCTURES = {v: k for k, v in events_pb2.Structure.items()}
 _SETTINGS_INTS = ("max_seats", "chip_unit", "small_blind", "big_blind", "small_bet", "big_bet",
                   "ante", "bring_in", "max_bets", "rake_basis_points", "min_buy_in",
                   "max_buy_in", "decision_seconds", "countdown_seconds",
                   "reconnect_bonus_seconds")
 
 
-def _enum_name(enum_type, value: int, prefix: str) -> str:
+def _enum_from(mapping: EnumMap, value: int):
     try:
-        return enum_type.Name(value)[len(prefix):].lower()
-    except ValueError:
-        raise BadRequest(f"{value} is not a known {prefix[:-1].lower()}") from None
+        return mapping.from_pb(value)
+    except UnknownEnumValue:
+        raise BadRequest(f"{value} is not a known {mapping.prefix[:-1].lower()}") from None
 
 
 def options_from(settings: table_pb2.TableSettings):
     """Table options from the request: unset fields take the rule book's defaults."""
-    game = _GAMES.get(settings.game, "GAME_UNSPECIFIED")
-    structure = _STRUCTURES.get(settings.structure, "STRUCTURE_UNSPECIFIED")
-    if game == "GAME_UNSPECIFIED" or structure == "STRUCTURE_UNSPECIFIED":
-        raise BadRequest("settings need a game and a betting structure")
+    try:
+        game, structure = GAME.from_pb(settings.game), STRUCTURE.from_pb(settings.structure)
+    except UnknownEnumValue:
+        raise BadRequest("settings need a game and a betting structure") from None
     kwargs: dict = {name: getattr(settings, name) for name in _SETTINGS_INTS
                     if settings.HasField(name)}
     for flag in ("heads_up_uncapped", "no_flop_no_drop", "private"):
@@ -110,15 +126,13 @@ def options_from(settings: table_pb2.TableSettings):
     if settings.HasField("rake_cap"):
         kwargs["rake_cap"] = settings.rake_cap
     if settings.suit_order:
-        kwargs["suit_order"] = _enum_name(events_pb2.SuitOrder, settings.suit_order,
-                                          "SUIT_ORDER_")
+        kwargs["suit_order"] = _enum_from(SUIT_ORDER, settings.suit_order)
     if settings.ante_type:
-        kwargs["ante_type"] = _enum_name(events_pb2.AnteType, settings.ante_type, "ANTE_TYPE_")
+        kwargs["ante_type"] = _enum_from(ANTE_TYPE, settings.ante_type)
     if settings.timeout_policy:
-        kwargs["timeout_policy"] = _enum_name(events_pb2.TimeoutPolicy, settings.timeout_policy,
-                                              "TIMEOUT_POLICY_")
+        kwargs["timeout_policy"] = _enum_from(TIMEOUT_POLICY, settings.timeout_policy)
     # the service's tables always take their chips from the players' wallets
-    return table_options(game[5:].lower(), structure[10:].lower(), wallet=True, **kwargs)
+    return table_options(game, structure, wallet=True, **kwargs)
 
 
 def view_message(view: TableView, version: int, table: TableState,
@@ -127,8 +141,7 @@ def view_message(view: TableView, version: int, table: TableState,
     ``now_ms``: the server's time as the view is made."""
     msg = table_pb2.TableView(
         table_id=view.table_id, version=version,
-        game=events_pb2.Game.Value("GAME_" + table.options.game.name),
-        structure=events_pb2.Structure.Value("STRUCTURE_" + table.options.structure.name),
+        game=GAME.to_pb(table.options.game), structure=STRUCTURE.to_pb(table.options.structure),
         hand_no=view.hand_no, phase=view.phase, button=view.button, street=view.street,
         board=[str(c) for c in view.board], pot=view.pot, current_bet=view.current_bet,
         to_act=view.to_act, rake=view.rake, paused=table.paused, closing=table.closing)
@@ -145,8 +158,7 @@ def view_message(view: TableView, version: int, table: TableState,
         msg.legal.CopyFrom(table_pb2.Legal(
             can_fold=legal.can_fold, can_check=legal.can_check, call=legal.call,
             bring_in=legal.bring_in,
-            raise_kind=(events_pb2.ActionKind.Value("ACTION_KIND_" + legal.raise_kind.name)
-                        if legal.raise_kind else 0),
+            raise_kind=ACTION_KIND.to_pb(legal.raise_kind) if legal.raise_kind else 0,
             raise_sizes=legal.raise_sizes, min_to=legal.min_to, max_to=legal.max_to))
     if clock is not None and view.to_act == clock.seat and view.hand_no == clock.hand_no:
         msg.deadline_unix_ms = clock.deadline_ms(table.options)
@@ -525,11 +537,12 @@ def access(verifier: Verifier) -> Access:
     return Access(ACCESS, verifier, "table")
 
 
-def access_from_env() -> Access:
-    """:func:`access` with the identity provider the environment names (POKER_JWKS_FILE or
-    POKER_JWKS_URL, POKER_JWT_ISSUER, POKER_JWT_AUDIENCE); the service does not start
-    without one."""
-    verifier = Verifier.from_env()
+def access_from_config(config: Config) -> Access:
+    """:func:`access` with the identity provider of the service's configuration
+    (``config.identity``: POKER_JWKS_FILE or POKER_JWKS_URL, POKER_JWT_ISSUER,
+    POKER_JWT_AUDIENCE, shared/infra/config.py); the service does not start without one
+    (boot.main makes the rules with this)."""
+    verifier = config.identity
     if verifier is None:
         raise ValueError("the table service checks every caller's token: set POKER_JWKS_FILE "
                          "(or POKER_JWKS_URL) and POKER_JWT_ISSUER to your identity "
@@ -546,18 +559,20 @@ def keeper_for(server) -> ClockKeeper:
     return _KEEPERS[server]
 
 
-async def setup(server, repo, store, config):
+async def setup(server, repo, store, config: Config):
+    """boot's setup: the peers (``config.addresses``), the servicer with ``config.limits``,
+    the leases (``config.lease_ttl_ms``, held as ``config.instance_id``) and the clock keeper
+    (``config.clock_tick_ms``)."""
     peers = Peers.connect(config.addresses, config.tls)
     driver = Driver(repo, peers)
     table_pb2_grpc.add_TableServiceServicer_to_server(
-        TableService(repo, driver, Limits(LimitSettings.from_env())), server)
-    leases = await Leases.open(store.js, ttl_ms=ttl_ms_from_env(),
-                               instance_id=instance_id_from_env(),
+        TableService(repo, driver, Limits(config.limits)), server)
+    leases = await Leases.open(store.js, ttl_ms=config.lease_ttl_ms,
+                               instance_id=config.instance_id,
                                replicas=config.stream_replicas)
     # The keeper takes the tables of the log (their leases), carries on any with a pending
     # step and enforces their clocks.
-    keeper = ClockKeeper(repo, driver, leases,
-                         tick_ms=int(os.environ.get("POKER_CLOCK_TICK_MS", DEFAULT_TICK_MS)))
+    keeper = ClockKeeper(repo, driver, leases, tick_ms=config.clock_tick_ms)
     _KEEPERS[server] = keeper
     keeper.start()
     log.info("keeping table clocks", instance=leases.instance_id,

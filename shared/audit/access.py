@@ -95,5 +95,6 @@ async def read_access(js: JetStreamContext) -> list[dict]:
         if not info.state.messages:
             break
         msg = await js.get_msg(ACCESS_STREAM, seq, direct=True)
+        assert msg.data is not None  # a direct get always carries the message's data
         out.append({"seq": seq, **json.loads(msg.data)})
     return out

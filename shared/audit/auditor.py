@@ -10,11 +10,11 @@ For each commit, in order:
    exact bytes (empty for the first of the table), every envelope names this table, and one
    commit is one command (one command id); sequences only go up, no command id repeats;
 2. the decision: the engine re-decides, on the fold before the commit, the decision the commit
-   claims (an action with ``act``, a time-out with ``time_out`` after the player's deadline,
-   the house steps with ``house_decision``, a deal with ``deal`` on the cards recorded, a show
-   or muck, a reveal, a deck commitment, the table decisions: create, sit, leave, free a seat,
-   sit out, top up, (dis)connect, start the next hand) and its events must equal the commit's,
-   event for event;
+   claims: a hand's step as shared/poker/steprules.py decides it again (an action, a time-out
+   after the player's deadline, the house steps, a deal on the cards recorded, a show or muck,
+   a reveal, a deck commitment), or a table decision (create, sit, leave, free a seat, sit
+   out, top up, (dis)connect, start the next hand); its events must equal the commit's, event
+   for event;
 3. the fold: every event applies (``apply``);
 4. the cards: each hand's deck(s) are committed before a card is dealt; at the reveal every
    deck hashes to its commitment, the first is a permutation of the 52 cards, a stud reshuffle
@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from poker.events.v1 import events_pb2 as pb
 
 from shared.infra.codec import SEALABLE, CodecError, decode_body, is_sealed
+from shared.infra.commits import CommitParseError, ParsedCommit, parse_commit
 from shared.infra.eventstore import Stored
 from shared.infra.secrecy import Keyring
 from shared.poker import decide as D
@@ -56,9 +57,9 @@ from shared.poker.deck import commitment as deck_commitment
 from shared.poker.errors import IllegalAction, InvalidEvent
 from shared.poker.fold import apply
 from shared.poker.state import SagaKind, TableState
+from shared.poker.steprules import NotThisStep, decide_again
 
 _FULL_DECK = frozenset(DECK)
-_WITH_AMOUNT = (E.ActionKind.BET, E.ActionKind.RAISE, E.ActionKind.COMPLETE)
 #: the events :meth:`TableAuditor._account` books (cards, chips, decks)
 _ACCOUNTED = frozenset({
     E.CardsDealt, E.HandStarted, E.DeckCommitted, E.PotsFormed, E.RakeTaken, E.PotAwarded,
@@ -84,6 +85,8 @@ class Failure:
     commit_index: int  # 0-based index of the event in its commit
     event_type: str
     reason: str
+    #: the engine failed on this commit: a bug to report, not a finding about the log
+    engine_bug: bool = False
 
     def __str__(self) -> str:
         where = (f"event {self.event_index} ({self.event_type}, #{self.commit_index} of the "
@@ -163,15 +166,70 @@ class _Bad(Exception):
         self.reason = reason
 
 
+class EngineBug(Exception):
+    """The engine failed while re-deciding or folding a commit (not a refusal: a bug). The
+    audit of the table stops there and says so; it is not evidence about the log."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(f"{type(exc).__name__}: {exc}")
+        self.exc = exc
+
+
+class _FirstFailure:
+    """The earliest bad event a commit's checks found (by index in the commit; on a tie, the
+    one noted first)."""
+
+    __slots__ = ("bad",)
+
+    def __init__(self) -> None:
+        self.bad: _Bad | None = None
+
+    def note(self, bad: _Bad) -> None:
+        if self.bad is None or bad.index < self.bad.index:
+            self.bad = bad
+
+    def raise_any(self) -> None:
+        if self.bad is not None:
+            raise self.bad
+
+
+@dataclass(frozen=True, slots=True)
+class _Head:
+    """What the chain check read of a commit's envelopes."""
+
+    command_id: str
+    at_ms: int  # when the commit was made (its first envelope's time)
+    last_hash: bytes  # SHA-256 of its last envelope: the next commit's prev_hash
+    chained: int  # envelopes before the chain's first break (all of them: no break)
+
+
+def _compare(events: list, expected: list, first: _FirstFailure) -> None:
+    """The commit's events equal the engine's, event for event: note the first that
+    differs, or the one too many, or the one missing."""
+    if events == expected:
+        return
+    n = min(len(events), len(expected))
+    for k in range(n):
+        if events[k] != expected[k]:
+            first.note(_Bad(k, _diff(events[k], expected[k])))
+            return
+    if len(events) > n:
+        first.note(_Bad(n, "an event the engine's decision does not produce"))
+    else:
+        first.note(_Bad(n - 1, f"the decision also produces {type(expected[n]).__name__}, "
+                               f"missing from the commit"))
+
+
 def _diff(got: object, want: object) -> str:
     """What differs between a recorded event and the engine's."""
     if type(got) is not type(want):
         return f"the engine decides {type(want).__name__} here"
     parts = []
-    for f in dataclasses.fields(got):
-        a, b = getattr(got, f.name), getattr(want, f.name)
-        if a != b:
-            parts.append(f"{f.name} is {_short(a)}, the engine decides {_short(b)}")
+    if dataclasses.is_dataclass(got):  # every event is
+        for f in dataclasses.fields(got):
+            a, b = getattr(got, f.name), getattr(want, f.name)
+            if a != b:
+                parts.append(f"{f.name} is {_short(a)}, the engine decides {_short(b)}")
     return "; ".join(parts) or "differs from the engine's decision"
 
 
@@ -198,7 +256,7 @@ class TableAuditor:
         self.hand_awarded = 0
         self._lookahead = False  # after a mid-hand failure: read on to the reveal
         self._events: list = []  # the current commit's events, decoded so far
-        self._raws: list = []  # and their bytes
+        self._parsed: ParsedCommit | None = None  # the current commit, parsed
         self._out_of_hand_memo: tuple = (None, None, 0)
 
     # --- public ----------------------------------------------------------------------------
@@ -219,6 +277,11 @@ class TableAuditor:
         except _Bad as bad:
             self._fail(stored, bad.index, bad.reason)
             return False
+        except EngineBug as bug:
+            self._fail(stored, -1, f"the auditor could not check this commit: the engine "
+                                   f"failed ({bug}); this is a bug in the engine to report, "
+                                   f"not evidence about the log", engine_bug=True)
+            return False
         return True
 
     def result(self) -> TableAudit:
@@ -236,76 +299,113 @@ class TableAuditor:
     # --- one commit ------------------------------------------------------------------------
 
     def _commit(self, stored: Stored) -> None:
-        a = self.audit
+        """Audit one commit: a pipeline of checks, each small. A later check may find a bad
+        event earlier in the commit than one an earlier check noted (the hash chain is
+        checked before the events are decoded and re-decided): ``first`` keeps the earliest,
+        and a check stops the commit at once only where nothing after it can be read."""
         self._events = []
-        self._raws = []
+        self._parsed = None
+        first = _FirstFailure()
+        parsed = self._read(stored)
+        head = self._chain(parsed, first)
+        events = self._decode(parsed, head.chained, first)
+        expected = self._redecide(events, head.at_ms, first)
+        _compare(events, expected, first)
+        first.raise_any()
+        self._fold(stored, expected)
+        self._advance(stored, head, events)
+        self._check_conserved(len(events) - 1)
+
+    def _read(self, stored: Stored) -> ParsedCommit:
+        """The commit in order, parsed, not empty."""
+        a = self.audit
         if stored.seq <= a.last_seq:
             raise _Bad(-1, f"sequence {stored.seq} after {a.last_seq}: out of order or repeated")
         try:
-            commit = pb.Commit.FromString(stored.data)
-        except Exception as exc:  # protobuf's DecodeError
-            raise _Bad(-1, f"the commit does not parse: {exc}") from None
-        raws = self._raws = commit.events
-        if not raws:
+            parsed = self._parsed = parse_commit(stored.data)
+        except CommitParseError as exc:
+            raise _Bad(-1, f"the commit does not parse: {exc.cause}") from None
+        if not parsed.raws:
             raise _Bad(-1, "an empty commit")
-        events = self._events
+        return parsed
+
+    def _chain(self, parsed: ParsedCommit, first: _FirstFailure) -> _Head:
+        """The hash chain (every envelope's prev_hash is the SHA-256 of the previous
+        envelope's bytes), every envelope of this table and of one command, a command applied
+        once. An envelope that does not parse stops the commit."""
         last_hash = self.last_hash
-        command_id = None
-        chain_break: _Bad | None = None
-        for k, raw in enumerate(raws):
+        command_id = ""
+        at_ms = 0
+        chained = len(parsed.raws)  # the envelopes before the first break
+        for k, raw in enumerate(parsed.raws):
             try:
-                env = pb.EventEnvelope.FromString(raw)
-            except Exception as exc:
-                raise _Bad(k, f"the event does not parse: {exc}") from None
-            if chain_break is None:
+                env = parsed.envelope(k)
+            except CommitParseError as exc:
+                first.note(_Bad(k, f"the event does not parse: {exc.cause}"))
+                first.raise_any()
+                raise  # not reached: noted above
+            if k == 0:
+                command_id, at_ms = env.command_id, env.occurred_at_unix_ms
+            if chained == len(parsed.raws):
+                reason = None
                 if env.prev_hash != last_hash:
-                    chain_break = _Bad(k, "the hash chain breaks: prev_hash is not the SHA-256 "
-                                          "of the previous event (an event was changed, "
-                                          "removed, inserted or reordered)")
+                    reason = ("the hash chain breaks: prev_hash is not the SHA-256 of the "
+                              "previous event (an event was changed, removed, inserted or "
+                              "reordered)")
                 elif env.table_id != self.table_id:
-                    chain_break = _Bad(k, f"the event belongs to table {env.table_id!r}")
-                elif command_id is not None and env.command_id != command_id:
-                    chain_break = _Bad(k, "one commit holds events of two commands")
-            if command_id is None:
-                command_id = env.command_id
-                at_ms = env.occurred_at_unix_ms
-            try:
-                event = decode_body(env, self.keyring)
-            except CodecError as exc:
-                raise (chain_break or _Bad(k, f"the event does not decode: {exc}")) from None
-            events.append(event)
-            # only the events that can hold secret cards are asked whether they are sealed
-            if type(event) in SEALABLE and chain_break is None:
-                self._check_secrecy(k, env, is_sealed(env))
+                    reason = f"the event belongs to table {env.table_id!r}"
+                elif env.command_id != command_id:
+                    reason = "one commit holds events of two commands"
+                if reason is not None:
+                    first.note(_Bad(k, reason))
+                    chained = k
             last_hash = _sha256(raw).digest()
-        if command_id and command_id in self.commands and chain_break is None:
-            chain_break = _Bad(0, f"command {command_id!r} was applied before")
-        # the engine's decision on the fold before the commit
+        if command_id and command_id in self.commands and first.bad is None:
+            first.note(_Bad(0, f"command {command_id!r} was applied before"))
+        return _Head(command_id, at_ms, last_hash, chained)
+
+    def _decode(self, parsed: ParsedCommit, chained: int, first: _FirstFailure) -> list:
+        """Every event decoded (opening the sealed cards with the compliance keyring); the
+        events that can hold secret cards sealed, up to the chain's first break. An event
+        that does not decode stops the commit."""
+        events = self._events
+        keyring = self.keyring
+        for k in range(len(parsed.raws)):
+            env = parsed.envelope(k)
+            try:
+                event = decode_body(env, keyring)
+            except CodecError as exc:
+                first.note(_Bad(k, f"the event does not decode: {exc}"))
+                first.raise_any()
+            events.append(event)
+            if k < chained and type(event) in SEALABLE:
+                try:
+                    self._check_secrecy(k, env, is_sealed(env))
+                except _Bad as bad:
+                    first.note(bad)
+                    first.raise_any()
+        return events
+
+    def _redecide(self, events: list, at_ms: int, first: _FirstFailure) -> list:
+        """The engine's decision on the fold before the commit: the events the rules give
+        for what the commit claims. The engine refusing it (IllegalAction, InvalidEvent) is
+        a verdict on the log; any other exception is a bug in the engine, reported as one
+        (:class:`EngineBug`), never as tampering."""
         try:
-            expected = self._decide(events, at_ms)
+            return self._decide(events, at_ms)
         except _Bad as bad:
-            if chain_break is not None and chain_break.index <= bad.index:
-                raise chain_break from None
-            raise
-        except (IllegalAction, InvalidEvent, KeyError, IndexError, ValueError, TypeError) as exc:
-            raise (chain_break if chain_break is not None and chain_break.index == 0
-                   else _Bad(0, f"the engine refuses this decision: {exc}")) from None
-        if events != expected:  # name the first event that differs
-            n = min(len(events), len(expected))
-            for k in range(n):
-                if events[k] != expected[k]:
-                    if chain_break is not None and chain_break.index <= k:
-                        raise chain_break
-                    raise _Bad(k, _diff(events[k], expected[k]))
-            if chain_break is not None and chain_break.index <= n:
-                raise chain_break
-            if len(events) > n:
-                raise _Bad(n, "an event the engine's decision does not produce")
-            raise _Bad(n - 1, f"the decision also produces {type(expected[n]).__name__}, "
-                              f"missing from the commit")
-        if chain_break is not None:
-            raise chain_break
-        # fold the engine's events (equal to the recorded ones; shares the decision's memo)
+            first.note(bad)
+        except (IllegalAction, InvalidEvent) as exc:
+            first.note(_Bad(0, f"the engine refuses this decision: {exc}"))
+        except Exception as exc:  # noqa: BLE001 - the engine's own failure, named as such
+            first.raise_any()  # a bad event before it explains it
+            raise EngineBug(exc) from exc
+        first.raise_any()
+        raise AssertionError("not reached")  # pragma: no cover
+
+    def _fold(self, stored: Stored, expected: list) -> None:
+        """Fold the engine's events (equal to the recorded ones) and book their cards and
+        chips."""
         state = self.state
         for k, event in enumerate(expected):
             before = state
@@ -313,26 +413,40 @@ class TableAuditor:
                 state = apply(state, event)
             except InvalidEvent as exc:
                 raise _Bad(k, f"the event cannot follow the table's state: {exc}") from None
+            except Exception as exc:  # noqa: BLE001 - the fold's own failure
+                raise EngineBug(exc) from exc
             self._account(stored, k, event, before, state)
+        assert state is not None  # the commit has events, and each applied
         self.state = state
-        self.last_hash = last_hash
-        if command_id:
-            self.commands.add(command_id)
-        self.clock = clock_after(self.clock, state, events, at_ms)
+
+    def _advance(self, stored: Stored, head: _Head, events: list) -> None:
+        """The commit is good: the chain, the commands, the clock and the counts move on."""
+        a = self.audit
+        self.last_hash = head.last_hash
+        if head.command_id:
+            self.commands.add(head.command_id)
+        assert self.state is not None
+        self.clock = clock_after(self.clock, self.state, events, head.at_ms)
         a.commits += 1
         a.decisions += 1
         a.events += len(events)
         if not a.first_seq:
             a.first_seq = stored.seq
         a.last_seq = stored.seq
-        total = self._in_play(state) + a.rake + a.left_with
-        if total != a.buy_ins + a.top_ups:
-            raise _Bad(len(events) - 1,
-                       f"chips are not conserved at the table: stacks and pots {total - a.rake - a.left_with} "
-                       f"+ rake {a.rake} + taken by leavers {a.left_with} != "
-                       f"buy-ins {a.buy_ins} + top-ups {a.top_ups}")
 
-    def _check_secrecy(self, k: int, env: pb.EventEnvelope, sealed: bool) -> None:
+    def _check_conserved(self, index: int) -> None:
+        """Per table, after every commit: buy-ins + top-ups = the chips at the table + rake
+        + chips taken away by players who left."""
+        a = self.audit
+        assert self.state is not None
+        total = self._in_play(self.state) + a.rake + a.left_with
+        if total != a.buy_ins + a.top_ups:
+            raise _Bad(index,
+                       f"chips are not conserved at the table: stacks and pots "
+                       f"{total - a.rake - a.left_with} + rake {a.rake} + taken by leavers "
+                       f"{a.left_with} != buy-ins {a.buy_ins} + top-ups {a.top_ups}")
+
+    def _check_secrecy(self, k: int, env: pb.EventEnvelope, sealed: bool | None) -> None:
         if not sealed:
             raise _Bad(k, "secret cards in the clear: burned and face-down cards, decks and "
                           "hand keys must be sealed in the log")
@@ -344,10 +458,10 @@ class TableAuditor:
             raise _Bad(k, f"no compliance key given opens this hand (it is sealed to key "
                           f"{key_id}, or its DeckCommitted is missing)")
 
-    def _fail(self, stored: Stored, index: int, reason: str) -> None:
+    def _fail(self, stored: Stored, index: int, reason: str, engine_bug: bool = False) -> None:
         a = self.audit
         if index < 0:
-            a.failure = Failure(self.table_id, stored.seq, 0, 0, "Commit", reason)
+            a.failure = Failure(self.table_id, stored.seq, 0, 0, "Commit", reason, engine_bug)
             return
         a.failure = Failure(self.table_id, stored.seq, a.events + index + 1, index,
                             self._event_type(index), reason)
@@ -361,10 +475,12 @@ class TableAuditor:
         events = self._events
         if index < len(events):
             return type(events[index]).__name__
-        env = pb.EventEnvelope()
+        parsed = self._parsed
+        if parsed is None:  # the commit does not parse
+            return "?"
         try:
-            env.ParseFromString(self._raws[index])
-        except Exception:  # noqa: BLE001 - protobuf's DecodeError, or no such event
+            env = parsed.envelope(index)  # parsed already, unless it does not parse
+        except Exception:  # noqa: BLE001 - CommitParseError, or no such event
             return "?"
         return env.WhichOneof("body") or "no body"
 
@@ -379,88 +495,62 @@ class TableAuditor:
         return self._decide_hand(t, first, table, at_ms)
 
     def _decide_table(self, t: type, first: object, table: TableState | None) -> list:
-        if t is E.TableCreated:
+        if type(first) is E.TableCreated:
             if first.table_id != self.table_id:
                 raise _Bad(0, f"the log of table {self.table_id} creates table {first.table_id}")
             return T.create_table(table, first.table_id, first.options)
         if table is None:
             raise _Bad(0, "the table was not created first")
-        if t is E.HandStarted:
+        if type(first) is E.HandStarted:
             return T.start_next_hand(table)
-        if t is E.PlayerSeated:
+        if type(first) is E.PlayerSeated:
             return T.sit_down(table, first.seat, first.player_id, first.stack,
                               first.token_digest, first.post_big_blind)
-        if t is E.PlayerLeft or t is E.CashOutRequested:
+        if type(first) is E.PlayerLeft or type(first) is E.CashOutRequested:
             key = getattr(first, "key", "")
             seat = table.seat(first.seat)
             if seat is not None and (seat.leaving or table.closing) and not table.hand_running:
                 return T.free_seat(table, first.seat, key=key)
             return T.leave(table, first.seat, key=key)
-        if t is E.BuyInRequested:
+        if type(first) is E.BuyInRequested:
             if first.top_up:
                 return T.top_up(table, first.seat, first.amount, key=first.key)
             return T.sit_down(table, first.seat, first.player_id, first.amount,
                               first.token_digest, first.post_big_blind, key=first.key)
-        if t is E.BuyInRefused:
+        if type(first) is E.BuyInRefused:
             return T.settled(table, first.key, first.reason)
-        if t in (E.BuyInConfirmed, E.CashOutConfirmed, E.RakeCredited):
+        if isinstance(first, (E.BuyInConfirmed, E.CashOutConfirmed, E.RakeCredited)):
             return T.settled(table, first.key)
-        if t is E.TablePaused:
+        if type(first) is E.TablePaused:
             return T.pause(table, first.paused)
-        if t is E.TableClosing:
+        if type(first) is E.TableClosing:
             return T.close(table, first.reason)
-        if t is E.TableConfigured:
+        if type(first) is E.TableConfigured:
             return T.configure(table, first.options)
-        if t is E.PlayerLeaving:
+        if type(first) is E.PlayerLeaving:
             return T.leave(table, first.seat)
-        if t is E.PlayerSatOut:
+        if type(first) is E.PlayerSatOut:
             return T.sit_out(table, first.seat, first.sitting_out, first.post_big_blind)
-        if t is E.PlayerToppedUp:
+        if type(first) is E.PlayerToppedUp:
             return T.top_up(table, first.seat, first.amount)
-        if t is E.PlayerDisconnected:
+        if type(first) is E.PlayerDisconnected:
             return T.disconnect(table, first.seat)
-        if t is E.PlayerReconnected:
+        if type(first) is E.PlayerReconnected:
             return T.reconnect(table, first.seat)
         raise _Bad(0, f"{t.__name__} is not a table decision")  # not reached: see _decide
 
     def _decide_hand(self, t: type, first: object, table: TableState, at_ms: int) -> list:
-        if not table.hand_running:
-            raise _Bad(0, "a hand event while no hand is running")
         hand = table.hand
+        if hand is None or not table.hand_running:
+            raise _Bad(0, "a hand event while no hand is running")
         step = D.next_step(hand)
-        st = type(step)
-        if st is D.Act:
-            if t is E.ActionTaken:
-                return D.act(hand, first.seat, first.action,
-                             first.to if first.action in _WITH_AMOUNT else None)
-            if t is E.PlayerTimedOut:
-                if not is_late(self.clock, table.options, at_ms):
-                    raise _Bad(0, f"seat {first.seat} timed out before their time ran out")
-                return D.time_out(hand, first.seat)
-            # a house step's events here: fall through to the mismatch below
-        elif st is D.Show:
-            if t is E.HandShown:
-                return D.show(hand, first.seat, first.cards)
-            if t is E.HandMucked:
-                return D.muck(hand, first.seat)
-        elif st is D.Deal:
-            if t is E.CardsDealt:
-                return D.deal(hand, D.deck_order(first))
-        elif st is D.CommitDeck:
-            if t is E.DeckCommitted:
-                return D.commit_deck(hand, first.commitment, first.deck_size)
-        elif st is D.Reshuffle:
-            if t is E.DeckCommitted:
-                return D.reshuffle(hand, first.commitment, first.deck_size)
-        elif st is D.RevealDeck:
-            if t is E.DeckRevealed:
-                return D.reveal_deck(hand, first.decks, first.salts)
-        else:
-            house = D.house_decision(hand, step)
-            if house is not None:
-                return house
-        raise _Bad(0, f"the hand's next step is {st.__name__} ({step.owner}), "
-                      f"not a {t.__name__}")
+        if (type(first) is E.PlayerTimedOut and type(step) is D.Act
+                and not is_late(self.clock, table.options, at_ms)):
+            raise _Bad(0, f"seat {first.seat} timed out before their time ran out")
+        try:
+            return decide_again(hand, step, first)
+        except NotThisStep as exc:
+            raise _Bad(0, str(exc)) from None
 
     # --- chips and cards -------------------------------------------------------------------
 
@@ -490,39 +580,42 @@ class TableAuditor:
         t = type(e)
         if t not in _ACCOUNTED:  # most events move no chips the books count
             return
+        assert before is not None  # only TableCreated comes first, and it books nothing
         a = self.audit
-        if t is E.CardsDealt:
+        if type(e) is E.CardsDealt:
             if not self.decks:
                 raise _Bad(k, "cards dealt before the deck was committed")
             rec = self.decks[-1]
             cards = D.deck_order(e)
             rec.dealt.extend(cards)
             rec.where.extend([(stored.seq, a.events + k + 1, k)] * len(cards))
-        elif t is E.HandStarted:
+        elif type(e) is E.HandStarted:
             a.hands += 1
             self.decks = []
             self.hand_start = sum(p.stack for p in e.players)
             self.hand_pots = self.hand_rake = self.hand_awarded = 0
-        elif t is E.DeckCommitted:
-            hand = before.hand
+        elif type(e) is E.DeckCommitted:
             rec = _DeckRecord(e.commitment, e.deck_size, e.reshuffle)
             if e.reshuffle:
+                hand = before.hand
+                assert hand is not None  # a reshuffle is in a hand
                 rec.taken_before = hand.dealt_from_deck
                 rec.burned_before = tuple(hand.burned)
             self.decks.append(rec)
-        elif t is E.PotsFormed:
+        elif type(e) is E.PotsFormed:
             self.hand_pots = sum(p.amount for p in e.pots)
+            assert after.hand is not None  # pots are formed in a hand
             contributed = sum(p.contributed for p in after.hand.players)
             if self.hand_pots != contributed:
                 raise _Bad(k, f"the pots hold {self.hand_pots}, the players put in {contributed}")
-        elif t is E.RakeTaken:
+        elif type(e) is E.RakeTaken:
             if sum(e.from_pots) != e.amount:
                 raise _Bad(k, f"rake {e.amount} but {sum(e.from_pots)} taken from the pots")
             self.hand_rake += e.amount
             a.rake += e.amount
-        elif t is E.PotAwarded:
+        elif type(e) is E.PotAwarded:
             self.hand_awarded += sum(s.amount for s in e.shares)
-        elif t is E.HandEnded:
+        elif type(e) is E.HandEnded:
             final = sum(s.stack for s in e.stacks)
             if final + self.hand_rake != self.hand_start:
                 raise _Bad(k, f"the hand started with {self.hand_start} chips and ended with "
@@ -530,7 +623,7 @@ class TableAuditor:
             if self.hand_awarded != self.hand_pots - self.hand_rake:
                 raise _Bad(k, f"awarded {self.hand_awarded}, pots {self.hand_pots} - rake "
                               f"{self.hand_rake}")
-        elif t is E.DeckRevealed:
+        elif type(e) is E.DeckRevealed:
             bad = self._check_reveal(e)
             if bad is not None:
                 where, reason = bad
@@ -544,22 +637,24 @@ class TableAuditor:
             a.decks += len(e.decks)
             a.cards += sum(len(r.dealt) for r in self.decks)
             self.decks = []
-        elif t is E.PlayerSeated:
+        elif type(e) is E.PlayerSeated:
             a.buy_ins += e.stack
-        elif t is E.PlayerToppedUp:
+        elif type(e) is E.PlayerToppedUp:
             a.top_ups += e.amount
-        elif t in _SETTLED:  # the wallet answered a saga
+        elif isinstance(e, (E.BuyInConfirmed, E.BuyInRefused, E.CashOutConfirmed,
+                            E.RakeCredited)):  # the wallet answered a saga (_SETTLED)
             saga = before.saga(e.key)
+            assert saga is not None  # the fold found it
             a.sagas.append(SagaRecord(e.key, saga.kind.value, saga.player_id, saga.amount,
                                       _SETTLED[t]))
-            if t is E.BuyInConfirmed:  # the wallet's chips reach the seat
+            if type(e) is E.BuyInConfirmed:  # the wallet's chips reach the seat
                 if saga.kind is SagaKind.TOP_UP:
                     a.top_ups += saga.amount
                 else:
                     a.buy_ins += saga.amount
-        elif t is E.CashOutRequested:  # the chips leave for the wallet
+        elif type(e) is E.CashOutRequested:  # the chips leave for the wallet
             a.left_with += e.amount
-        elif t is E.PlayerLeft:
+        elif type(e) is E.PlayerLeft:
             seat = before.seat(e.seat)
             a.left_with += seat.stack if seat is not None else 0
 
@@ -596,12 +691,10 @@ class TableAuditor:
     def _look_for_reveal(self, stored: Stored) -> None:
         """After a mid-hand failure: find the hand's reveal; a card dealt that is not the
         deck's is an earlier bad event than the failure."""
-        commit = pb.Commit()
         try:
-            commit.ParseFromString(stored.data)
-            for raw in commit.events:
-                env = pb.EventEnvelope()
-                env.ParseFromString(raw)
+            parsed = parse_commit(stored.data)
+            for k in range(len(parsed)):
+                env = parsed.envelope(k)
                 if env.WhichOneof("body") == "hand_started":
                     self._lookahead = False
                     return
@@ -609,10 +702,12 @@ class TableAuditor:
                     continue
                 self._lookahead = False
                 e = decode_body(env, self.keyring)
+                assert isinstance(e, E.DeckRevealed)  # the body is deck_revealed
                 bad = self._check_reveal(e)
                 if bad is not None and bad[0] is not None:
                     seq, index, commit_index = bad[0]
                     f = self.audit.failure
+                    assert f is not None  # reading on after a failure
                     if (seq, index) < (f.seq, f.event_index):
                         self.audit.failure = Failure(
                             self.table_id, seq, index, commit_index, "CardsDealt",

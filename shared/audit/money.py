@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from poker.wallet.v1 import wallet_pb2
 
@@ -74,9 +75,10 @@ class MoneyAudit:
                 "ok": self.ok, "problems": list(self.problems)}
 
 
-def _movements(ledger) -> dict[str, tuple[object, object]]:
+def _movements(ledger) -> dict[str, tuple[Any, Any]]:
     """idempotency key -> (account, entry) of every debit and credit: the tables' sagas
-    (deposits and withdrawals are the cashier's)."""
+    (deposits and withdrawals are the cashier's). The ledger, its AccountId and Entry are the
+    wallet's (services/wallet/ledger.py), read here by attribute."""
     return {key: (account, entry) for (account, key), entry in ledger.receipts.items()
             if entry.movement in (DEBIT, CREDIT)}
 

@@ -10,22 +10,50 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Iterator
+from typing import TypedDict, Unpack
 
+from shared.infra.commits import parse_commit
 from shared.infra.eventstore import Stored
 from shared.infra.repository import build_commit, digest
-from shared.infra.secrecy import (ComplianceKey, ComplianceKeyring, CompliancePublicKey, HandKey,
-                                  Sealing)
+from shared.infra.secrecy import (
+    ComplianceKey,
+    ComplianceKeyring,
+    CompliancePublicKey,
+    HandKey,
+    Sealing,
+)
 from shared.poker import decide as D
 from shared.poker import table as T
 from shared.poker.driver import Dealer, automatic_decision, random_policy
-from shared.poker.events import (CardsDealt, DeckCommitted, DeckRevealed, HandShown,
-                                 HandStarted, PlayerTimedOut)
+from shared.poker.events import (
+    CardsDealt,
+    DeckCommitted,
+    DeckRevealed,
+    HandShown,
+    HandStarted,
+    PlayerTimedOut,
+)
 from shared.poker.fold import apply
-from shared.poker.options import TableOptions, table_options
-from shared.poker.state import SagaKind
+from shared.poker.options import TableOptions, buy_in_limits, table_options
+from shared.poker.state import HandState, SagaKind, TableState
+
+
+class Stakes(TypedDict, total=False):
+    """A game's stakes, as :func:`~shared.poker.options.table_options` takes them."""
+
+    small_blind: int
+    big_blind: int
+    small_bet: int
+    big_bet: int
+    ante: int
+    bring_in: int
+
+
+#: what seeds a sample's ``random.Random``
+Seed = int | float | str | bytes | bytearray | None
 
 #: the games and structures a mixed sample cycles over, with their stakes
-MIXED: tuple[tuple[str, str, dict[str, int]], ...] = (
+MIXED: tuple[tuple[str, str, Stakes], ...] = (
     ("holdem", "no_limit", {"small_blind": 1, "big_blind": 2}),
     ("holdem", "fixed_limit", {"small_bet": 10}),
     ("omaha", "pot_limit", {"small_blind": 1, "big_blind": 2}),
@@ -51,7 +79,7 @@ def seeded_dealer(rng: random.Random) -> Dealer:
 
 
 def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int = 6,
-                   seed: object = 1, churn: float = 0.02) -> Iterator[list]:
+                   seed: Seed = 1, churn: float = 0.02) -> Iterator[list]:
     """The decisions (lists of events) of a table: created, ``seats`` players seated, then
     ``hands`` hands. ``churn``: the chance, per step, of a time-out, of a player leaving
     mid-hand, and between hands of a player leaving and another sitting down. At a table
@@ -63,9 +91,10 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
     def key() -> str:
         return f"k{next(counter)}" if options.wallet else ""
     policy = random_policy(rng)
-    low, high = T.buy_in_limits(options)
+    low, high = buy_in_limits(options)
     unit = options.chip_unit
-    table = None
+    created = T.create_table(None, table_id, options)
+    table = apply(None, created[0])  # a new table's one event
     names = iter(range(1, 10 ** 9))
 
     def decide(events: list) -> list:
@@ -80,9 +109,9 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
             refused = saga.kind in (SagaKind.BUY_IN, SagaKind.TOP_UP) and rng.random() < churn
             yield decide(T.settled(table, saga.key, "the balance is short" if refused else None))
 
-    yield decide(T.create_table(None, table_id, options))
-    for s in range(1, seats + 1):
-        yield decide(T.sit_down(table, s, f"p{next(names)}", high, "d", key=key()))
+    yield created
+    for n in range(1, seats + 1):
+        yield decide(T.sit_down(table, n, f"p{next(names)}", high, "d", key=key()))
         yield from settle()
     played = stuck = 0
     dealer = seeded_dealer(rng)
@@ -118,7 +147,7 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
                                         key=key()))
             continue
         if step is None:
-            hand = table.hand
+            hand = _hand(table)
             act = D.next_step(hand)
             assert isinstance(act, D.Act), act
             r = rng.random()
@@ -140,17 +169,22 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
         elif isinstance(step, T.FreeSeat):
             yield decide(T.free_seat(table, step.seat, key=key()))
         elif isinstance(step, T.FoldLeaver):
-            yield decide(D.act(table.hand, step.seat, step.action))
+            yield decide(D.act(_hand(table), step.seat, step.action))
         elif isinstance(step, D.Show):
-            hand = table.hand
+            hand = _hand(table)
             if not step.must_show and rng.random() < 0.3:
                 yield decide(D.show(hand, step.seat))
             else:
                 yield decide(D.showdown_default(hand, step.seat))
         else:
-            events = automatic_decision(table.hand, step, dealer)
+            events = automatic_decision(_hand(table), step, dealer)
             assert events is not None, step
             yield decide(events)
+
+
+def _hand(table: TableState) -> HandState:
+    assert table.hand is not None  # asked only while a hand runs
+    return table.hand
 
 
 def chain(table_id: str, decisions, start_seq: int = 1, seq_step: int = 1,
@@ -184,17 +218,14 @@ def chain(table_id: str, decisions, start_seq: int = 1, seq_step: int = 1,
 
 
 def last_hash(data: bytes) -> bytes:
-    from poker.events.v1 import events_pb2 as pb
-    commit = pb.Commit()
-    commit.ParseFromString(data)
-    return hashlib.sha256(commit.events[-1]).digest()
+    return hashlib.sha256(parse_commit(data).raws[-1]).digest()
 
 
 def sample_table(table_id: str = "t1", game: str = "holdem", structure: str = "no_limit",
-                 hands: int = 20, seats: int = 6, seed: object = 1,
-                 **stakes: int) -> list[Stored]:
-    stakes = stakes or next((s for g, st, s in MIXED if g == game and st == structure),
-                            {"small_blind": 1, "big_blind": 2})
+                 hands: int = 20, seats: int = 6, seed: Seed = 1,
+                 **stakes: Unpack[Stakes]) -> list[Stored]:
+    default: Stakes = {"small_blind": 1, "big_blind": 2}
+    stakes = stakes or next((s for g, st, s in MIXED if g == game and st == structure), default)
     options = table_options(game, structure, **stakes)
     return list(chain(table_id, play_decisions(table_id, options, hands, seats, seed),
                       options=options))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from shared.poker import events as E
 from shared.poker.options import TableOptions
@@ -33,7 +34,7 @@ class HandRecord:
 
     @property
     def start(self) -> E.HandStarted:
-        return self.events[0]
+        return cast(E.HandStarted, self.events[0])  # a record's events open with it
 
     @property
     def complete(self) -> bool:
@@ -70,7 +71,7 @@ def hands(events: Iterable[object], at_ms: Sequence[int | None] | None = None,
         if current:
             if options is None:
                 raise ValueError("the log has no TableCreated event: pass options=")
-            start: E.HandStarted = current[0]
+            start = cast(E.HandStarted, current[0])  # a hand's events open with it
             out.append(HandRecord(table_id, options, start.hand_no, start.button,
                                   dict(hand_names), tuple(current), started, seq))
 

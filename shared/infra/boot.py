@@ -1,5 +1,6 @@
-"""Process bootstrap shared by `python -m services.<name>`: configuration from the
-environment, JSON logs, the event store, the gRPC server, and a graceful stop on SIGTERM."""
+"""Process bootstrap shared by `python -m services.<name>`: the configuration, read from the
+environment once (:meth:`Config.from_env`) and handed to everything else, JSON logs, the event
+store, the gRPC server, and a graceful stop on SIGTERM."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 
+from . import failpoints
 from .config import Config
 from .eventstore import EventStore, StreamSettings
 from .logs import configure
-from .metrics import port_from_env, start_metrics_server
+from .metrics import start_metrics_server
 from .repository import TableRepository
 from .rpc import Server, run_until_signalled
 from .tls import TlsError
@@ -43,7 +45,7 @@ async def start(name: str, setup: Setup, config: Config,
     service's callers' tokens: shared/infra/identity.py)."""
     store = await EventStore.connect(config.nats_url, name=f"poker-{name}",
                                      settings=StreamSettings(replicas=config.stream_replicas),
-                                     create=name not in OWN_STREAM)
+                                     create=name not in OWN_STREAM, ca=config.nats_ca)
     repo = TableRepository(store, producer=name, now_ms=now_ms)
     server = Server(name, config.host, config.port, tls=config.tls, access=access)
     extra_cleanup = await setup(server.server, repo, store, config)
@@ -59,20 +61,24 @@ async def start(name: str, setup: Setup, config: Config,
 
 
 def main(name: str, setup: Setup,
-         access: Callable[[], grpc.aio.ServerInterceptor] | None = None) -> None:
-    """Run the service until SIGTERM. ``access``: makes its access rules from the
-    environment (a ValueError says what is missing: the process refuses to start)."""
+         access: Callable[[Config], grpc.aio.ServerInterceptor] | None = None) -> None:
+    """Run the service until SIGTERM, configured by this process's environment, read once
+    here. ``access``: makes the service's access rules from its Config (the table service's:
+    services/table/server.access_from_config). A value that is wrong or missing (a
+    ValueError or TlsError saying which): the message on stderr, exit 2."""
     try:
         config = Config.from_env(name)
-        rules = access() if access is not None else None
+        rules = access(config) if access is not None else None
     except (TlsError, ValueError) as exc:  # e.g. neither certificates nor POKER_INSECURE=1
         print(f"{name}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     configure(name, config.log_level)
+    # only a service that is a process of its own arms them (a kill ends the process)
+    failpoints.arm(config.failpoints)
 
     async def run() -> None:
         # Prometheus /metrics (POKER_METRICS_PORT; 0, the default, serves none)
-        start_metrics_server(port_from_env(), config.host)
+        start_metrics_server(config.metrics_port, config.host)
         server, cleanup = await start(name, setup, config, access=rules)
         await run_until_signalled(server, cleanup)
 

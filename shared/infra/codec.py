@@ -1,12 +1,14 @@
 """The codec: domain events (frozen dataclasses) to protobuf and back. Only this module
-touches ``_pb2`` event types.
+converts events to and from their ``_pb2`` messages (their enums: :mod:`shared.infra.protomap`;
+a stored commit's bytes: :mod:`shared.infra.commits`).
 
 Each domain class maps to the protobuf message of the same name, field by field with the
-same names; the conversions are derived once per class from its type hints: ints, bools and
-strings as they are, cards as uint32, domain enums to the protobuf enum of the same name
-(``Game.HOLDEM`` <-> ``GAME_HOLDEM``), nested dataclasses to messages, tuples to repeated
-fields, ``int | None`` to proto3 ``optional``. A decoded value that the domain does not know
-(an enum left UNSPECIFIED, a card out of range) raises :class:`CodecError`.
+same names. One :class:`Plan` per class, made once from its type hints, says for each field
+what it holds (:class:`Kind`: ints, bools and strings as they are, cards as uint32, domain
+enums through :mod:`~shared.infra.protomap`, nested dataclasses as messages, tuples as repeated
+fields, ``X | None`` as proto3 ``optional``); the encoder and the decoder both follow it. A
+decoded value that the domain does not know (an enum left UNSPECIFIED, a card out of range)
+raises :class:`CodecError`.
 
 Secrecy (:mod:`shared.infra.secrecy`): given a :class:`Sealing`, :func:`encode_body` seals the
 burned and face-down cards of ``CardsDealt`` and the whole of ``DeckRevealed`` under the hand
@@ -22,15 +24,19 @@ import enum
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
+from operator import attrgetter
+from typing import Any
 
+from google.protobuf.message import Message
 from poker.events.v1 import events_pb2 as pb
 
 from shared.poker import events as E
 from shared.poker.cards import DECK, UNKNOWN_CARD, Card
 from shared.poker.options import TableOptions
 
+from .protomap import EnumMap, UnknownEnumValue, enum_map
 from .secrecy import Keyring, Sealing, SecrecyError
 
 
@@ -58,78 +64,6 @@ def _card_from(v: int) -> Card:
     return _CARDS[v]
 
 
-def _enum_encoder(domain: type[enum.Enum]) -> Callable[[enum.Enum], int]:
-    pb_enum = getattr(pb, domain.__name__)
-    prefix = _snake(domain.__name__).upper() + "_"
-    return {m: pb_enum.Value(prefix + m.name) for m in domain}.__getitem__
-
-
-def _field_encoder(hint: object) -> tuple[str, Callable]:
-    """(kind, encode) for one field's type hint.
-
-    kind: "scalar" (assign), "repeated" (extend), "message" (CopyFrom), "optional".
-    """
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if hint is Card:
-        return "scalar", int
-    if hint in (int, bool, str):
-        return "scalar", (lambda v: v)
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return "scalar", _enum_encoder(hint)
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return "message", _encoder(hint)
-    if origin in (types.UnionType, typing.Union) and type(None) in args:
-        inner = next(a for a in args if a is not type(None))
-        _, enc = _field_encoder(inner)
-        return "optional", enc
-    if origin is tuple:
-        item = args[0]
-        if typing.get_origin(item) is tuple:  # tuple of card tuples: repeated Deck
-            return "repeated", lambda v: [pb.Deck(cards=[int(c) for c in d]) for d in v]
-        _, enc = _field_encoder(item)
-        return "repeated", (lambda v: [enc(x) for x in v])
-    raise TypeError(f"the codec has no mapping for {hint!r}")
-
-
-@cache
-def _plan(cls: type) -> tuple[type, tuple[tuple[str, str, Callable], ...]]:
-    hints = typing.get_type_hints(cls)
-    fields = tuple((f.name, *_field_encoder(hints[f.name])) for f in dataclasses.fields(cls))
-    return getattr(pb, cls.__name__), fields
-
-
-@cache
-def _encoder(cls: type) -> Callable[[object], object]:
-    def encode(obj: object) -> object:
-        message_type, fields = _plan(cls)
-        msg = message_type()
-        for name, kind, enc in fields:
-            value = getattr(obj, name)
-            if kind == "scalar":
-                setattr(msg, name, enc(value))
-            elif kind == "repeated":
-                getattr(msg, name).extend(enc(value))
-            elif kind == "message":
-                getattr(msg, name).CopyFrom(enc(value))
-            elif value is not None:
-                setattr(msg, name, enc(value))
-        return msg
-
-    return encode
-
-
-class _EnumTable(dict):
-    """protobuf enum value -> domain member; an unknown value raises CodecError."""
-
-    def __init__(self, domain: type[enum.Enum], from_pb: dict) -> None:
-        super().__init__(from_pb)
-        self.domain = domain
-
-    def __missing__(self, v: int) -> enum.Enum:
-        raise CodecError(f"{self.domain.__name__} value {v} is not known")
-
-
 def _cards_from(values) -> tuple[Card, ...]:
     try:
         return tuple(map(_CARDS.__getitem__, values))  # an IndexError: a card above 52
@@ -138,82 +72,250 @@ def _cards_from(values) -> tuple[Card, ...]:
         raise CodecError(f"card {bad} is out of range (0..52)") from None
 
 
-def _decode_expr(hint: object, value: str, namespace: dict) -> str:
-    """A Python expression decoding ``value`` (an expression reading a protobuf field) as
-    ``hint``; the helpers it names go into ``namespace``."""
+def _decks_from(values) -> tuple[tuple[Card, ...], ...]:
+    return tuple([_cards_from(d.cards) for d in values])
+
+
+# --- the plan --------------------------------------------------------------------------------
+
+
+class Kind(enum.Enum):
+    """What one field holds, and so how it is encoded and decoded."""
+
+    SCALAR = "scalar"  # int, bool, str: the same value in the message
+    CARD = "card"  # uint32 0..52 (52: the unknown card)
+    ENUM = "enum"  # the protobuf enum of the same name (protomap)
+    MESSAGE = "message"  # a nested dataclass: the message of the same name
+    SCALARS = "scalars"  # tuple of int, bool or str: repeated
+    CARDS = "cards"  # tuple of cards: repeated uint32
+    MESSAGES = "messages"  # tuple of a nested dataclass: repeated messages
+    DECKS = "decks"  # tuple of card tuples: repeated Deck
+
+
+_REPEATED = frozenset({Kind.SCALARS, Kind.CARDS, Kind.MESSAGES, Kind.DECKS})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FieldPlan:
+    name: str
+    kind: Kind
+    optional: bool = False  # ``X | None``: a proto3 optional field, None when unset
+    enum: EnumMap | None = None  # ENUM
+    nested: type | None = None  # MESSAGE, MESSAGES: the dataclass
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plan:
+    """How one domain class maps to its protobuf message, field by field."""
+
+    cls: type
+    message: type  # the protobuf message class
+    fields: tuple[FieldPlan, ...]
+
+
+def _field_plan(name: str, hint: object) -> FieldPlan:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
-
-    def helper(obj: object) -> str:
-        name = f"_h{len(namespace)}"
-        namespace[name] = obj
-        return name
-
+    if origin in (types.UnionType, typing.Union) and type(None) in args:
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) != 1:
+            raise TypeError(f"the codec has no mapping for {hint!r}")
+        return dataclasses.replace(_field_plan(name, inner[0]), optional=True)
     if hint is Card:
-        return f"{helper(_card_from)}({value})"
+        return FieldPlan(name, Kind.CARD)
     if hint in (int, bool, str):
-        return value
+        return FieldPlan(name, Kind.SCALAR)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return f"{helper(_enum_table(hint))}[{value}]"
+        return FieldPlan(name, Kind.ENUM, enum=enum_map(hint))
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return f"{helper(_decoder(hint))}({value})"
-    if origin is tuple:
+        return FieldPlan(name, Kind.MESSAGE, nested=hint)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         item = args[0]
         if item is Card:
-            return f"{helper(_cards_from)}({value})"
-        if typing.get_origin(item) is tuple:  # tuple of card tuples: repeated Deck
-            return f"tuple([{helper(_cards_from)}(d.cards) for d in {value}])"
+            return FieldPlan(name, Kind.CARDS)
         if item in (int, bool, str):
-            return f"tuple({value})"
-        return f"tuple([{_decode_expr(item, 'x', namespace)} for x in {value}])"
+            return FieldPlan(name, Kind.SCALARS)
+        if typing.get_args(item) == (Card, Ellipsis):
+            return FieldPlan(name, Kind.DECKS)
+        if isinstance(item, type) and dataclasses.is_dataclass(item):
+            return FieldPlan(name, Kind.MESSAGES, nested=item)
     raise TypeError(f"the codec has no mapping for {hint!r}")
 
 
 @cache
-def _enum_table(domain: type[enum.Enum]) -> _EnumTable:
-    pb_enum = getattr(pb, domain.__name__)
-    prefix = _snake(domain.__name__).upper() + "_"
-    return _EnumTable(domain, {pb_enum.Value(prefix + m.name): m for m in domain})
+def plan(cls: type) -> Plan:
+    """The plan of one domain class (an event, or a dataclass nested in one), made once."""
+    if (not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__")
+            or "__slots__" not in vars(cls)):
+        raise TypeError(f"{cls.__name__}: the codec maps frozen, slotted dataclasses without "
+                        f"__post_init__")
+    hints = typing.get_type_hints(cls)
+    fields = tuple(_field_plan(f.name, hints[f.name]) for f in dataclasses.fields(cls))
+    return Plan(cls, getattr(pb, cls.__name__), fields)
+
+
+# --- encoding --------------------------------------------------------------------------------
+
+
+def _to_message(f: FieldPlan) -> Callable | None:
+    """A field's domain value -> what the message takes (None: the value as it is)."""
+    k = f.kind
+    if k is Kind.SCALAR:
+        return None
+    if k is Kind.CARD:
+        return int
+    if k is Kind.ENUM:
+        assert f.enum is not None  # an ENUM field's plan holds its map
+        return f.enum.to_pb
+    if k is Kind.MESSAGE:
+        assert f.nested is not None  # a MESSAGE field's plan holds its dataclass
+        return _encoder(f.nested)
+    if k is Kind.SCALARS:
+        return None
+    if k is Kind.CARDS:
+        return lambda v: [int(c) for c in v]
+    if k is Kind.MESSAGES:
+        assert f.nested is not None
+        enc = _encoder(f.nested)
+        return lambda v: [enc(x) for x in v]
+    return lambda v: [pb.Deck(cards=[int(c) for c in d]) for d in v]  # DECKS
 
 
 @cache
-def _decoder(cls: type) -> Callable[[object], object]:
-    """The decoder of one domain class, generated once as straight-line code: the audit decodes
-    every event of a log, and a loop over the fields dispatching on each one's kind cost most
-    of that time. The object is made the way ``evolve`` (shared/poker/evolve.py) makes one:
-    each slot written through its descriptor, not through the frozen ``__init__`` (one
-    ``object.__setattr__`` per field). ``PotAwarded`` becomes::
+def _encoder(cls: type) -> Callable[[object], object]:
+    p = plan(cls)
+    steps = tuple((f.name, _to_message(f), f.optional,
+                   "extend" if f.kind in _REPEATED else
+                   "copy" if f.kind is Kind.MESSAGE else "set") for f in p.fields)
+    message = p.message
+
+    def encode(obj: object) -> object:
+        msg = message()
+        for name, conv, optional, how in steps:
+            value = getattr(obj, name)
+            if optional and value is None:
+                continue
+            if conv is not None:
+                value = conv(value)
+            if how == "set":
+                setattr(msg, name, value)
+            elif how == "extend":
+                getattr(msg, name).extend(value)
+            else:
+                getattr(msg, name).CopyFrom(value)
+        return msg
+
+    encode.__doc__ = f"The protobuf message of a {cls.__name__}."
+    return encode
+
+
+# --- decoding --------------------------------------------------------------------------------
+
+
+def _from_message(f: FieldPlan, nested: Callable[[type], Callable]) -> Callable | None:
+    """What a message's field reads as -> the field's domain value (None: as it is);
+    ``nested``: the decoder of a nested class."""
+    k = f.kind
+    if k is Kind.SCALAR:
+        return None
+    if k is Kind.CARD:
+        return _card_from
+    if k is Kind.ENUM:
+        assert f.enum is not None  # an ENUM field's plan holds its map
+        return f.enum.from_pb  # UnknownEnumValue: decode_body makes it a CodecError
+    if k is Kind.MESSAGE:
+        assert f.nested is not None  # a MESSAGE field's plan holds its dataclass
+        return nested(f.nested)
+    if k is Kind.SCALARS:
+        return tuple
+    if k is Kind.CARDS:
+        return _cards_from
+    if k is Kind.MESSAGES:
+        assert f.nested is not None
+        dec = nested(f.nested)
+        return lambda v: tuple([dec(x) for x in v])
+    return _decks_from  # DECKS
+
+
+def _setter(cls: type, name: str) -> Callable[[object, object], None]:
+    """The slot's own setter: the object is made the way ``evolve`` (shared/poker/evolve.py)
+    makes one, each slot written through its descriptor, not through the frozen
+    ``__init__``."""
+    return next(vars(k)[name] for k in cls.__mro__ if name in vars(k)).__set__
+
+
+def _reader(f: FieldPlan) -> Callable[[Message], object]:
+    get = attrgetter(f.name)
+    conv = _from_message(f, _interpreted_decoder)
+    if f.optional:
+        name = f.name
+        if conv is None:
+            return lambda msg: get(msg) if msg.HasField(name) else None
+        return lambda msg: conv(get(msg)) if msg.HasField(name) else None
+    if conv is None:
+        return get
+    return lambda msg: conv(get(msg))
+
+
+@cache
+def _interpreted_decoder(cls: type) -> Callable[[Message], object]:
+    """The plan's decoder as a loop over its fields: the reference :func:`_generated_decoder`
+    unrolls (the tests check they agree; bench/bench_codec.py weighs them)."""
+    p = plan(cls)
+    steps = tuple((_setter(cls, f.name), _reader(f)) for f in p.fields)
+    new = object.__new__
+
+    def decode(msg: Message) -> object:
+        obj: object = new(cls)
+        for set_, read in steps:
+            set_(obj, read(msg))
+        return obj
+
+    decode.__doc__ = f"A {cls.__name__} from its protobuf message."
+    return decode
+
+
+@cache
+def _generated_decoder(cls: type) -> Callable[[Message], object]:
+    """The plan's decoder unrolled by ``exec`` into straight-line code: the same steps as
+    :func:`_interpreted_decoder`, without the loop over the fields, because every load of a
+    table and every audit decodes every event of the log. Measured by bench/bench_codec.py
+    (both variants in one process, on the commits of a few hundred hands of every game):
+    decoding takes about 0.85-0.9 of the loop's time without a keyring and 0.9-0.97 with
+    the compliance keyring (which the unsealing dominates). A table's fold and the audit,
+    where decoding is a small share of the time, gain less than their runs vary (a few
+    percent at most). ``PotAwarded`` becomes::
 
         def decode(msg):
             new = _new(_cls)
-            _set_pot_index(new, msg.pot_index)
-            _set_portion(new, _h3[msg.portion])  # _h3: the Portion table
-            _set_shares(new, tuple([_h5(x) for x in msg.shares]))  # _h5: Share's decoder
-            _set_hand(new, msg.hand)
+            _s0(new, msg.pot_index)
+            _s1(new, _c1(msg.portion))  # _c1: Portion's from_pb
+            _s2(new, _c2(msg.shares))  # _c2: a tuple of Share's decoder
+            _s3(new, msg.hand)
             return new
     """
-    if hasattr(cls, "__post_init__") or not hasattr(cls, "__slots__"):
-        raise TypeError(f"{cls.__name__}: the codec makes frozen, slotted dataclasses without "
-                        f"__post_init__")
-    hints = typing.get_type_hints(cls)
+    p = plan(cls)
     namespace: dict = {"_cls": cls, "_new": object.__new__}
     lines = ["def decode(msg):", "    new = _new(_cls)"]
-    for f in dataclasses.fields(cls):
-        hint, value = hints[f.name], f"msg.{f.name}"
-        origin = typing.get_origin(hint)
-        if origin in (types.UnionType, typing.Union) and type(None) in typing.get_args(hint):
-            inner = next(a for a in typing.get_args(hint) if a is not type(None))
-            expr = (f"({_decode_expr(inner, value, namespace)} "
-                    f"if msg.HasField({f.name!r}) else None)")
-        else:
-            expr = _decode_expr(hint, value, namespace)
-        namespace[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
-        lines.append(f"    _set_{f.name}(new, {expr})")
+    for i, f in enumerate(p.fields):
+        conv = _from_message(f, _generated_decoder)
+        value = f"msg.{f.name}"
+        if conv is not None:
+            namespace[f"_c{i}"] = conv
+            value = f"_c{i}({value})"
+        if f.optional:
+            value = f"({value} if msg.HasField({f.name!r}) else None)"
+        namespace[f"_s{i}"] = _setter(cls, f.name)
+        lines.append(f"    _s{i}(new, {value})")
     lines.append("    return new\n")
-    exec("\n".join(lines), namespace)  # noqa: S102 - generated from the class's own type hints
+    exec("\n".join(lines), namespace)  # noqa: S102 - generated from the class's own plan
     decode = namespace["decode"]
     decode.__doc__ = f"A {cls.__name__} from its protobuf message."
     return decode
+
+
+#: the decoder of each class (see :func:`_generated_decoder` for why this one)
+_decoder: Callable[[type], Callable[[Message], object]] = _generated_decoder
 
 
 def encode_body(event: object, envelope: pb.EventEnvelope, sealing: Sealing | None = None) -> None:
@@ -223,7 +325,11 @@ def encode_body(event: object, envelope: pb.EventEnvelope, sealing: Sealing | No
         name = BODY_FIELD[type(event)]
     except KeyError:
         raise CodecError(f"{type(event).__name__} is not an event") from None
-    msg = _encoder(type(event))(event)
+    cls: type = type(event)  # (typed so: mypy takes type[object] as unhashable)
+    try:
+        msg = _encoder(cls)(event)
+    except UnknownEnumValue as exc:
+        raise CodecError(f"{type(event).__name__}: {exc}") from None
     if sealing is not None and type(event) in _SEAL:
         _SEAL[type(event)](msg, sealing)
     getattr(envelope, name).CopyFrom(msg)
@@ -236,9 +342,12 @@ def decode_body(envelope: pb.EventEnvelope, keyring: Keyring | None = None) -> o
     if name is None:
         raise CodecError("an event envelope without a body (written by a newer version?)")
     msg = getattr(envelope, name)
-    if name in _OPEN:
-        return _OPEN[name](msg, envelope, keyring)
-    return _decoder(_CLASS_OF_BODY[name])(msg)
+    try:
+        if name in _OPEN:
+            return _OPEN[name](msg, envelope, keyring)
+        return _decoder(_CLASS_OF_BODY[name])(msg)
+    except UnknownEnumValue as exc:
+        raise CodecError(str(exc)) from None
 
 
 # --- secrecy ---------------------------------------------------------------------------------
@@ -271,8 +380,9 @@ def _seal_reveal(msg: pb.DeckRevealed, sealing: Sealing) -> None:
     msg.sealed = sealing.hand.seal(plain, "reveal")
 
 
-_SEAL = {E.DeckCommitted: _seal_commitment, E.CardsDealt: _seal_deal,
-         E.DeckRevealed: _seal_reveal}
+#: event class -> its sealer (each takes its own message type)
+_SEAL: dict[type, Callable[[Any, Sealing], None]] = {
+    E.DeckCommitted: _seal_commitment, E.CardsDealt: _seal_deal, E.DeckRevealed: _seal_reveal}
 
 
 def _hand_key(envelope: pb.EventEnvelope, keyring: Keyring | None):
@@ -308,23 +418,24 @@ def _open_deal(msg: pb.CardsDealt, envelope: pb.EventEnvelope,
     # The opened cards go straight into the domain event, not into a copy of the message
     # decoded afterwards: the audit opens every deal of a log.
     street = msg.street
-    burned = msg.burned
+    burned: Sequence[int] = msg.burned
     if msg.sealed_burned:
         burned = _opened(key, msg.sealed_burned, f"burned|{street}", len(burned))
     opened = []  # every sealed piece is opened before any card is read, as in a plain decode
     for deal in msg.hole:
-        cards = deal.cards
+        cards: Sequence[int] = deal.cards
         if deal.sealed:
             down = [i for i, up in enumerate(deal.face_up) if not up]
             plain = _opened(key, deal.sealed, f"hole|{street}|{deal.seat}", len(down))
-            cards = list(cards)
+            whole = list(cards)
             for i, c in zip(down, plain):
-                cards[i] = c
+                whole[i] = c
+            cards = whole
         opened.append((deal.seat, cards, deal.face_up))
-    burned = _cards_from(burned)
+    burned_cards = _cards_from(burned)
     hole = tuple([E.HoleDeal(seat, _cards_from(cards), tuple(face_up))
                   for seat, cards, face_up in opened])
-    return E.CardsDealt(street, burned, hole, _cards_from(msg.board))
+    return E.CardsDealt(street, burned_cards, hole, _cards_from(msg.board))
 
 
 def _open_reveal(msg: pb.DeckRevealed, envelope: pb.EventEnvelope,
@@ -345,8 +456,10 @@ def _open_reveal(msg: pb.DeckRevealed, envelope: pb.EventEnvelope,
     return _decoder(E.DeckRevealed)(msg)
 
 
-_OPEN = {"deck_committed": _open_commitment, "cards_dealt": _open_deal,
-         "deck_revealed": _open_reveal}
+#: body field -> its opener (each takes its own message type)
+_OPEN: dict[str, Callable[[Any, pb.EventEnvelope, Keyring | None], object]] = {
+    "deck_committed": _open_commitment, "cards_dealt": _open_deal,
+    "deck_revealed": _open_reveal}
 
 
 #: the events that hold secret cards or a hand key: :func:`is_sealed` is None for every other
@@ -370,11 +483,14 @@ def is_sealed(envelope: pb.EventEnvelope) -> bool | None:
 
 
 def encode_options(options: TableOptions) -> pb.TableOptions:
-    return _encoder(TableOptions)(options)
+    return typing.cast(pb.TableOptions, _encoder(TableOptions)(options))
 
 
 def decode_options(msg: pb.TableOptions) -> TableOptions:
-    return _decoder(TableOptions)(msg)
+    try:
+        return typing.cast(TableOptions, _decoder(TableOptions)(msg))
+    except UnknownEnumValue as exc:
+        raise CodecError(str(exc)) from None
 
 
 def encode_event(event: object) -> bytes:

@@ -1,23 +1,137 @@
-"""Configuration from environment variables; the same variables drive `pokerctl up`, the
-compose file and the Kubernetes manifests."""
+"""The configuration of a service process, read from the environment once, at start, and
+passed down: :meth:`Config.from_env` is the only place a service reads ``os.environ``
+(shared/infra/boot.py calls it, as does the container probe, shared/infra/probe.py); the
+modules it uses (TLS, NATS, identity, limits, leases, failpoints) parse the mapping it hands
+them. The same variables drive `pokerctl up` (services/pokerctl/up.py), the compose file and
+the Kubernetes manifests (deploy/).
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from . import failpoints as _failpoints
+from .identity import Verifier
+from .lease import DEFAULT_TTL_MS, default_instance_id, instance_id_from_env, ttl_ms_from_env
+from .limits import LimitSettings
+from .natsconn import ca_file
 from .tls import TlsConfig
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 DEFAULT_BASE_PORT = 50050
+DEFAULT_HOST = "127.0.0.1"
+#: the clock keeper's tick (services/table/clock.py has the same default for a keeper made
+#: without a Config)
+DEFAULT_CLOCK_TICK_MS = 200
 
 #: service name -> offset from the base port used by `pokerctl up`
 PORT_OFFSETS = {"table": 1, "dealer": 2, "betting": 3, "showdown": 4, "rake": 5,
                 "wallet": 6}
+#: the services that check their callers' tokens (the others accept the table service's
+#: certificate only): only they build ``Config.identity``
+TOKEN_CHECKED = frozenset({"table"})
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_MOST_BASE_PORT = 65535 - max(PORT_OFFSETS.values())
+
+
+def _integer(env: Mapping[str, str], variable: str, default: int, *, least: int = 0,
+             most: int | None = None, what: str = "an integer") -> int:
+    """``env[variable]`` as an integer in range (unset or blank: ``default``); else
+    ValueError naming the variable and what it must be."""
+    raw = env.get(variable)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or value < least or (most is not None and value > most):
+        bound = f"from {least} to {most}" if most is not None else f"of at least {least}"
+        raise ValueError(f"{variable} must be {what} {bound}, not {raw!r}")
+    return value
+
+
+def base_port(env: Mapping[str, str]) -> int:
+    """POKER_BASE_PORT (default :data:`DEFAULT_BASE_PORT`): the services of `pokerctl up`
+    listen at it plus their :data:`PORT_OFFSETS`."""
+    return _integer(env, "POKER_BASE_PORT", DEFAULT_BASE_PORT, most=_MOST_BASE_PORT,
+                    what="a port number")
+
+
+def service_address(name: str, env: Mapping[str, str]) -> str:
+    """Where service ``name`` is reached: POKER_<NAME>_ADDR (``host:port``, or a comma list
+    of instances), else 127.0.0.1 at POKER_BASE_PORT + its offset (what `pokerctl up` runs).
+    A service's peers (``Config.addresses``) and the client commands' defaults
+    (services/pokerctl) both come from here."""
+    return env.get(f"POKER_{name.upper()}_ADDR") or \
+        f"{DEFAULT_HOST}:{base_port(env) + PORT_OFFSETS[name]}"
 
 
 @dataclass(frozen=True)
 class Config:
+    """Everything a service process is configured with. Every variable, its default (an
+    unset or empty variable takes it) and the field it fills:
+
+    ============================== ====================================== =================
+    variable                       default                                field
+    ============================== ====================================== =================
+    POKER_NATS_URL                 nats://127.0.0.1:4222 (tls://user:pw@  nats_url
+                                   host:port; a comma list: a cluster)
+    POKER_NATS_CA                  POKER_TLS_CA, else POKER_TLS_DIR/      nats_ca
+                                   ca.pem, else "" (system trust store)
+    POKER_BIND                     127.0.0.1                              host
+    POKER_BASE_PORT                50050                                  port, addresses
+    POKER_PORT                     POKER_BASE_PORT + the service's        port
+                                   offset (table 1, dealer 2, betting 3,
+                                   showdown 4, rake 5, wallet 6)
+    POKER_TABLE_ADDR,              127.0.0.1:(POKER_BASE_PORT + offset);  addresses
+    POKER_DEALER_ADDR,             host:port[,host:port...]
+    POKER_BETTING_ADDR,
+    POKER_SHOWDOWN_ADDR,
+    POKER_RAKE_ADDR,
+    POKER_WALLET_ADDR
+    POKER_LOG_LEVEL                INFO (DEBUG INFO WARNING ERROR         log_level
+                                   CRITICAL)
+    POKER_STREAM_REPLICAS          1 (1 to 5)                             stream_replicas
+    POKER_METRICS_PORT             0 (no /metrics)                        metrics_port
+    POKER_TLS_DIR                  unset (DIR/ca.pem, DIR/<service>.pem   tls
+                                   and .key)
+    POKER_TLS_CA, POKER_TLS_CERT,  unset (each overrides POKER_TLS_DIR's  tls
+    POKER_TLS_KEY                  file)
+    POKER_INSECURE                 unset (1: plaintext, if no TLS is set) tls = None
+    POKER_COMPLIANCE_PUBLIC_KEY    "" (the dealer refuses to start)       compliance_public_key
+    POKER_INSTANCE_ID              host-pid-random                        instance_id
+    POKER_LEASE_TTL_MS             5000 (at least 100)                    lease_ttl_ms
+    POKER_CLOCK_TICK_MS            200 (0: the keeper ticks when told)    clock_tick_ms
+    POKER_LIMIT_SEAT_COMMANDS_PER_S  50                                   limits
+    POKER_LIMIT_SEAT_COMMANDS_BURST  200                                  limits
+    POKER_LIMIT_SEAT_TOGGLES_PER_S   0.1                                  limits
+    POKER_LIMIT_SEAT_TOGGLES_BURST   10                                   limits
+    POKER_LIMIT_CALLER_JOINS_PER_S   50                                   limits
+    POKER_LIMIT_CALLER_JOINS_BURST   300                                  limits
+    POKER_LIMIT_WATCHES_PER_CALLER   64                                   limits
+    POKER_LIMIT_WATCHES_PER_TABLE    256                                  limits
+    POKER_JWKS_FILE,               unset (one of them, or the table       identity
+    POKER_JWKS_URL                 service refuses to start)
+    POKER_JWT_ISSUER               unset (required with a JWKS)           identity
+    POKER_JWT_AUDIENCE             poker-tables                           identity
+    POKER_JWT_LEEWAY_S             30 (0 to 3600)                         identity
+    POKER_JWT_ROLES_CLAIM          roles                                  identity
+    POKER_FAILPOINTS               unset (tests only: NAME=kill,...)      failpoints
+    ============================== ====================================== =================
+
+    The table service alone uses instance_id, lease_ttl_ms, clock_tick_ms, limits and
+    identity (built for the :data:`TOKEN_CHECKED` services only); the dealer uses
+    compliance_public_key. The parsers each variable goes through: TLS
+    :meth:`TlsConfig.from_env`, the NATS CA :func:`shared.infra.natsconn.ca_file`, identity
+    :meth:`Verifier.from_env`, limits :meth:`LimitSettings.from_mapping`, leases
+    :func:`shared.infra.lease.ttl_ms_from_env` and ``instance_id_from_env``, failpoints
+    :func:`shared.infra.failpoints.parse`; the rest here.
+    """
+
     nats_url: str
     host: str
     port: int
@@ -29,23 +143,55 @@ class Config:
     #: the service's certificate and the CA it trusts (POKER_TLS_DIR, ...); None: plaintext,
     #: POKER_INSECURE=1 (from_env refuses to build a Config with neither)
     tls: TlsConfig | None = None
+    #: the CA file NATS servers are checked against; "": none (the system's trust store)
+    nats_ca: str = ""
+    #: Prometheus /metrics port (0: none)
+    metrics_port: int = 0
+    #: the table service's: per-caller limits of the client API
+    limits: LimitSettings = LimitSettings()
+    #: the table service's: its name as a lease holder, and the lease bucket's TTL
+    instance_id: str = field(default_factory=default_instance_id)
+    lease_ttl_ms: int = DEFAULT_TTL_MS
+    #: the table service's: how often the clock keeper looks for late players (0: only when
+    #: told, for tests)
+    clock_tick_ms: int = DEFAULT_CLOCK_TICK_MS
+    #: the table service's: the verifier of its callers' tokens (None: no JWKS configured)
+    identity: Verifier | None = None
+    #: failpoint -> action, armed by boot.main (tests only: shared/infra/failpoints.py)
+    failpoints: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_env(cls, service: str, env: dict[str, str] | None = None) -> "Config":
-        env = dict(os.environ if env is None else env)
-        base = int(env.get("POKER_BASE_PORT", DEFAULT_BASE_PORT))
-        addresses = {
-            name: env.get(f"POKER_{name.upper()}_ADDR", f"127.0.0.1:{base + offset}")
-            for name, offset in PORT_OFFSETS.items()
-        }
-        port = int(env.get("POKER_PORT", base + PORT_OFFSETS.get(service, 0)))
+    def from_env(cls, service: str, env: Mapping[str, str] | None = None) -> Config:
+        """The configuration of ``service`` from ``env`` (None: this process's environment,
+        read here once). A value that is wrong: ValueError naming the variable and what it
+        must be; TLS neither configured nor refused: :class:`~shared.infra.tls.TlsError`.
+        (A process started by boot.main prints the message and exits 2.)"""
+        env = dict(os.environ) if env is None else env  # the one read, a snapshot
+        addresses = {name: service_address(name, env) for name in PORT_OFFSETS}
+        port = _integer(env, "POKER_PORT", base_port(env) + PORT_OFFSETS.get(service, 0),
+                        most=65535, what="a port number")
+        log_level = (env.get("POKER_LOG_LEVEL") or "INFO").strip().upper()
+        if log_level not in _LOG_LEVELS:
+            raise ValueError(f"POKER_LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}, not "
+                             f"{env['POKER_LOG_LEVEL']!r}")
         return cls(
-            nats_url=env.get("POKER_NATS_URL", DEFAULT_NATS_URL),
-            host=env.get("POKER_BIND", "127.0.0.1"),
+            nats_url=env.get("POKER_NATS_URL") or DEFAULT_NATS_URL,
+            host=env.get("POKER_BIND") or DEFAULT_HOST,
             port=port,
             addresses=addresses,
-            log_level=env.get("POKER_LOG_LEVEL", "INFO"),
-            stream_replicas=int(env.get("POKER_STREAM_REPLICAS", "1")),
+            log_level=log_level,
+            stream_replicas=_integer(env, "POKER_STREAM_REPLICAS", 1, least=1, most=5),
             compliance_public_key=env.get("POKER_COMPLIANCE_PUBLIC_KEY", ""),
             tls=TlsConfig.from_env(service, env),
+            nats_ca=ca_file(env) or "",
+            metrics_port=_integer(env, "POKER_METRICS_PORT", 0, most=65535,
+                                  what="a port number"),
+            limits=LimitSettings.from_mapping(env),
+            instance_id=instance_id_from_env(env),
+            lease_ttl_ms=ttl_ms_from_env(env),
+            clock_tick_ms=_integer(env, "POKER_CLOCK_TICK_MS", DEFAULT_CLOCK_TICK_MS,
+                                   what="an integer number of milliseconds"),
+            identity=Verifier.from_env(env) if service in TOKEN_CHECKED else None,
+            failpoints=_failpoints.parse(env.get(_failpoints.VARIABLE, "")),
         )
+

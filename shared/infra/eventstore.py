@@ -130,18 +130,18 @@ def header_lines(raw: bytes) -> dict[str, str]:
                 if not _NOT_TOKEN_TEXT.search(name):
                     out[name] = value.strip(_BYTES_WHITESPACE)
         return out
-    for line in raw.split(b"\r\n"):
-        name, sep, value = line.partition(b":")
-        if not sep:
+    for raw_line in raw.split(b"\r\n"):
+        raw_name, raw_sep, raw_value = raw_line.partition(b":")
+        if not raw_sep:
             continue
-        name = name.strip()
-        if _NOT_TOKEN.search(name):
+        raw_name = raw_name.strip()
+        if _NOT_TOKEN.search(raw_name):
             continue  # names are tokens: no whitespace inside
         try:
-            key = name.decode("ascii")
+            key = raw_name.decode("ascii")
         except UnicodeDecodeError:
             continue
-        out[key] = value.strip().decode("utf-8", "replace")
+        out[key] = raw_value.strip().decode("utf-8", "replace")
     return out
 
 
@@ -149,7 +149,8 @@ def use_fast_headers(nc: Client) -> None:
     """Parse this connection's message headers with :func:`header_lines` (nats-py calls
     ``self._parse_header_lines``); a client without that method is left as it is."""
     if callable(getattr(type(nc), "_parse_header_lines", None)):
-        nc._parse_header_lines = header_lines
+        # replacing the client's method on this instance is the point (mypy refuses it)
+        nc._parse_header_lines = header_lines  # type: ignore[method-assign]
 
 
 class EventStore:
@@ -267,6 +268,7 @@ class EventStore:
         except NotFoundError:
             return None
         headers = msg.headers or {}
+        assert msg.seq is not None  # a direct get's reply always carries Nats-Sequence
         return Stored(msg.seq, msg.data or b"", headers.get("Nats-Msg-Id", ""))
 
     async def read(self, table_id: str, after_seq: int = 0) -> list[Stored]:

@@ -1,7 +1,7 @@
 """Who a caller is and what it may do: the platform's JWTs, verified; the roles they carry;
 the rule per gRPC method that says which roles may call it.
 
-    verifier = Verifier.from_env()          # POKER_JWKS_FILE or POKER_JWKS_URL, POKER_JWT_*
+    verifier = Verifier.from_env(env)       # POKER_JWKS_FILE or POKER_JWKS_URL, POKER_JWT_*
     server = Server("table", tls=tls, access=Access(RULES, verifier, "table"))
     ...
     def SitDown(self, request, context):
@@ -322,13 +322,13 @@ class Verifier:
         self._cache_lock = threading.Lock()
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Verifier | None:
-        """The verifier the environment configures: POKER_JWKS_FILE or POKER_JWKS_URL (the
-        keys), POKER_JWT_ISSUER (required with either), POKER_JWT_AUDIENCE (default
-        ``poker-tables``), POKER_JWT_LEEWAY_S (default 30), POKER_JWT_ROLES_CLAIM (default
-        ``roles``). None when neither JWKS variable is set; ValueError naming the variable
-        when a setting is missing or wrong."""
-        env = os.environ if env is None else env
+    def from_env(cls, env: Mapping[str, str]) -> Verifier | None:
+        """The verifier the variables of ``env`` configure (a service's: the mapping
+        :meth:`shared.infra.config.Config.from_env` hands it, ``Config.identity``):
+        POKER_JWKS_FILE or POKER_JWKS_URL (the keys), POKER_JWT_ISSUER (required with
+        either), POKER_JWT_AUDIENCE (default ``poker-tables``), POKER_JWT_LEEWAY_S (default
+        30), POKER_JWT_ROLES_CLAIM (default ``roles``). None when neither JWKS variable is
+        set; ValueError naming the variable when a setting is missing or wrong."""
         file, url = env.get("POKER_JWKS_FILE", ""), env.get("POKER_JWKS_URL", "")
         if not file and not url:
             return None
@@ -485,6 +485,7 @@ class Verifier:
                                   f"{self.audience!r}")
         now = self.now()
         exp, nbf, iat = (_number(claims, n) for n in ("exp", "nbf", "iat"))
+        assert exp is not None  # the claim's presence is checked above
         if exp <= now - self.leeway_s:
             raise Unauthenticated(f"the token expired at {_utc(exp)}: get a new one")
         if nbf is not None and nbf > now + self.leeway_s:
@@ -647,7 +648,7 @@ class _Bearer:
         if inspect.isawaitable(token):
             token = await token
         kept = [(k, v) for k, v in (details.metadata or ()) if k.lower() != AUTHORIZATION]
-        metadata = grpc.aio.Metadata(*kept, (AUTHORIZATION, f"Bearer {_checked(token)}"))
+        metadata = grpc.aio.Metadata(*kept, *bearer_metadata(token))
         return details._replace(metadata=metadata)
 
 
@@ -678,6 +679,13 @@ def _checked(token: object) -> str:
         raise ValueError("a bearer token is a non-empty string of letters, digits and "
                          "'-._~+/' (a JWT)")
     return token
+
+
+def bearer_metadata(token: object) -> tuple[tuple[str, str]]:
+    """One call's metadata entry carrying ``token``: ``authorization: Bearer <token>`` (for a
+    call made without :func:`bearer`'s interceptors on the channel). ValueError for a value
+    that is not a token."""
+    return ((AUTHORIZATION, f"Bearer {_checked(token)}"),)
 
 
 def bearer(token_or_supplier: str | Callable[[], Any]) -> list[grpc.aio.ClientInterceptor]:

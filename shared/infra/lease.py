@@ -23,14 +23,13 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import nats
 import structlog
 from nats.js import api as js_api
-from nats.js.errors import (BucketNotFoundError, KeyNotFoundError,
-                            KeyWrongLastSequenceError)
+from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
 
 log = structlog.get_logger()
 
@@ -41,18 +40,33 @@ _TRANSIENT = (nats.errors.TimeoutError, nats.errors.NoRespondersError,
               nats.js.errors.ServiceUnavailableError, KeyNotFoundError, asyncio.TimeoutError)
 
 
-def instance_id_from_env(env: dict[str, str] | None = None) -> str:
-    """POKER_INSTANCE_ID, else host, pid and a random suffix (unique per process)."""
-    env = os.environ if env is None else env
-    return env.get("POKER_INSTANCE_ID") or (
-        f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}")
+def default_instance_id() -> str:
+    """Host, pid and a random suffix: unique per process (a lease holder's name when
+    POKER_INSTANCE_ID is not set)."""
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
-def ttl_ms_from_env(env: dict[str, str] | None = None) -> int:
-    env = os.environ if env is None else env
-    ttl = int(env.get("POKER_LEASE_TTL_MS", DEFAULT_TTL_MS))
+def instance_id_from_env(env: Mapping[str, str]) -> str:
+    """POKER_INSTANCE_ID of ``env`` (a service's: :class:`shared.infra.config.Config`), else
+    :func:`default_instance_id`."""
+    return env.get("POKER_INSTANCE_ID") or default_instance_id()
+
+
+def ttl_ms_from_env(env: Mapping[str, str]) -> int:
+    """POKER_LEASE_TTL_MS of ``env`` (default :data:`DEFAULT_TTL_MS`); ValueError naming the
+    variable unless it is an integer of at least 100. A service's comes from its
+    :class:`shared.infra.config.Config`, which hands its mapping here; the one-shot tools
+    that make the bucket outside any service pass their own environment
+    (deploy/init_streams.py, `pokerctl up`)."""
+    raw = env.get("POKER_LEASE_TTL_MS") or str(DEFAULT_TTL_MS)
+    try:
+        ttl = int(raw)
+    except ValueError:
+        raise ValueError(f"POKER_LEASE_TTL_MS must be an integer number of milliseconds (at "
+                         f"least 100), not {raw!r}") from None
     if ttl < 100:
-        raise ValueError("POKER_LEASE_TTL_MS must be at least 100 (JetStream's least max_age)")
+        raise ValueError(f"POKER_LEASE_TTL_MS must be at least 100 (JetStream's least "
+                         f"max_age), not {ttl}")
     return ttl
 
 
@@ -79,7 +93,9 @@ class Leases:
     @classmethod
     async def open(cls, js, bucket: str = DEFAULT_BUCKET, ttl_ms: int = DEFAULT_TTL_MS,
                    instance_id: str | None = None, replicas: int = 1) -> Leases:
-        """The bucket (made if missing: file storage, one value per key, TTL ``ttl_ms``)."""
+        """The bucket (made if missing: file storage, one value per key, TTL ``ttl_ms``).
+        ``instance_id``: the holder's name (a service's: ``Config.instance_id``); None: one
+        made for this process (:func:`default_instance_id`)."""
         try:
             kv = await js.key_value(bucket)
         except BucketNotFoundError:
@@ -97,7 +113,7 @@ class Leases:
         if abs(ttl_s * 1000 - ttl_ms) > 1:
             log.warning("the lease bucket has another TTL: using it", bucket=bucket,
                         bucket_ttl_ms=int(ttl_s * 1000), wanted_ttl_ms=ttl_ms)
-        return cls(kv, instance_id or instance_id_from_env(), ttl_s)
+        return cls(kv, instance_id or default_instance_id(), ttl_s)
 
     # --- queries -------------------------------------------------------------------------
 

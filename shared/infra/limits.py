@@ -15,11 +15,12 @@ an identity of their own.
 
 from __future__ import annotations
 
-import os
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
+from typing import Any
 
 import grpc
 
@@ -29,7 +30,8 @@ from .rpc import RETRY_AFTER_HEADER, Exhausted
 
 @dataclass(frozen=True)
 class LimitSettings:
-    """Every limit, with its environment variable ``POKER_LIMIT_<NAME>``."""
+    """Every limit, with its environment variable ``POKER_LIMIT_<NAME>`` (a service's:
+    ``Config.limits``, read by :meth:`from_mapping`)."""
 
     #: Act and TopUp per seat: a sustained rate and a burst (bots are fast; a person is not)
     seat_commands_per_s: float = 50.0
@@ -47,14 +49,26 @@ class LimitSettings:
     watches_per_table: int = 256
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> LimitSettings:
-        env = os.environ if env is None else env
-        values = {}
+    def from_mapping(cls, env: Mapping[str, str]) -> LimitSettings:
+        """The limits ``env`` sets (``POKER_LIMIT_<NAME>``; the rest keep their defaults): the
+        mapping :meth:`shared.infra.config.Config.from_env` hands it. ValueError naming the
+        variable when one is not a number (an integer for a burst or a count) of at least 0."""
+        values: dict[str, Any] = {}  # each field's own type: a float or an int
         for f in fields(cls):
-            raw = env.get(f"POKER_LIMIT_{f.name.upper()}")
-            if raw is not None:
-                kind = float if f.type in ("float", float) else int
-                values[f.name] = kind(raw)
+            variable = f"POKER_LIMIT_{f.name.upper()}"
+            raw = env.get(variable)
+            if raw is None or raw.strip() == "":
+                continue
+            kind = float if f.type in ("float", float) else int
+            try:
+                value = kind(raw)
+            except ValueError:
+                value = None
+            if value is None or not math.isfinite(value) or value < 0:
+                what = "a number" if kind is float else "an integer"
+                raise ValueError(f"{variable} must be {what} of at least 0 (default "
+                                 f"{f.default}), not {raw!r}")
+            values[f.name] = value
         return cls(**values)
 
 

@@ -1,4 +1,5 @@
-"""Prometheus metrics of a service process, served at ``/metrics`` on POKER_METRICS_PORT.
+"""Prometheus metrics of a service process, served at ``/metrics`` on POKER_METRICS_PORT
+(``Config.metrics_port``, shared/infra/config.py; 0, the default, serves none).
 
 Named by the Prometheus conventions (base units, ``_total`` counters). Labels are bounded
 sets only: game, structure, action, and the RPC's service, method and status code. Never a
@@ -17,7 +18,6 @@ table id, player, seat or command id: those belong in logs, not in time series.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 
 from prometheus_client import Counter, Histogram, start_http_server
@@ -70,15 +70,10 @@ def record_rpc(service: str, method: str, code: str, seconds: float) -> None:
     RPC_DURATION.labels(service, method, code).observe(seconds)
 
 
-def port_from_env(env: dict[str, str] | None = None) -> int:
-    """POKER_METRICS_PORT; 0 (the default) serves no metrics."""
-    env = os.environ if env is None else env
-    return int(env.get("POKER_METRICS_PORT", "0") or 0)
-
-
 def start_metrics_server(port: int, host: str = "127.0.0.1"):
-    """Serve ``/metrics`` on ``host:port`` from a daemon thread; returns the HTTP server
-    (``shutdown()`` stops it) or None when ``port`` is 0."""
+    """Serve ``/metrics`` on ``host:port`` (a service's: ``Config.metrics_port``) from a
+    daemon thread; returns the HTTP server (``shutdown()`` stops it) or None when ``port`` is
+    0."""
     if not port:
         return None
     server, _thread = start_http_server(port, addr=host)

@@ -24,8 +24,16 @@ from dataclasses import dataclass, field
 import nats
 from nats.js.errors import NotFoundError
 
-from .eventstore import (MIRROR_OF, MIRROR_STREAM, SOURCE_SEQ, STREAM, EventStore, StoreError,
-                         StreamSettings, log_identity)
+from .eventstore import (
+    MIRROR_OF,
+    MIRROR_STREAM,
+    SOURCE_SEQ,
+    STREAM,
+    EventStore,
+    StoreError,
+    StreamSettings,
+    log_identity,
+)
 
 
 class MirrorRefused(StoreError):

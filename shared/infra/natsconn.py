@@ -8,6 +8,12 @@ environment into nats-py's connection options.
                      against; unset: the services' CA (POKER_TLS_CA, else POKER_TLS_DIR/ca.pem,
                      see shared/infra/tls.py), else the system's trust store
 
+A service gets both from its :class:`shared.infra.config.Config` (``nats_url``, ``nats_ca``:
+:func:`ca_file` of the mapping it was read from), and passes the CA on: ``ca=""`` is "no
+private CA", so nothing here looks at the process's environment for it. Client commands and
+one-shot tools (`pokerctl`, deploy/init_streams.py) that pass no CA (``ca=None``) get
+:func:`ca_file` of this process's environment.
+
 A user and password travel in the URL (``tls://poker-dealer:...@nats-1:4222``), so one
 variable gives a service its server, its identity and its rights (deploy/nats/accounts.conf,
 shared/infra/natsauth.py). :func:`redact` hides the password wherever a URL is printed.
@@ -34,7 +40,9 @@ def servers(url: str) -> list[str]:
 
 
 def ca_file(env: Mapping[str, str] | None = None) -> str | None:
-    """The CA file NATS servers are checked against (see the module's docstring), or None."""
+    """The CA file NATS servers are checked against (see the module's docstring), or None.
+    ``env``: the variables to look in (a service's: the mapping its Config was read from);
+    None: this process's environment (client commands, one-shot tools)."""
     env = os.environ if env is None else env
     if env.get(CA_ENV):
         return env[CA_ENV]
@@ -55,11 +63,12 @@ def tls_context(ca: str | os.PathLike) -> ssl.SSLContext:
 
 def options(url: str, ca: str | os.PathLike | None = None,
             env: Mapping[str, str] | None = None) -> dict:
-    """nats-py's ``servers`` and, when there is a CA (``ca``, else :func:`ca_file`), ``tls``.
-    A server that requires TLS is then verified against that CA; without one nats-py uses the
-    system's trust store, which does not know a private CA (the connection fails)."""
+    """nats-py's ``servers`` and, when there is a CA, ``tls``: ``ca`` (``""``: none), else
+    (``ca`` None) :func:`ca_file` of ``env``. A server that requires TLS is then verified
+    against that CA; without one nats-py uses the system's trust store, which does not know a
+    private CA (the connection fails)."""
     out: dict = {"servers": servers(url)}
-    ca = ca or ca_file(env)
+    ca = ca_file(env) if ca is None else ca
     if ca:
         out["tls"] = tls_context(ca)
     if any(urlsplit(s).scheme == "tls" for s in out["servers"]):
@@ -85,7 +94,8 @@ _QUIET = _SslEofNoise()
 
 async def connect(url: str, *, name: str, ca: str | os.PathLike | None = None,
                   **kwargs) -> Client:
-    """``nats.connect`` with :func:`options`; ``kwargs`` are nats-py's other options."""
+    """``nats.connect`` with :func:`options` (``ca``: the CA file; ``""``: none; None: the
+    environment's); ``kwargs`` are nats-py's other options."""
     opts = options(url, ca)
     if "tls" in opts and _QUIET not in logging.getLogger("asyncio").filters:
         logging.getLogger("asyncio").addFilter(_QUIET)

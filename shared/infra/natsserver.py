@@ -50,7 +50,8 @@ def wait_for_port(host: str, port: int, timeout: float = 15.0,
                 return
         except OSError:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"nothing listens on {host}:{port} after {timeout} s")
+                raise TimeoutError(
+                    f"nothing listens on {host}:{port} after {timeout} s") from None
             time.sleep(0.02)
 
 

@@ -4,7 +4,8 @@ Kubernetes' built-in gRPC probes (and compose's) cannot speak TLS, and every por
 TLS only (shared/infra/tls.py), so the container probes itself: the gRPC health check on
 127.0.0.1 at the service's port, over TLS with the service's own certificate (the health check
 is open to every certificate of the CA), checking the server is that service. Exit 0 when it
-answers SERVING, 1 otherwise (with the reason on stderr).
+answers SERVING, 1 otherwise (with the reason on stderr). Its port and certificates come from
+the container's environment, read once as the service reads it (:meth:`Config.from_env`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from .config import Config
 from .tls import TlsError, sync_channel
 
 
-def probe(service: str, timeout: float = 3.0) -> str | None:
-    """None when ``service`` in this container answers SERVING, else why not."""
-    try:
-        config = Config.from_env(service)
-    except TlsError as exc:
-        return str(exc)
+def probe(service: str, timeout: float = 3.0, config: Config | None = None) -> str | None:
+    """None when ``service`` in this container answers SERVING, else why not. ``config``:
+    the service's (default: from this process's environment)."""
+    if config is None:
+        try:
+            config = Config.from_env(service)
+        except (TlsError, ValueError) as exc:
+            return str(exc)
     with sync_channel(f"127.0.0.1:{config.port}", config.tls, service=service) as channel:
         try:
             reply = health_pb2_grpc.HealthStub(channel).Check(

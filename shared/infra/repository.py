@@ -18,11 +18,10 @@ import asyncio
 import hashlib
 import time
 import uuid
-
-import structlog
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import structlog
 from poker.events.v1 import events_pb2 as pb
 
 from shared.poker.clock import TurnClock, clock_after
@@ -31,9 +30,10 @@ from shared.poker.fold import apply
 from shared.poker.state import TableState
 
 from . import metrics
-from .codec import CodecError, decode_body, encode_body
-from .secrecy import Keyring, Sealing
+from .codec import CodecError, encode_body
+from .commits import CommitParseError, ParsedCommit, parse_commit
 from .eventstore import AppendConflict, EventStore, Stored
+from .secrecy import Keyring, Sealing
 
 
 class UnknownTable(LookupError):
@@ -77,28 +77,37 @@ def digest(*parts: object) -> bytes:
     return hashlib.sha256(repr(parts).encode()).digest()
 
 
-def fold_commit(lt: LoadedTable, stored: Stored, keyring: Keyring | None = None) -> LoadedTable:
-    """Fold one stored commit: check the hash chain, decode (opening what ``keyring`` can),
-    apply every event."""
-    commit = pb.Commit()
+def read_commit(stored: Stored) -> ParsedCommit:
+    """A stored commit parsed (:func:`~shared.infra.commits.parse_commit`); CorruptLog if it
+    does not parse."""
     try:
-        commit.ParseFromString(stored.data)
-    except Exception as exc:
-        raise CorruptLog(f"commit {stored.seq} does not parse: {exc}") from None
+        return parse_commit(stored.data)
+    except CommitParseError as exc:
+        raise CorruptLog(f"commit {stored.seq} does not parse: {exc.cause}") from None
+
+
+def fold_commit(lt: LoadedTable, stored: Stored, keyring: Keyring | None = None,
+                parsed: ParsedCommit | None = None) -> LoadedTable:
+    """Fold one stored commit: check the hash chain, decode (opening what ``keyring`` can),
+    apply every event. ``parsed``: the commit already parsed from ``stored.data``
+    (:func:`read_commit`), so it is not parsed again; its events are decoded with
+    ``keyring`` once, for the caller too."""
+    if parsed is None:
+        parsed = read_commit(stored)
     state, last_hash, count = lt.state, lt.last_hash, lt.events
     command_id = ""
     decoded: list[object] = []
     at_ms = 0
-    for raw in commit.events:
-        env = pb.EventEnvelope()
+    for k, raw in enumerate(parsed.raws):
         try:
-            env.ParseFromString(raw)
-        except Exception as exc:  # protobuf's DecodeError
-            raise CorruptLog(f"commit {stored.seq}: an event does not parse: {exc}") from None
+            env = parsed.envelope(k)
+        except CommitParseError as exc:
+            raise CorruptLog(f"commit {stored.seq}: an event does not parse: {exc.cause}"
+                             ) from None
         if env.prev_hash != last_hash:
             raise CorruptLog(f"the hash chain breaks at commit {stored.seq} (event {count + 1})")
         try:
-            event = decode_body(env, keyring)
+            event = parsed.event(k, keyring)
             state = apply(state, event)
         except (CodecError, InvalidEvent) as exc:
             raise CorruptLog(f"commit {stored.seq}: {exc}") from None
@@ -109,7 +118,7 @@ def fold_commit(lt: LoadedTable, stored: Stored, keyring: Keyring | None = None)
         count += 1
     commands = lt.commands
     if command_id:
-        commands = {**commands, command_id: (stored.seq, commit.command_digest)}
+        commands = {**commands, command_id: (stored.seq, parsed.commit.command_digest)}
     return LoadedTable(state, stored.seq, last_hash, count, commands,
                        clock_after(lt.clock, state, decoded, at_ms))
 
@@ -209,14 +218,13 @@ class TableRepository:
         lt = self._tables.get(table_id)
         if lt is None or not data or seq <= lt.seq:
             return
-        commit = pb.Commit()
-        commit.ParseFromString(data)
-        if not commit.events:
-            return
-        first = pb.EventEnvelope()
-        first.ParseFromString(commit.events[0])
-        if first.prev_hash == lt.last_hash:
-            self._tables[table_id] = fold_commit(lt, Stored(seq, data), self.keyring)
+        try:
+            parsed = parse_commit(data)
+            first = parsed.envelope(0) if len(parsed) else None
+        except CommitParseError:
+            return  # the next load reads it from the log (and stops the table there)
+        if first is not None and first.prev_hash == lt.last_hash:
+            self._tables[table_id] = fold_commit(lt, Stored(seq, data), self.keyring, parsed)
 
     def cached(self, table_id: str) -> LoadedTable | None:
         """The cached fold of the table, without reading the log (None: never loaded)."""

@@ -33,13 +33,21 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from shared.poker.deck import EntropyUnavailable
 from shared.poker.errors import IllegalAction, InvalidOptions
+from shared.poker.table import TABLE_ID
 
 from . import metrics
 from .eventstore import StoreError
 from .identity import Forbidden, Unauthenticated
 from .repository import Aborted, CommandReused, CorruptLog, UnknownTable
-from .tls import (CALLERS, INSECURE_WARNING, OPEN_METHODS, TlsConfig, peer_identity, refusal,
-                  server_credentials)
+from .tls import (
+    CALLERS,
+    INSECURE_WARNING,
+    OPEN_METHODS,
+    TlsConfig,
+    peer_identity,
+    refusal,
+    server_credentials,
+)
 
 log = structlog.get_logger()
 
@@ -48,7 +56,6 @@ COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@/-]{1,128}")
 #: a command id on the internal API: a client's id under its scope, or a system step's id
 INTERNAL_COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@/-]{1,192}")
 CLIENT_PREFIX = "c."
-TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class BadRequest(ValueError):
@@ -255,14 +262,15 @@ def guarded(handler: grpc.RpcMethodHandler, check) -> grpc.RpcMethodHandler:
         ("stream" if handler.response_streaming else "unary")
     inner = getattr(handler, kind)
     if inspect.isasyncgenfunction(inner):
-        async def method(request, context):
+        async def replies(request, context):
             await check(None if handler.request_streaming else request, context)
             async for reply in inner(request, context):
                 yield reply
-    else:  # a coroutine (streaming replies, if any, go through context.write)
-        async def method(request, context):
-            await check(None if handler.request_streaming else request, context)
-            return await inner(request, context)
+        return handler._replace(**{kind: replies})
+
+    async def method(request, context):  # a coroutine (streamed replies go through context.write)
+        await check(None if handler.request_streaming else request, context)
+        return await inner(request, context)
     return handler._replace(**{kind: method})
 
 

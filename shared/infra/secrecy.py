@@ -184,7 +184,7 @@ class ComplianceKey:
                 nonce, sealed, _aad(table_id, hand_no, "hand key"))
         except InvalidTag:
             raise SecrecyError(f"the hand key of table {table_id!r} hand {hand_no} does not "
-                               f"open with the compliance key: it was changed or moved")
+                               f"open with the compliance key: it was changed or moved") from None
         return HandKey(table_id, hand_no, key)
 
 

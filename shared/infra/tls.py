@@ -2,7 +2,7 @@
 credentials and channels built from them.
 
     generate(dir)                       # dir/ca.pem, ca.key and <identity>.pem/.key per identity
-    tls = TlsConfig.from_env("dealer")  # POKER_TLS_DIR (or POKER_TLS_CA/_CERT/_KEY); None when
+    tls = TlsConfig.from_env("dealer", env)  # POKER_TLS_DIR (or POKER_TLS_CA/_CERT/_KEY); None when
                                         # POKER_INSECURE=1; TlsError when neither is set
     server_credentials(tls, require_client_auth=True)
     channel(address, tls, service="dealer")       # grpc.aio channel, verifies the dealer's cert
@@ -111,6 +111,9 @@ def _load_ca(directory: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivate
     if cert_path.exists() and key_path.exists():
         cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
         key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
+        if not isinstance(key, ec.EllipticCurvePrivateKey):  # this module makes EC keys only
+            raise TlsError(f"{key_path} is not an elliptic-curve key: remove ca.pem and "
+                           "ca.key to make a new CA (then every certificate is reissued)")
         return cert, key
     if cert_path.exists() or key_path.exists():
         raise TlsError(f"{directory} holds only one of ca.pem and ca.key: restore the other, "
@@ -240,12 +243,12 @@ class TlsConfig:
         return cls(d / "ca.pem", d / f"{identity}.pem", d / f"{identity}.key")
 
     @classmethod
-    def from_env(cls, identity: str | None, env: Mapping[str, str] | None = None
-                 ) -> TlsConfig | None:
+    def from_env(cls, identity: str | None, env: Mapping[str, str]) -> TlsConfig | None:
         """The process's TLS files: POKER_TLS_CA/POKER_TLS_CERT/POKER_TLS_KEY if set, else
         POKER_TLS_DIR with ``identity``'s files in it. None (plaintext) when POKER_INSECURE=1
-        and nothing else is set. Neither: :class:`TlsError` naming what to set."""
-        env = os.environ if env is None else env
+        and nothing else is set. Neither: :class:`TlsError` naming what to set. ``env``: the
+        variables (a service's: the mapping :meth:`shared.infra.config.Config.from_env`
+        hands it, ``Config.tls``; a client command's: its environment, certs_cmd.py)."""
         directory, ca = env.get("POKER_TLS_DIR", ""), env.get("POKER_TLS_CA", "")
         if ca or directory:
             base = cls.in_dir(directory, identity) if directory else cls(Path(ca))

@@ -26,6 +26,7 @@ Conventions (the inverse of :mod:`shared.phh.replay`):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from shared.poker import events as E
 from shared.poker.cards import cards_str
@@ -53,7 +54,7 @@ def export(events: Sequence[object], players: Mapping[int, str] | None = None,
     if not starts:
         raise ValueError("no HandStarted event: nothing to export")
     hand = list(events[starts[-1]:])
-    start: E.HandStarted = hand[0]
+    start = cast(E.HandStarted, hand[0])  # the slice opens at a HandStarted
     code = _CODES[(options.game, options.structure)]
     order = _phh_order(start)
     label = {seat: f"p{i + 1}" for i, seat in enumerate(order)}
@@ -130,7 +131,7 @@ def _actions(hand: list[object], label: dict[int, str]) -> list[str]:
     held: dict[int, int] = {}  # cards dealt to each seat so far
     at_last_action: tuple[int, dict[int, int]] | None = None
     at_first_deal: tuple[int, dict[int, int]] | None = None
-    shown: list[object] = []
+    shown: list[E.HandShown | E.HandMucked] = []
     for e in hand:
         if isinstance(e, E.CardsDealt):
             for deal in sorted(e.hole, key=lambda d: int(label[d.seat][1:])):
@@ -171,7 +172,7 @@ def _down_card_after(hand: list[object], dealt: int) -> bool:
     return False
 
 
-def _show_line(e: object, label: dict[int, str], count: dict[int, int] | None) -> str:
+def _show_line(e: E.HandShown | E.HandMucked, label: dict[int, str], count: dict[int, int] | None) -> str:
     if isinstance(e, E.HandMucked):
         return f"{label[e.seat]} sm"
     cards = e.cards if count is None else e.cards[:count[e.seat]]

@@ -26,6 +26,7 @@ import tomllib
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import TypedDict
 
 from shared.poker.cards import Card, InvalidCard
 from shared.poker.cards import cards as parse_cards
@@ -67,6 +68,14 @@ class Action:
     @property
     def is_muck(self) -> bool:
         return self.kind == "sm" and self.cards == ()
+
+
+class _Where(TypedDict):
+    """The fields of an :class:`Action` that say where it is written."""
+
+    index: int
+    text: str
+    line: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,8 +188,10 @@ def parse_hand(doc: dict, path: str, index: int, text: str = "") -> HandHistory:
 
 
 def _amount(value: object, name: str, where: str) -> Decimal | None:
-    if value is None:
-        return None
+    return None if value is None else _number(value, name, where)
+
+
+def _number(value: object, name: str, where: str) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
         raise PHHError(f"{where}: {name} must be a number, not {value!r}")
     d = Decimal(value)
@@ -198,7 +209,7 @@ def _amounts(value: object, name: str, where: str, n: int | None) -> tuple[Decim
         if len(value) > n:
             raise PHHError(f"{where}: {name} has {len(value)} entries for {n} players")
         value = value + [0] * (n - len(value))
-    return tuple(_amount(v, f"{name}[{i}]", where) for i, v in enumerate(value))
+    return tuple(_number(v, f"{name}[{i}]", where) for i, v in enumerate(value))
 
 
 def _optional_amounts(doc: dict, name: str, where: str, n: int) -> tuple[Decimal, ...] | None:
@@ -254,7 +265,7 @@ def parse_action(text: str, index: int = 0, players: int = 10, where: str = "",
         except InvalidCard as exc:
             raise fail(str(exc)) from None
 
-    base = dict(index=index, text=text, line=line)
+    base = _Where(index=index, text=text, line=line)
     if not words:
         return Action(kind="noop", **base)
     actor, verb, args = words[0], words[1] if len(words) > 1 else "", words[2:]

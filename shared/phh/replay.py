@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any, TypedDict
 
 from shared.poker import decide as D
 from shared.poker import events as E
@@ -43,7 +44,8 @@ from shared.poker.events import ActionKind, ForcedKind
 from shared.poker.fold import apply
 from shared.poker.options import AnteType, Game, Structure, TableOptions, table_options
 from shared.poker.pots import form_pots
-from shared.poker.state import HandState
+from shared.poker.state import HandState, TableState
+from shared.poker.steprules import STEPS
 
 from .parse import Action, HandHistory
 
@@ -138,9 +140,20 @@ def _all_amounts(hh: HandHistory) -> list[Decimal]:
               *(hh.finishing_stacks or ()), *(hh.winnings or ())]
     values += [v for v in (hh.bring_in, hh.small_bet, hh.big_bet, hh.min_bet) if v is not None]
     values += [a.amount for a in hh.actions if a.amount is not None]
-    if hh.field("_chip_unit") is not None:
-        values.append(Decimal(hh.field("_chip_unit")))
+    unit = _chip_unit(hh)
+    if unit is not None:
+        values.append(unit)
     return values
+
+
+def _chip_unit(hh: HandHistory) -> Decimal | None:
+    """The ``_chip_unit`` user field (written by :mod:`shared.phh.export`), if any."""
+    unit = hh.field("_chip_unit")
+    if unit is None:
+        return None
+    if not isinstance(unit, int | float | str | Decimal):
+        raise ReplayError(f"_chip_unit must be a number, not {unit!r}")
+    return Decimal(unit)
 
 
 def amount_scale(hh: HandHistory) -> int:
@@ -150,8 +163,14 @@ def amount_scale(hh: HandHistory) -> int:
         if not v.is_finite():
             raise ReplayError(f"the amount {v} cannot be played (unknown stacks are 'inf')")
         exponent = v.normalize().as_tuple().exponent
+        assert isinstance(exponent, int)  # a finite amount's exponent is a number
         k = max(k, -exponent)
     return k
+
+
+def _hand(table: TableState) -> HandState:
+    assert table.hand is not None  # the replay's table has its hand from start_hand on
+    return table.hand
 
 
 def chips(value: Decimal, scale: int) -> int:
@@ -206,8 +225,9 @@ def setup(hh: HandHistory, scale: int) -> tuple[TableOptions, int, list[tuple[in
             raise ReplayError(f"variant {hh.variant} needs the field {name!r}")
         return chips(value, scale)
 
-    common = dict(rake_basis_points=0, suit_order=hh.field("_suit_order", "bridge"),
-                  **_user_options(hh, scale))
+    common: dict[str, Any] = dict(rake_basis_points=0,
+                                  suit_order=hh.field("_suit_order", "bridge"),
+                                  **_user_options(hh, scale))
     ante = max(antes)
     try:
         if game.is_stud:
@@ -218,13 +238,13 @@ def setup(hh: HandHistory, scale: int) -> tuple[TableOptions, int, list[tuple[in
             ante_type = "big_blind" if [s for s in seats if antes[s - 1]] == [bb_seat] \
                 else "per_seat"
             if structure is Structure.FIXED_LIMIT:
-                limits = dict(small_bet=need("small_bet"), big_bet=need("big_bet"),
-                              big_blind=bb or None)
+                limits = _Limits(small_bet=need("small_bet"), big_bet=need("big_bet"),
+                                 big_blind=bb or None)
             else:
                 big = chips(hh.min_bet, scale) if hh.min_bet is not None else bb
                 if not big:
                     raise ReplayError(f"variant {hh.variant} needs 'min_bet' or a big blind")
-                limits = dict(big_blind=big)
+                limits = _Limits(big_blind=big)
             small = sb if 0 < sb <= (limits.get("big_blind") or sb) else None
             opts = table_options(game, structure, small_blind=small, ante=ante,
                                  ante_type=ante_type, **limits, **common)
@@ -234,12 +254,19 @@ def setup(hh: HandHistory, scale: int) -> tuple[TableOptions, int, list[tuple[in
     return opts, button, stacks, forced
 
 
-def _user_options(hh: HandHistory, scale: int) -> dict[str, object]:
-    """Table options written by :mod:`shared.phh.export` as user fields (``_max_bets`` ...)."""
-    out: dict[str, object] = {}
-    unit = hh.field("_chip_unit")
+class _Limits(TypedDict, total=False):
+    small_bet: int
+    big_bet: int
+    big_blind: int | None
+
+
+def _user_options(hh: HandHistory, scale: int) -> dict[str, Any]:
+    """Table options written by :mod:`shared.phh.export` as user fields (``_max_bets`` ...),
+    as the file has them (``table_options`` checks them)."""
+    out: dict[str, Any] = {}
+    unit = _chip_unit(hh)
     if unit is not None:
-        out["chip_unit"] = chips(Decimal(unit), scale)
+        out["chip_unit"] = chips(unit, scale)
     if hh.field("_max_bets") is not None:
         out["max_bets"] = hh.field("_max_bets")
     if hh.field("_heads_up_uncapped") is not None:
@@ -280,16 +307,16 @@ class _Replay:
                         and opts.ante_type is AnteType.PER_SEAT:
                     antes[e.seat] = e.amount
                 elif isinstance(e, E.PotsFormed) and antes and not self.hh.ante_trimming_status:
-                    self._check_untrimmed_antes(table.hand, antes)
-            step = D.next_step(table.hand)
+                    self._check_untrimmed_antes(_hand(table), antes)
+            step = D.next_step(_hand(table))
             if isinstance(step, D.HandComplete):
                 break
-            new = self._decide(table.hand, step)
+            new = self._decide(_hand(table), step)
         if self.queue:
             raise ReplayError(f"{self.queue[0].where}: the hand is already over")
         if self.board_ahead:
             raise ReplayError("board cards were dealt beyond the last street")
-        return [p.stack for p in table.hand.players], [collected[s] for s, _ in stacks]
+        return [p.stack for p in _hand(table).players], [collected[s] for s, _ in stacks]
 
     @staticmethod
     def _check_untrimmed_antes(hand: HandState, antes: dict[int, int]) -> None:
@@ -316,10 +343,10 @@ class _Replay:
             return D.reshuffle(hand, "", step.deck_size)
         if isinstance(step, D.RevealDeck):
             return D.reveal_deck(hand, [], [])
-        events = D.house_decision(hand, step)
-        if events is None:
+        house = STEPS[type(step)].house
+        if house is None:
             raise ReplayError(f"unexpected engine step {step!r}")
-        return events
+        return house(hand)
 
     def _next(self, expecting: str) -> Action:
         if not self.queue:
@@ -333,6 +360,7 @@ class _Replay:
             a = self.queue.popleft()  # shown ahead of the run-out (all in)
             if a.player in self.early_shows:
                 raise ReplayError(f"{a.where}: p{a.player} already showed")
+            assert a.player is not None  # a show (sm) is a player's
             self.early_shows[a.player] = a
         plan = D.deal_plan(hand)
         street = f"street {hand.street}"
@@ -343,6 +371,7 @@ class _Replay:
             a = self._next(f"the board cards of {street} are due")
             if a.kind != "db":
                 raise ReplayError(f"{a.where}: the engine deals the board of {street} next")
+            assert a.cards is not None  # a board deal (db) has its cards
             self.board_ahead += a.cards
         cards += self.board_ahead[:plan.board]
         del self.board_ahead[:plan.board]
@@ -352,7 +381,7 @@ class _Replay:
             raise ReplayError(f"dealing {street}: {exc.reason}") from None
 
     def _hole_cards(self, plan: D.DealPlan, street: str) -> list[Card]:
-        got: dict[int, Action] = {}
+        got: dict[int, tuple[Card, ...]] = {}  # seat -> its cards of the street
         per_seat = len(plan.face_up)
         while len(got) < len(plan.order):
             a = self._next(f"hole cards of {street} for p{plan.order[len(got)]}")
@@ -361,11 +390,12 @@ class _Replay:
                 raise ReplayError(f"{a.where}: {street} deals hole cards to {missing} first")
             if a.player not in plan.order or a.player in got:
                 raise ReplayError(f"{a.where}: p{a.player} gets no (more) cards on {street}")
+            assert a.player is not None and a.cards is not None  # a hole deal (dh) has both
             if len(a.cards) != per_seat:
                 raise ReplayError(f"{a.where}: {street} deals {per_seat} card(s) a player")
-            got[a.player] = a
+            got[a.player] = a.cards
         # one card at a time, clockwise from the button's left
-        return [got[s].cards[r] for r in range(per_seat) for s in plan.order]
+        return [got[s][r] for r in range(per_seat) for s in plan.order]
 
     # --- betting ---
 
@@ -385,6 +415,7 @@ class _Replay:
             kind = ActionKind.BRING_IN
         else:
             kind = legal.raise_kind or ActionKind.RAISE
+            assert a.amount is not None  # a bet or raise (cbr) has its amount
             to = chips(a.amount, self.scale)
         try:
             return D.act(hand, step.seat, kind, to)

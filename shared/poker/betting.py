@@ -6,19 +6,19 @@ as in ``cbr X`` of PHH and "raise to $800" of the rule book.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .events import ActionKind
-from .evolve import fast_init
+from . import events as E
+from .events import ActionKind, ForcedKind
+from .evolve import Value, value
 from .options import Structure
-from .state import HandState, Phase, Player
-from .stud import open_pair_showing
+from .state import BettingRound, HandState, Phase, Player
+from .stud import bring_in_seat, first_to_act_showing, open_pair_showing
 
-# Enum members read on every action, bound once: on Python 3.11 reading ``Phase.BET`` (an Enum
-# class attribute) costs about 80 ns, a module global about 10 ns.
+# Enum members read on every action, bound once as module globals, which read faster than
+# Enum class attributes (the hot path of bench_hands).
 _BET_PHASE = Phase.BET
 _FIXED_LIMIT, _POT_LIMIT = Structure.FIXED_LIMIT, Structure.POT_LIMIT
 _BET, _RAISE, _COMPLETE = ActionKind.BET, ActionKind.RAISE, ActionKind.COMPLETE
+_FOLD, _CHECK, _BRING_IN = ActionKind.FOLD, ActionKind.CHECK, ActionKind.BRING_IN
 
 
 def fixed_limit_unit(state: HandState) -> int:
@@ -31,18 +31,18 @@ def fixed_limit_unit(state: HandState) -> int:
     return opts.small_bet if state.street < 2 else opts.big_bet
 
 
-def fixed_limit_units(state: HandState, big_bet_made: bool | None = None) -> tuple[int, ...]:
+def fixed_limit_units(state: HandState, round_: BettingRound | None = None) -> tuple[int, ...]:
     """The bet sizes a fixed-limit bet or raise may add this round.
 
     Stud high, 4th street, with an open pair showing on any board: the small or the big bet,
     until a bet or raise of the big-bet size is made; then raises are big bets. In stud hi/lo
-    an open pair changes nothing. ``big_bet_made``: in place of the state's own flag (the
-    fold asks with the flag an action is about to set).
+    an open pair changes nothing. ``round_``: in place of the state's own round (the one an
+    action is about to make).
     """
     opts = state.options
     if (state.street == 1 and opts.game.value == "stud"
             and open_pair_showing(state.live_players)):
-        made = state.big_bet_made if big_bet_made is None else big_bet_made
+        made = (state.round if round_ is None else round_).big_bet_made
         return (opts.big_bet,) if made else (opts.small_bet, opts.big_bet)
     return (fixed_limit_unit(state),)
 
@@ -53,15 +53,17 @@ def pot_limit_max_raise_to(state: HandState, player: Player) -> int:
     The pot is all the money in the middle: every pot, antes and dead blinds included, plus
     all bets on the table. Pot $200, a $150 bet, a $150 call: the next player may make it $800.
     """
-    call = max(0, state.current_bet - player.round_bet)
-    return state.current_bet + state.pot_total + call
+    current_bet = state.round.current_bet
+    call = max(0, current_bet - player.round_bet)
+    return current_bet + state.pot_total + call
 
 
 def min_raise_to(state: HandState) -> int:
     """No limit and pot limit: a bet is at least the big blind; a raise increases the bet by
     at least the largest previous bet or raise this round ($100 bet: raise to at least $200).
     """
-    return state.current_bet + max(state.min_raise, state.options.big_blind)
+    r = state.round
+    return r.current_bet + max(r.min_raise, state.options.big_blind)
 
 
 def fixed_limit_raise_to(state: HandState, unit: int) -> int:
@@ -70,7 +72,7 @@ def fixed_limit_raise_to(state: HandState, unit: int) -> int:
     After an all-in of at least half a bet (which counts as a full bet) the next raise is a full
     unit on top of it: a $15 all-in on a $20 round makes the next raise $35.
     """
-    return state.full_level + unit
+    return state.round.full_level + unit
 
 
 def counts_as_full_raise(state: HandState, to: int, unit: int | None = None) -> bool:
@@ -80,10 +82,11 @@ def counts_as_full_raise(state: HandState, to: int, unit: int | None = None) -> 
     No and pot limit: it raises the bet by at least the minimum raise. Fixed limit (half-bet
     rule): it adds at least half a unit over the last counted bet.
     """
+    r = state.round
     if state.structure is Structure.FIXED_LIMIT:
         unit = unit or min(fixed_limit_units(state))
-        return 2 * (to - state.full_level) >= unit
-    return to - state.current_bet >= max(state.min_raise, state.options.big_blind)
+        return 2 * (to - r.full_level) >= unit
+    return to - r.current_bet >= max(r.min_raise, state.options.big_blind)
 
 
 def call_cap(players: tuple[Player, ...], p: Player, current_bet: int) -> int:
@@ -99,13 +102,160 @@ def call_cap(players: tuple[Player, ...], p: Player, current_bet: int) -> int:
     return min(current_bet, cap)
 
 
+# --- the round: who acts, and what an action changes -------------------------------------------
+
+
+def next_to_act(players: tuple[Player, ...], start: int, current_bet: int) -> int | None:
+    """First player from index ``start`` (inclusive), clockwise, who still has to act.
+
+    Everyone live and not all in acts until they have acted and matched the highest bet; a
+    player alone against all-in opponents acts only to call or fold, and only if their chips
+    in do not already cover the largest of those all-ins (RULES §4: more would come straight
+    back as uncalled); with one player left the round (and the hand) is over.
+    """
+    n = len(players)
+    live = can = 0
+    for p in players:
+        if not p.folded:
+            live += 1
+            if not p.all_in:
+                can += 1
+    if live <= 1:
+        return None
+    others_can_bet = can >= 2
+    for k in range(n):
+        p = players[(start + k) % n]
+        if not p.folded and not p.all_in:
+            if others_can_bet:
+                if p.round_bet < current_bet or not p.acted:
+                    return p.seat
+            elif p.round_bet < call_cap(players, p, current_bet):
+                return p.seat
+    return None
+
+
+def _index_after(state: HandState, seat: int) -> int:
+    """Index of the first player clockwise after ``seat`` (which need not be dealt in)."""
+    for i, p in enumerate(state.players):
+        if p.seat > seat:
+            return i
+    return 0
+
+
+def open_round(state: HandState) -> BettingRound:
+    """The betting round of ``state.street``: the bet to match, and who acts first
+    (``first``: None when nobody can act).
+
+    Pre-flop the live blinds stand as bets and the big blind counts as the first bet; play
+    starts left of the big blind (of the button when there is none). Stud's 3rd street
+    starts with the bring-in, the lowest upcard; later streets with the best hand showing.
+    Other rounds start left of the button.
+    """
+    opts = state.options
+    players = state.players
+    # the live players are counted only where heads-up uncapped raising could apply
+    uncapped = opts.heads_up_uncapped and sum(1 for p in players if not p.folded) == 2
+    current = full = bets = 0
+    bring_in = None
+    if opts.game.is_stud:
+        if state.street == 0:
+            bring_in = bring_in_seat(players, opts.suit_order)
+            start = state.index(bring_in) if bring_in is not None else 0
+        else:
+            order = state.clockwise_from(state.button)
+            best = first_to_act_showing(order, state.board, state.button)
+            start = state.index(best) if best is not None else 0
+    elif state.street == 0:
+        current = full = max((f.amount for f in state.forced_bets if f.kind.live), default=0)
+        big = next((f for f in state.forced_bets if f.kind is ForcedKind.BIG_BLIND), None)
+        bets = 1 if big is not None else 0
+        start = _index_after(state, big.seat if big else state.button)
+    else:
+        start = _index_after(state, state.button)
+    return BettingRound(current, full, opts.big_blind, bets, False, uncapped, None,
+                        next_to_act(players, start, current), bring_in)
+
+
+def reopen_level(state: HandState, round_: BettingRound) -> int:
+    """The bet a player who just acted must face before they may raise again (RULES §4: an
+    all-in raise short of a full raise does not reopen the betting to players who acted)."""
+    if state.options.structure is _FIXED_LIMIT:
+        unit = min(fixed_limit_units(state, round_)) if state.game.is_stud \
+            else fixed_limit_unit(state)
+        return round_.full_level + unit
+    return round_.current_bet + max(round_.min_raise, state.options.big_blind)
+
+
+def after_action(state: HandState, e: E.ActionTaken
+                 ) -> tuple[BettingRound, tuple[Player, ...], int | None]:
+    """The round, the players and who acts next after the action ``e`` of the player on turn.
+
+    A bet that goes up is a bring-in, a full bet or raise (everyone else who can still bet
+    must act again, and may raise), or a short all-in (they act again but may only call or
+    fold if they had acted). A fold that leaves two players heads-up lifts the cap where the
+    table plays heads-up uncapped.
+    """
+    i = state.index(e.seat)
+    p = state.players[i]
+    r = state.round
+    players = list(state.players)
+    action = e.action
+    reopened: bool | None = None  # None: the bet did not go up
+    if action is _FOLD:
+        if (state.options.heads_up_uncapped and not r.uncapped
+                and sum(1 for q in players if not q.folded) - 1 == 2
+                and r.bets_count < state.options.max_bets):
+            r = r.evolve(uncapped=True)
+    elif action is not _CHECK and e.to > r.current_bet:
+        r, reopened = _raised(state, r, p, e)
+    reopen_at = reopen_level(state, r)
+    if reopened is not None:
+        for k, q in enumerate(players):
+            if q.seat != p.seat and q.can_bet:
+                players[k] = q.evolve(acted=False, reopen_at=0) if reopened \
+                    else q.evolve(acted=False)
+    if action is _FOLD:
+        p = p.evolve(folded=True, acted=True, reopen_at=reopen_at)
+    elif action is _CHECK:
+        p = p.evolve(acted=True, reopen_at=reopen_at)
+    else:
+        p = p.evolve(stack=p.stack - e.added, round_bet=e.to, acted=True, reopen_at=reopen_at,
+                     contributed=p.contributed + e.added,
+                     all_in=e.all_in or p.stack == e.added)
+    players[i] = p
+    after = tuple(players)
+    return r, after, next_to_act(after, (i + 1) % len(after), r.current_bet)
+
+
+def _raised(state: HandState, r: BettingRound, p: Player, e: E.ActionTaken
+            ) -> tuple[BettingRound, bool | None]:
+    """The round after a bet that went up, and whether it was a full bet or raise (None for
+    the bring-in, the round's first action: nobody has acted to act again)."""
+    if e.action is _BRING_IN:
+        # A short bring-in is all in; the others still owe the full bring-in.
+        return r.evolve(current_bet=max(e.to, state.options.bring_in),
+                        last_aggressor=p.seat), None
+    if state.options.structure is _FIXED_LIMIT:
+        units = fixed_limit_units(state)
+        full = counts_as_full_raise(state, e.to, min(units))
+        if not full:
+            return r.evolve(current_bet=e.to, last_aggressor=p.seat), False
+        big = r.big_bet_made or (len(units) > 1 and e.to - r.full_level >= max(units))
+        return r.evolve(current_bet=e.to, last_aggressor=p.seat, full_level=e.to,
+                        bets_count=r.bets_count + 1, big_bet_made=big), True
+    if counts_as_full_raise(state, e.to):
+        return r.evolve(current_bet=e.to, last_aggressor=p.seat,
+                        min_raise=e.to - r.current_bet), True
+    return r.evolve(current_bet=e.to, last_aggressor=p.seat), False
+
+
 def bring_in_due(state: HandState) -> bool:
     """Stud 3rd street before anyone brought in or completed."""
-    return state.options.game.is_stud and state.street == 0 and state.current_bet == 0
+    return state.options.game.is_stud and state.street == 0 and state.round.current_bet == 0
 
 
-@dataclass(frozen=True, slots=True)
-class LegalActions:
+@value
+class LegalActions(Value):
     """What the player on turn may do, with the amounts (chips, "to" amounts for raises)."""
 
     seat: int
@@ -137,17 +287,15 @@ class LegalActions:
         return f"{word} to between {self.min_to} and {self.max_to}"
 
 
-fast_init(LegalActions)
-
-
 def _raise_allowed(state: HandState, p: Player) -> bool:
-    current = state.current_bet
+    r = state.round
+    current = r.current_bet
     if p.round_bet + p.stack <= current:
         return False  # no chips beyond a call
     if current < p.reopen_at:
         return False  # own bet, or a short all-in that did not reopen the betting
-    if (state.options.structure is _FIXED_LIMIT and not state.uncapped
-            and state.bets_count >= state.options.max_bets):
+    if (state.options.structure is _FIXED_LIMIT and not r.uncapped
+            and r.bets_count >= state.options.max_bets):
         return False  # capped
     # nobody left who could answer a raise (asked last: it reads every player; a plain loop,
     # asked once per decision: a generator for any() costs more than the usual first hit)
@@ -158,7 +306,8 @@ def _raise_allowed(state: HandState, p: Player) -> bool:
     return False
 
 
-_memo: tuple = (None, None, None)
+#: (state, seat, options) of the last legal_actions asked for
+_memo: tuple[HandState | None, int | None, LegalActions | None] = (None, None, None)
 
 
 def legal_actions(state: HandState, seat: int) -> LegalActions | None:
@@ -177,16 +326,17 @@ def legal_actions(state: HandState, seat: int) -> LegalActions | None:
 def _legal_actions(state: HandState, seat: int) -> LegalActions:
     p = state.player(seat)
     all_in_to = p.round_bet + p.stack
-    owed = state.current_bet - p.round_bet
+    r = state.round
+    owed = r.current_bet - p.round_bet
     if owed > 0:
-        owed = max(0, call_cap(state.players, p, state.current_bet) - p.round_bet)
+        owed = max(0, call_cap(state.players, p, r.current_bet) - p.round_bet)
     opts = state.options
     if bring_in_due(state):
         # The bring-in is forced: post it or complete. Only a player standing in for a bring-in
         # who is all in from the ante may fold.
         complete_to = min(opts.small_bet, all_in_to)
         return LegalActions(
-            seat=seat, can_fold=seat != state.bring_in_seat, can_check=False, call=0,
+            seat=seat, can_fold=seat != r.bring_in_seat, can_check=False, call=0,
             bring_in=min(opts.bring_in, p.stack),
             raise_kind=ActionKind.COMPLETE if all_in_to > opts.bring_in else None,
             raise_sizes=(complete_to,) if all_in_to > opts.bring_in else (),
@@ -196,9 +346,9 @@ def _legal_actions(state: HandState, seat: int) -> LegalActions:
     lo = hi = 0
     if _raise_allowed(state, p):
         structure = opts.structure
-        if state.current_bet == 0:
+        if r.current_bet == 0:
             kind = _BET
-        elif structure is _FIXED_LIMIT and state.bets_count == 0:
+        elif structure is _FIXED_LIMIT and r.bets_count == 0:
             kind = _COMPLETE  # to the full bet, over a bring-in or a short all-in
         else:
             kind = _RAISE

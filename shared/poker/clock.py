@@ -10,10 +10,8 @@ when a decision is late.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from . import events as E
-from .evolve import fast_init
+from .evolve import Value, value
 from .options import TableOptions
 from .state import Phase, TableState
 
@@ -22,8 +20,8 @@ _PROGRESS = (E.HandStarted, E.CardsDealt, E.ActionTaken, E.PlayerTimedOut, E.For
              E.BettingRoundClosed, E.BetReturned)
 
 
-@dataclass(frozen=True, slots=True)
-class TurnClock:
+@value
+class TurnClock(Value):
     hand_no: int
     seat: int
     started_ms: int
@@ -37,9 +35,6 @@ class TurnClock:
         extra = options.reconnect_bonus_seconds if self.bonus else 0
         return self.started_ms + (options.decision_seconds + options.countdown_seconds
                                   + extra) * 1000
-
-
-fast_init(TurnClock)
 
 
 def on_turn(table: TableState | None) -> tuple[int, int] | None:

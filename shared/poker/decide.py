@@ -10,60 +10,53 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import events as E
+from . import seating
 from .betting import bring_in_due, legal_actions
 from .cards import UNKNOWN_CARD, Card
 from .deck import commitment as deck_commitment
 from .errors import IllegalAction
-from .events import ActionKind, ForcedKind
+from .events import ActionKind
 from .fold import apply_hand
-from .options import AnteType, TableOptions, TimeoutPolicy
+from .options import TimeoutPolicy
 from .pots import form_pots as _form_pots
 from .pots import rake_due, take_from_pots, uncalled_bet, uncalled_stake
 from .showdown import award, hand_names, would_win_or_tie
 from .state import HandState, Phase, TableState
-# The steps are re-exported (noqa: F401): callers write decide.Act, decide.next_step.
-from .steps import (Act, AwardPots, CloseRound, CommitDeck, Deal, DealPlan,  # noqa: F401
-                    FormPots, HandComplete, PostForcedBets, Reshuffle, RevealDeck, Show, Step,
-                    TakeRake, _require, deal_plan, next_step)
 
-# Enum members read on every action, bound once: on Python 3.11 reading ``Phase.BET`` (an Enum
-# class attribute) costs about 80 ns, a module global about 10 ns.
+# The steps are re-exported (the `X as X` imports from .steps, the explicit form): callers
+# write decide.Act, decide.next_step.
+from .steps import Act as Act
+from .steps import AwardPots as AwardPots
+from .steps import CloseRound as CloseRound
+from .steps import CommitDeck as CommitDeck
+from .steps import Deal as Deal
+from .steps import DealPlan as DealPlan
+from .steps import FormPots as FormPots
+from .steps import HandComplete as HandComplete
+from .steps import PostForcedBets as PostForcedBets
+from .steps import Reshuffle as Reshuffle
+from .steps import RevealDeck as RevealDeck
+from .steps import Show as Show
+from .steps import Step as Step
+from .steps import TakeRake as TakeRake
+from .steps import _require
+from .steps import deal_plan as deal_plan
+from .steps import next_step as next_step
+
+# Enum members read on every action, bound once as module globals, which read faster than
+# Enum class attributes on Python 3.11 (measured in bench_hands).
 _FOLD, _CHECK, _CALL, _BRING_IN = (ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL,
                                    ActionKind.BRING_IN)
 
 # --- table: starting a hand ---------------------------------------------------------------------
 
 
-def plan_forced_bets(options: TableOptions, seats: Sequence[int],
-                     button: int) -> tuple[E.ForcedBet, ...]:
-    """Antes first (clockwise from the button's left), then the small and the big blind.
-
-    The player left of the button posts the small blind, the next the big blind; heads-up the
-    button posts the small blind. A big-blind ante is posted by the big blind alone.
-    """
-    ordered = [s for s in seats if s > button] + [s for s in seats if s <= button]
-    out: list[E.ForcedBet] = []
-    if options.game.is_stud:
-        if options.ante:
-            out += [E.ForcedBet(s, ForcedKind.ANTE, options.ante) for s in ordered]
-        return tuple(out)
-    if len(ordered) == 2:
-        sb, bb = button, ordered[0]
-    else:
-        sb, bb = ordered[0], ordered[1]
-    if options.ante_type is AnteType.PER_SEAT:
-        out += [E.ForcedBet(s, ForcedKind.ANTE, options.ante) for s in ordered]
-    elif options.ante_type is AnteType.BIG_BLIND:
-        out.append(E.ForcedBet(bb, ForcedKind.ANTE, options.ante))
-    out.append(E.ForcedBet(sb, ForcedKind.SMALL_BLIND, options.small_blind))
-    out.append(E.ForcedBet(bb, ForcedKind.BIG_BLIND, options.big_blind))
-    return tuple(out)
-
-
 def start_hand(table: TableState, hand_no: int, button: int,
                stacks: Sequence[tuple[int, int]],
                forced_bets: Sequence[E.ForcedBet] | None = None) -> list[E.HandStarted]:
-    """Deal in the given (seat, stack) players; forced bets default to the plain plan."""
+    """Deal in the given (seat, stack) players. ``forced_bets``: by default those of a table
+    where nobody owes a blind (shared/poker/seating.py plans them, for this and for the
+    table's next hand)."""
     if table.hand is not None and table.hand.phase is not Phase.DONE:
         raise IllegalAction("a hand is already running at this table")
     players = tuple(E.SeatStack(s, st) for s, st in sorted(stacks))
@@ -81,7 +74,7 @@ def start_hand(table: TableState, hand_no: int, button: int,
             raise IllegalAction(f"seat {p.seat} has no chips and cannot be dealt in")
     seats = [p.seat for p in players]
     if forced_bets is None:
-        forced_bets = plan_forced_bets(table.options, seats, button)
+        forced_bets = seating.forced_bets(table.options, seats, button)
     return [E.HandStarted(hand_no, button, players, tuple(forced_bets))]
 
 
@@ -129,6 +122,19 @@ def deal(state: HandState, cards: Sequence[Card]) -> list[E.CardsDealt]:
                  for i, s in enumerate(plan.order))
     board = tuple(cards[pos: pos + plan.board])
     return [E.CardsDealt(state.street, burned, hole, board)]
+
+
+def deal_from(state: HandState, deck: Sequence[Card]) -> list[E.CardsDealt]:
+    """Deal the street from ``deck``, the hand's current deck: the cards after those already
+    dealt from it, as many as the street takes."""
+    pos = state.dealt_from_deck
+    return deal(state, deck[pos: pos + deal_plan(state).count])
+
+
+def cards_to_reshuffle(state: HandState, deck: Sequence[Card]) -> tuple[Card, ...]:
+    """Stud, when the deck runs short (RULES §1): the undealt cards of ``deck``, the hand's
+    current deck, with the cards burned so far, to be shuffled anew."""
+    return tuple(deck[state.dealt_from_deck:]) + state.burned
 
 
 def deck_order(e: E.CardsDealt) -> tuple[Card, ...]:
@@ -195,19 +201,21 @@ def _why_no_raise(state: HandState, seat: int) -> str:
     if bring_in_due(state):
         return (f"you have no chips beyond the bring-in: bring in for "
                 f"{min(state.options.bring_in, p.stack)}")
-    if p.round_bet + p.stack <= state.current_bet:
+    r = state.round
+    if p.round_bet + p.stack <= r.current_bet:
         return "you do not have chips beyond a call"
-    if not any(q.can_bet and q.round_bet + q.stack > state.current_bet
+    if not any(q.can_bet and q.round_bet + q.stack > r.current_bet
                for q in state.players if q.seat != seat):
         return "every other player is all in or cannot cover more than the bet: you may only call or fold"
-    if state.current_bet < p.reopen_at:
-        if p.round_bet == state.current_bet or state.last_aggressor == seat:
+    if r.current_bet < p.reopen_at:
+        if p.round_bet == r.current_bet or r.last_aggressor == seat:
             return "you cannot raise your own bet"
         return "a short all-in did not reopen the betting: you may only call or fold"
     return f"the betting is capped at {state.options.max_bets} bets: you may only call or fold"
 
 
-_NO_AMOUNT = (ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL, ActionKind.BRING_IN)
+#: the actions that take no amount (a bet, raise or completion is made *to* an amount)
+NO_AMOUNT = (ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL, ActionKind.BRING_IN)
 
 
 def _amount(to: object) -> int:
@@ -234,7 +242,7 @@ def act(state: HandState, seat: int, action: ActionKind | str,
         except ValueError:
             raise IllegalAction(f"unknown action {action!r}") from None
     p = state.player(seat)
-    if to is not None and action in _NO_AMOUNT:
+    if to is not None and action in NO_AMOUNT:
         raise IllegalAction(f"{action.value.replace('_', ' ')} takes no amount")
     if legal.bring_in and action in (ActionKind.CHECK, ActionKind.CALL):
         raise IllegalAction(f"the bring-in is forced: bring in for {legal.bring_in} "
@@ -341,7 +349,7 @@ def muck(state: HandState, seat: int) -> list[E.HandMucked]:
     return [E.HandMucked(seat)]
 
 
-def showdown_default(state: HandState, seat: int) -> list[object]:
+def showdown_default(state: HandState, seat: int) -> list[E.HandShown] | list[E.HandMucked]:
     """A player who does not act at showdown has a winning or tying hand shown and any other
     hand mucked (every hand in an all-in showdown)."""
     _showdown_turn(state, seat)
@@ -368,22 +376,6 @@ def award_pots(state: HandState) -> list[object]:
         after = apply_hand(after, a)
     stacks = tuple(E.SeatStack(p.seat, p.stack) for p in after.players)
     return [*awards, E.HandEnded(stacks)]
-
-
-_HOUSE_DECISIONS = {
-    PostForcedBets: post_forced_bets,
-    CloseRound: close_round,
-    FormPots: form_pots,
-    TakeRake: take_rake,
-    AwardPots: award_pots,
-}
-
-
-def house_decision(state: HandState, step: Step) -> list[object] | None:
-    """The decision for a step that needs nothing but the state (no cards, no player's
-    choice): forced bets, closing a round, pots, rake, awards. None for any other step."""
-    decision = _HOUSE_DECISIONS.get(type(step))
-    return decision(state) if decision is not None else None
 
 
 def time_out(state: HandState, seat: int) -> list[object]:

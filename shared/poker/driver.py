@@ -20,6 +20,7 @@ from .events import ActionKind, TableCreated
 from .fold import _HAND_HANDLERS, _after_hand, apply, apply_hand
 from .options import TableOptions
 from .state import HandState, Phase, TableState
+from .steprules import STEPS, automatic
 
 #: chooses (action, to) for the player on turn
 Policy = Callable[[HandState, LegalActions], tuple[ActionKind, int | None]]
@@ -45,12 +46,8 @@ class Dealer:
         from .cards import DECK
         return self.shuffle(DECK)
 
-    def take(self, state: HandState, count: int) -> tuple[Card, ...]:
-        pos = state.dealt_from_deck
-        return self.decks[-1][pos: pos + count]
-
     def undealt_and_burned(self, state: HandState) -> tuple[Card, ...]:
-        return self.decks[-1][state.dealt_from_deck:] + state.burned
+        return D.cards_to_reshuffle(state, self.decks[-1])
 
 
 def check_call_policy(state: HandState, legal: LegalActions) -> tuple[ActionKind, int | None]:
@@ -95,17 +92,18 @@ def new_table(options: TableOptions, table_id: str = "t1") -> TableState:
 def run_hand(table: TableState, hand_no: int, button: int,
              stacks: Sequence[tuple[int, int]], policy: Policy = check_call_policy,
              dealer: Dealer | None = None,
-             show_policy: Callable[[HandState, int], list] | None = None,
+             show_policy: Callable[[HandState, int], list[object]] | None = None,
              ) -> tuple[TableState, list[object]]:
     """Play one hand to the end; returns the table after it and every event, in order."""
     dealer = dealer or Dealer()
-    events: list[object] = D.start_hand(table, hand_no, button, stacks)
+    events: list[object] = list(D.start_hand(table, hand_no, button, stacks))
     for e in events:
         table = apply(table, e)
     # Fast path: a hand event changes only the table's hand (until the hand is done), so the
     # hand is folded on its own and the table catches up once, at the end, instead of being
     # copied for every event. Any other event goes through the table's fold.
     hand = table.hand
+    assert hand is not None  # started above
     while True:
         step = D.next_step(hand)
         if isinstance(step, D.HandComplete):
@@ -118,44 +116,33 @@ def run_hand(table: TableState, hand_no: int, button: int,
                     table = _after_hand(table, hand)
             else:
                 table = apply(table.evolve(hand=hand), e)
+                assert table.hand is not None  # the hand ends with a hand event
                 hand = table.hand
         events.extend(new)
 
 
 #: hand events that leave the rest of the table alone (a timeout also sits the player out)
 _HAND_ONLY = frozenset(_HAND_HANDLERS) - {E.PlayerTimedOut}
-_DONE = Phase.DONE  # bound once: an Enum member read costs ~80 ns on Python 3.11
-
-
-def dealer_decision(hand: HandState, step: D.Step, dealer: Dealer) -> list[object] | None:
-    """The dealer's decisions, with the deck(s) of ``dealer``; None for any other step."""
-    if isinstance(step, D.Deal):
-        return D.deal(hand, dealer.take(hand, step.count))
-    if isinstance(step, D.CommitDeck):
-        return D.commit_deck(hand, dealer.new_deck())
-    if isinstance(step, D.Reshuffle):
-        return D.reshuffle(hand, dealer.new_deck(dealer.undealt_and_burned(hand)), step.deck_size)
-    if isinstance(step, D.RevealDeck):
-        return D.reveal_deck(hand, dealer.decks, dealer.salts)
-    return None
+_DONE = Phase.DONE  # bound once, as in fold.py
 
 
 def automatic_decision(hand: HandState, step: D.Step, dealer: Dealer) -> list[object] | None:
-    """Every step that needs no player: the house's and the dealer's."""
-    events = D.house_decision(hand, step)
-    return events if events is not None else dealer_decision(hand, step, dealer)
+    """Every step that needs no player: the house's, and the dealer's with the deck(s) of
+    ``dealer`` (steprules.py); None for a player's step."""
+    return automatic(hand, step, dealer)
 
 
 def _decide_step(hand: HandState, step: D.Step, policy: Policy, dealer: Dealer,
-                 show_policy: Callable[[HandState, int], list] | None) -> list:
+                 show_policy: Callable[[HandState, int], list[object]] | None) -> list[object]:
     if isinstance(step, D.Act):
         action, to = policy(hand, step.legal)
         return D.act(hand, step.seat, action, to)
-    if isinstance(step, D.Show):
-        if show_policy is not None and not step.must_show:
-            return show_policy(hand, step.seat)
-        return D.showdown_default(hand, step.seat)
-    events = automatic_decision(hand, step, dealer)
-    if events is None:
-        raise AssertionError(f"unknown step {step!r}")
+    if isinstance(step, D.Show) and show_policy is not None and not step.must_show:
+        return show_policy(hand, step.seat)
+    events = automatic(hand, step, dealer)
+    if events is None:  # a player's step nobody chooses for: the rule for them
+        default = STEPS[type(step)].default
+        if default is None:
+            raise AssertionError(f"no decision answers {step!r}")
+        events = default(hand, step)
     return events

@@ -84,7 +84,8 @@ def _pattern(ranks: Sequence[int], suited: bool) -> tuple[HandCategory, tuple[in
     return cat, order
 
 
-def _build_high_tables() -> tuple[list[int], dict[int, int], dict[int, tuple]]:
+def _build_high_tables() -> tuple[list[int], dict[int, int],
+                                  dict[int, tuple[HandCategory, tuple[int, ...]]]]:
     """All 7,462 five-card rank patterns, keyed by the sum of their rank weights.
 
     Returns (unsuited, suited, info): a list giving the value of five ranks not all of one
@@ -93,7 +94,7 @@ def _build_high_tables() -> tuple[list[int], dict[int, int], dict[int, tuple]]:
     """
     unsuited = [0] * (4 * _WEIGHTS[12] + _WEIGHTS[11] + 1)
     suited: dict[int, int] = {}
-    info: dict[int, tuple] = {}
+    info: dict[int, tuple[HandCategory, tuple[int, ...]]] = {}
     for ranks in combinations_with_replacement(range(13), 5):
         if ranks[0] == ranks[4]:
             continue  # five of a rank
@@ -136,7 +137,7 @@ def _lowest_bits(mask: int, n: int) -> int:
     return out
 
 
-def _build_low_tables() -> tuple[tuple, tuple]:
+def _build_low_tables() -> tuple[tuple[int | None, ...], tuple[int | None, ...]]:
     """(low8 by mask of distinct low ranks; Omaha low by hole mask << 8 | board mask).
 
     A low from a set of distinct low ranks is its five lowest. In Omaha, for each pair of
@@ -154,7 +155,7 @@ def _build_low_tables() -> tuple[tuple, tuple]:
             row.append(255 - (pm | three) if three else 0)
         by_pair[pm] = row
     empty = (None,) * 256
-    omaha: list = []
+    omaha: list[int | None] = []
     for hole in range(256):
         rows = [row for pm, row in by_pair.items() if pm & hole == pm]
         omaha.extend((max(col) or None for col in zip(*rows)) if rows else empty)
@@ -172,7 +173,8 @@ def high_value(cards: Sequence[Card]) -> int:
     """Value of the best five-card high hand among 5, 6 or 7 cards."""
     if not 5 <= len(cards) <= 7:
         raise ValueError(f"high_value needs 5 to 7 cards, got {len(cards)}")
-    return eval7.evaluate([_E7[c] for c in cards])
+    value: int = eval7.evaluate([_E7[c] for c in cards])  # (eval7 is untyped)
+    return value
 
 
 def omaha_high_value(hole: Sequence[Card], board: Sequence[Card]) -> int:

@@ -7,10 +7,9 @@ One decision produces one or more events, appended together as one commit.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 from .cards import Card
-from .evolve import fast_init
+from .evolve import Value, value
 from .options import TableOptions
 
 
@@ -42,48 +41,48 @@ class Portion(enum.Enum):
     LOW = "low"
 
 
-@dataclass(frozen=True, slots=True)
-class ForcedBet:
+@value
+class ForcedBet(Value):
     seat: int
     kind: ForcedKind
     amount: int  # the nominal amount; a short stack posts what it has
 
 
-@dataclass(frozen=True, slots=True)
-class SeatStack:
+@value
+class SeatStack(Value):
     seat: int
     stack: int
 
 
-@dataclass(frozen=True, slots=True)
-class HoleDeal:
+@value
+class HoleDeal(Value):
     seat: int
     cards: tuple[Card, ...]
     face_up: tuple[bool, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Pot:
+@value
+class Pot(Value):
     amount: int
     eligible: tuple[int, ...]  # seats
 
 
-@dataclass(frozen=True, slots=True)
-class Share:
+@value
+class Share(Value):
     seat: int
     amount: int
 
 
 # --- table -------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class TableCreated:
+@value
+class TableCreated(Value):
     table_id: str
     options: TableOptions
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerSeated:
+@value
+class PlayerSeated(Value):
     """A player took a seat with ``stack`` chips. ``token_digest``: SHA-256 of the seat token
     handed to the player (the token itself is never logged)."""
 
@@ -96,41 +95,41 @@ class PlayerSeated:
     post_big_blind: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerLeft:
+@value
+class PlayerLeft(Value):
     seat: int
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerSatOut:
+@value
+class PlayerSatOut(Value):
     seat: int
     sitting_out: bool  # False: the player came back
     post_big_blind: bool = False  # coming back: post the missed blinds now (else wait)
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerToppedUp:
+@value
+class PlayerToppedUp(Value):
     """Chips added to a stack between hands (table stakes: never during a hand)."""
 
     seat: int
     amount: int
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerLeaving:
+@value
+class PlayerLeaving(Value):
     """The player left during a hand: their hand is folded when it is their turn, and the seat
     frees when the hand ends."""
 
     seat: int
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerDisconnected:
+@value
+class PlayerDisconnected(Value):
     seat: int
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerReconnected:
+@value
+class PlayerReconnected(Value):
     """Back while still on the clock: 20 more seconds, once per decision (RULES §7)."""
 
     seat: int
@@ -142,8 +141,8 @@ class PlayerReconnected:
 # saga keyed by ``key`` (the command id that began it), which the wallet sees as its
 # idempotency key, so a saga finished again after a crash moves the money once.
 
-@dataclass(frozen=True, slots=True)
-class BuyInRequested:
+@value
+class BuyInRequested(Value):
     """A player asked for ``amount`` chips from their wallet: to take a seat (the seat is held
     for them, with no chips, until the wallet answers) or, ``top_up``, to add to their stack
     between hands. ``token_digest``/``post_big_blind``: as in :class:`PlayerSeated`."""
@@ -157,23 +156,23 @@ class BuyInRequested:
     top_up: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class BuyInConfirmed:
+@value
+class BuyInConfirmed(Value):
     """The wallet debited the buy-in ``key``: its chips reach the seat."""
 
     key: str
 
 
-@dataclass(frozen=True, slots=True)
-class BuyInRefused:
+@value
+class BuyInRefused(Value):
     """The wallet refused the buy-in ``key`` (``reason``): no chips; a held seat is free."""
 
     key: str
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class CashOutRequested:
+@value
+class CashOutRequested(Value):
     """A player's ``amount`` chips leave the seat for their wallet (they left, or the table
     closed); the seat itself frees with the :class:`PlayerLeft` of the same commit."""
 
@@ -183,38 +182,38 @@ class CashOutRequested:
     amount: int
 
 
-@dataclass(frozen=True, slots=True)
-class CashOutConfirmed:
+@value
+class CashOutConfirmed(Value):
     """The wallet credited the cash-out ``key``."""
 
     key: str
 
 
-@dataclass(frozen=True, slots=True)
-class RakeCredited:
+@value
+class RakeCredited(Value):
     """The wallet credited a hand's rake (the saga ``key``) to the house account."""
 
     key: str
 
 
-@dataclass(frozen=True, slots=True)
-class TablePaused:
+@value
+class TablePaused(Value):
     """An operator paused the table (no new hand starts; the running one plays out) or, with
     ``paused`` False, resumed it."""
 
     paused: bool
 
 
-@dataclass(frozen=True, slots=True)
-class TableConfigured:
+@value
+class TableConfigured(Value):
     """An operator changed the table's options between hands (stakes, rake, clock, buy-in
     limits; the game and the structure stay): the next hand is played under ``options``."""
 
     options: TableOptions
 
 
-@dataclass(frozen=True, slots=True)
-class TableClosing:
+@value
+class TableClosing(Value):
     """An operator closed the table: no new hand starts, every player is cashed out once the
     running hand ends, and the table takes no one after."""
 
@@ -223,8 +222,8 @@ class TableClosing:
 
 # --- hand: table service -------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class HandStarted:
+@value
+class HandStarted(Value):
     """A hand began: who is dealt in (seat order, clockwise), the button, the forced bets due."""
 
     hand_no: int
@@ -238,8 +237,8 @@ class HandStarted:
 
 # --- hand: dealer --------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class DeckCommitted:
+@value
+class DeckCommitted(Value):
     """The dealer committed to a shuffled deck (hash of deck and salt) before dealing from it.
 
     ``reshuffle``: stud ran out of cards, and the undealt and burned cards were shuffled anew.
@@ -250,8 +249,8 @@ class DeckCommitted:
     reshuffle: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class CardsDealt:
+@value
+class CardsDealt(Value):
     """One street's cards, in deck order: the burn, then hole cards round by round, then board.
 
     ``board`` in stud holds the one common card turned up when the deck ran short (RULES §1).
@@ -263,8 +262,8 @@ class CardsDealt:
     board: tuple[Card, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class DeckRevealed:
+@value
+class DeckRevealed(Value):
     """After the hand: the deck and salt behind each commitment, for the audit."""
 
     decks: tuple[tuple[Card, ...], ...]
@@ -273,16 +272,16 @@ class DeckRevealed:
 
 # --- hand: betting -------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class ForcedBetPosted:
+@value
+class ForcedBetPosted(Value):
     seat: int
     kind: ForcedKind
     amount: int  # chips actually posted (less than nominal when the player is all in)
     all_in: bool
 
 
-@dataclass(frozen=True, slots=True)
-class ActionTaken:
+@value
+class ActionTaken(Value):
     """A player's action. ``to``: their total bet this round after it; ``added``: chips moved."""
 
     seat: int
@@ -292,8 +291,8 @@ class ActionTaken:
     all_in: bool
 
 
-@dataclass(frozen=True, slots=True)
-class PlayerTimedOut:
+@value
+class PlayerTimedOut(Value):
     """The player on turn let the clock run out. ``all_in``: under the ``sources`` policy a
     player facing a bet who already put chips in is treated as all in for what they put in
     (eligible for the pot so far, out of later betting); otherwise an action follows (check,
@@ -303,56 +302,56 @@ class PlayerTimedOut:
     all_in: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class BetReturned:
+@value
+class BetReturned(Value):
     """The uncalled part of a bet went back to its owner."""
 
     seat: int
     amount: int
 
 
-@dataclass(frozen=True, slots=True)
-class BettingRoundClosed:
+@value
+class BettingRoundClosed(Value):
     street: int
 
 
 # --- hand: showdown / pot ------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class PotsFormed:
+@value
+class PotsFormed(Value):
     pots: tuple[Pot, ...]  # main pot first
 
 
-@dataclass(frozen=True, slots=True)
-class HandShown:
+@value
+class HandShown(Value):
     seat: int
     cards: tuple[Card, ...]
     high: str = ""  # readable value, e.g. "full house, kings full of fours"
     low: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class HandMucked:
+@value
+class HandMucked(Value):
     seat: int
 
 
-@dataclass(frozen=True, slots=True)
-class PotAwarded:
+@value
+class PotAwarded(Value):
     pot_index: int
     portion: Portion
     shares: tuple[Share, ...]
     hand: str = ""  # the winning hand's name; empty when won uncontested
 
 
-@dataclass(frozen=True, slots=True)
-class HandEnded:
+@value
+class HandEnded(Value):
     stacks: tuple[SeatStack, ...]
 
 
 # --- hand: rake ------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class RakeTaken:
+@value
+class RakeTaken(Value):
     """Rake taken before awarding: ``from_pots[i]`` chips from pot i (main pot first)."""
 
     amount: int
@@ -371,8 +370,6 @@ TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut, PlayerTopp
 MONEY_EVENTS = (BuyInRequested, BuyInConfirmed, BuyInRefused, CashOutRequested,
                 CashOutConfirmed, RakeCredited)
 OPERATOR_EVENTS = (TablePaused, TableConfigured, TableClosing)
-fast_init(ForcedBet, SeatStack, HoleDeal, Pot, Share, *TABLE_EVENTS, *HAND_EVENTS, *MONEY_EVENTS,
-          *OPERATOR_EVENTS)
 Event = (
     TableCreated | PlayerSeated | PlayerLeft | PlayerSatOut | PlayerToppedUp
     | PlayerDisconnected | PlayerReconnected | PlayerTimedOut | PlayerLeaving | HandStarted | DeckCommitted | CardsDealt | DeckRevealed | ForcedBetPosted

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeGuard
 
 from .cards import SuitOrder
 from .errors import InvalidOptions
@@ -167,7 +168,7 @@ def _round_down(amount: int, unit: int) -> int:
     return amount - amount % unit
 
 
-def _is_int(x: object) -> bool:
+def _is_int(x: object) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
@@ -238,6 +239,7 @@ def table_options(
         if big_bet < small_bet:
             raise InvalidOptions("big_bet must be at least small_bet")
     if game.is_stud:
+        assert small_bet is not None  # stud is fixed limit: checked above
         ante = _round_down(small_bet // 10, unit) if ante is None else ante
         bring_in = bring_in if bring_in is not None else max(unit, _round_down(small_bet // 3, unit))
         if not 0 < bring_in <= small_bet:
@@ -246,6 +248,7 @@ def table_options(
         small_blind = big_blind = 0
     else:
         if fixed and big_blind is None:
+            assert small_bet is not None  # checked above
             big_blind = small_bet
             if small_blind is None:
                 small_blind = max(unit, _round_down(small_bet // 2, unit))
@@ -273,14 +276,15 @@ def table_options(
         small_bet=small_bet or 0, big_bet=big_bet or 0, ante=ante, ante_type=ante_type,
         bring_in=bring_in, suit_order=suit_order, rake_cap=rake_cap,
     )
-    rest = {k: v for k, v in rest.items() if k != "chip_unit"}
-    for name, value in rest.items():
+    # each checked below, or by replace() (an unknown name)
+    changes: dict[str, Any] = {k: v for k, v in rest.items() if k != "chip_unit"}
+    for name, value in changes.items():
         if name in _INT_OPTIONS and (not _is_int(value) or value < 0):
             raise InvalidOptions(f"{name} must be a whole non-negative number, not {value!r}")
         if name in _BOOL_OPTIONS and not isinstance(value, bool):
             raise InvalidOptions(f"{name} must be true or false, not {value!r}")
     try:
-        opts = replace(opts, **rest)
+        opts = replace(opts, **changes)
     except TypeError as exc:
         raise InvalidOptions(f"unknown table option: {exc}") from None
     if not 1 <= opts.max_bets <= 100:

@@ -134,6 +134,7 @@ def canonical_player_id(raw: object) -> str:
     why = player_id_problem(raw)
     if why is not None:
         raise IllegalAction(why)
+    assert isinstance(raw, str)  # player_id_problem refuses anything else
     return unicodedata.normalize("NFKC", raw)
 
 

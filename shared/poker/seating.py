@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .events import ForcedBet, ForcedKind
@@ -50,33 +51,68 @@ def _between(seat: int, start: int | None, end: int) -> bool:
 def plan_hand(table: TableState) -> HandPlan | None:
     """The next hand's button, players and forced bets; None while fewer than two can play."""
     active = [s for s in table.seats if s.stack > 0 and not s.sitting_out]
-    if table.options.game.is_stud:
-        return _plan_stud(table, active)
-    ready = [s.seat for s in active if not s.owes_big_blind]
-    owing = {s.seat: s for s in active if s.owes_big_blind}
     if len(active) < 2:
         return None
+    if table.options.game.is_stud:
+        seats = [s.seat for s in active]
+        button = _next_button(table, seats)
+        return HandPlan(button, tuple((s.seat, s.stack) for s in active),
+                        tuple(_antes(table.options, seats, button, None)), None, None, (), ())
+    ready = [s.seat for s in active if not s.owes_big_blind]
+    owing = {s.seat: s for s in active if s.owes_big_blind}
     if not ready:  # everyone is new (the others left): the table starts afresh
         ready, owing = [s.seat for s in active], {}
     button = _next_button(table, ready)
-    order = _after([s.seat for s in active], button)[:-1]  # from the button's left
-    small = next((s for s in order if s in ready), None)
+    blinds = plan_blinds(table.options, [s.seat for s in active], button, owing,
+                         table.last_big_blind)
+    away = [s.seat for s in table.seats if s.sitting_out]
+    return HandPlan(
+        button=blinds.button,
+        dealt=tuple((s.seat, s.stack) for s in table.seats if s.seat in blinds.dealt),
+        forced_bets=blinds.forced_bets, small_blind=blinds.small, big_blind=blinds.big,
+        missed_big_blind=tuple(s for s in away if _between(s, table.last_big_blind, blinds.big)),
+        missed_small_blind=tuple(s for s in away
+                                 if _between(s, table.last_small_blind, blinds.small)))
+
+
+@dataclass(frozen=True, slots=True)
+class Blinds:
+    button: int
+    small: int
+    big: int
+    dealt: frozenset[int]
+    forced_bets: tuple[ForcedBet, ...]
+
+
+def plan_blinds(opts: TableOptions, active: list[int], button: int,
+                owing: Mapping[int, Seat] | None = None,
+                last_big_blind: int | None = None) -> Blinds:
+    """Who posts what in a blind game, and who is dealt in: the one planner of forced bets.
+
+    ``active``: the seats that can play, by seat; ``button``: the button's seat; ``owing``:
+    the players among them who owe a big blind (newcomers and returning players), who are
+    dealt in only if they chose to post; ``last_big_blind``: the last hand's big blind, who
+    does not post it again when the table goes from three players to two.
+    """
+    owing = owing or {}
+    order = [s for s in _after(active, button) if s != button]  # from the button's left
+    small = next((s for s in order if s not in owing), None)
     if small is None:
         # The button is the only player who owes nothing: heads-up against the first player
         # the big blind reaches.
         small, big = button, order[0]
     else:
         later = order[order.index(small) + 1:]
-        big = later[0] if later else None
-        if big is None:  # nobody between the small blind and the button: heads-up
-            button, small, big = _heads_up(table, button, small)
-    dealt = set(ready) | {big}
+        if later:
+            big = later[0]
+        else:  # nobody between the small blind and the button: heads-up
+            button, small, big = _heads_up(last_big_blind, button, small)
+    dealt = {s for s in active if s not in owing} | {big}
     # Players who owe blinds and chose to post them are dealt in at once, except on the
     # button or the small-blind seat (those between the button and the small blind).
     after_small = order[order.index(small) + 1:] if small in order else order
     posting = [s for s in after_small if s in owing and s != big and owing[s].post_big_blind]
     dealt |= set(posting)
-    opts = table.options
     forced = _antes(opts, sorted(dealt), button, big)
     forced += [ForcedBet(small, ForcedKind.SMALL_BLIND, opts.small_blind),
                ForcedBet(big, ForcedKind.BIG_BLIND, opts.big_blind)]
@@ -84,13 +120,16 @@ def plan_hand(table: TableState) -> HandPlan | None:
         forced.append(ForcedBet(s, ForcedKind.BIG_BLIND, opts.big_blind))
         if owing[s].owes_small_blind:
             forced.append(ForcedBet(s, ForcedKind.DEAD_SMALL_BLIND, opts.small_blind))
-    away = [s.seat for s in table.seats if s.sitting_out]
-    return HandPlan(
-        button=button,
-        dealt=tuple((s.seat, s.stack) for s in table.seats if s.seat in dealt),
-        forced_bets=tuple(forced), small_blind=small, big_blind=big,
-        missed_big_blind=tuple(s for s in away if _between(s, table.last_big_blind, big)),
-        missed_small_blind=tuple(s for s in away if _between(s, table.last_small_blind, small)))
+    return Blinds(button, small, big, frozenset(dealt), tuple(forced))
+
+
+def forced_bets(opts: TableOptions, seats: Sequence[int], button: int) -> tuple[ForcedBet, ...]:
+    """The forced bets of a hand dealt to ``seats`` with the button at ``button``, when nobody
+    owes a blind: antes in stud; antes and blinds otherwise (:func:`plan_blinds`)."""
+    seats = sorted(seats)
+    if opts.game.is_stud:
+        return tuple(_antes(opts, seats, button, None))
+    return plan_blinds(opts, seats, button).forced_bets
 
 
 def _next_button(table: TableState, ready: list[int]) -> int:
@@ -100,32 +139,23 @@ def _next_button(table: TableState, ready: list[int]) -> int:
     return _after(ready, table.button)[0]
 
 
-def _heads_up(table: TableState, button: int, other: int) -> tuple[int, int, int]:
+def _heads_up(last_big_blind: int | None, button: int, other: int) -> tuple[int, int, int]:
     """Heads-up the button posts the small blind. Going from three players to two, the last
     hand's big blind does not post it again: they take the button and the small blind."""
-    if table.last_big_blind == other:
+    if last_big_blind == other:
         button, other = other, button
     return button, button, other
 
 
-def _antes(opts: TableOptions, dealt: list[int], button: int, big: int) -> list[ForcedBet]:
-    ordered = _after(dealt, button)
+def _antes(opts: TableOptions, dealt: list[int], button: int,
+           big: int | None) -> list[ForcedBet]:
+    """Antes, clockwise from the button's left: one per player, or the big blind's alone
+    (stud has no big blind: its ante is always per player)."""
+    if opts.game.is_stud:
+        return [ForcedBet(s, ForcedKind.ANTE, opts.ante) for s in _after(dealt, button)
+                ] if opts.ante else []
     if opts.ante_type is AnteType.PER_SEAT:
-        return [ForcedBet(s, ForcedKind.ANTE, opts.ante) for s in ordered]
-    if opts.ante_type is AnteType.BIG_BLIND:
+        return [ForcedBet(s, ForcedKind.ANTE, opts.ante) for s in _after(dealt, button)]
+    if opts.ante_type is AnteType.BIG_BLIND and big is not None:
         return [ForcedBet(big, ForcedKind.ANTE, opts.ante)]
     return []
-
-
-def _plan_stud(table: TableState, active: list[Seat]) -> HandPlan | None:
-    """Stud has no blinds: everyone with chips who is not sitting out is dealt in, antes
-    first; the button still rotates (deal order and odd chips)."""
-    seats = [s.seat for s in active]
-    if len(seats) < 2:
-        return None
-    button = _next_button(table, seats)
-    opts = table.options
-    forced = tuple(ForcedBet(s, ForcedKind.ANTE, opts.ante) for s in _after(seats, button)
-                   ) if opts.ante else ()
-    return HandPlan(button, tuple((s.seat, s.stack) for s in active), forced, None, None,
-                    (), ())

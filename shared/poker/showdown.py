@@ -46,7 +46,8 @@ def show_order(state: HandState) -> tuple[int, ...]:
     (an all-in showdown), clockwise from the button's left.
     """
     if state.final_round_bet:
-        start = state.last_aggressor if state.last_aggressor is not None else state.round_first
+        last = state.round
+        start = last.last_aggressor if last.last_aggressor is not None else last.first
     else:
         start = None
     if start is None:

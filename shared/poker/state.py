@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from itertools import compress
 
 from .cards import Card
-from .evolve import evolver, fast_init
 from .events import ForcedBet, Pot
+from .evolve import Value, value
 from .options import Game, Structure, TableOptions
 
 
@@ -30,8 +29,8 @@ class Phase(enum.Enum):
     __hash__ = object.__hash__
 
 
-@dataclass(frozen=True, slots=True)
-class Player:
+@value
+class Player(Value):
     seat: int
     stack: int  # chips behind
     start_stack: int
@@ -47,8 +46,6 @@ class Player:
     shown: bool = False
     mucked: bool = False
 
-    evolve = None  # set below: a fast replace
-
     @property
     def live(self) -> bool:
         """Still holds a hand (has not folded)."""
@@ -63,8 +60,28 @@ class Player:
         return tuple(compress(self.hole, self.face_up))
 
 
-@dataclass(frozen=True, slots=True)
-class HandState:
+@value
+class BettingRound(Value):
+    """A betting round's own fields (RULES §4). The betting rules open it and change it after
+    each action (betting.open_round, betting.after_action); the fold only stores it. It stays
+    on the hand after the round closes: the showdown starts from the last round's aggressor."""
+
+    current_bet: int = 0  # the bet to match (the full blind even when the blind was short)
+    full_level: int = 0  # fixed limit: the level of the last bet that counts toward the cap
+    min_raise: int = 0  # no/pot limit: the size of the last full bet or raise
+    bets_count: int = 0  # fixed limit: bets and raises this round (the big blind counts)
+    big_bet_made: bool = False  # stud 4th street open pair: a big-bet-size bet was made
+    uncapped: bool = False  # heads-up uncapped raising applies this round
+    last_aggressor: int | None = None
+    first: int | None = None  # first to act this round (None: nobody could act)
+    bring_in_seat: int | None = None  # stud: the lowest upcard, who must bring in
+
+
+NO_ROUND = BettingRound()
+
+
+@value
+class HandState(Value):
     options: TableOptions
     hand_no: int
     button: int
@@ -80,15 +97,7 @@ class HandState:
     commitments: tuple[str, ...] = ()
     # the betting round
     to_act: int | None = None
-    current_bet: int = 0  # the bet to match (the full blind even when the blind was short)
-    full_level: int = 0  # fixed limit: the level of the last bet that counts toward the cap
-    min_raise: int = 0  # no/pot limit: the size of the last full bet or raise
-    bets_count: int = 0  # fixed limit: bets and raises this round (the big blind counts)
-    big_bet_made: bool = False  # stud 4th street open pair: a big-bet-size bet was made
-    uncapped: bool = False  # heads-up uncapped raising applies this round
-    last_aggressor: int | None = None
-    round_first: int | None = None  # first to act this round
-    bring_in_seat: int | None = None  # stud: the lowest upcard, who must bring in
+    round: BettingRound = NO_ROUND  # the open round, or the last one once it closed
     forced_posted: int = 0  # forced bets posted so far (of `forced_bets`)
     reshuffled: bool = False  # stud: the deck was reshuffled for the current street
     betting_streets: int = 0  # rounds in which betting took place
@@ -99,8 +108,6 @@ class HandState:
     rake: int = 0
     rake_from: tuple[int, ...] = ()
     paid_out: int = 0  # chips awarded from the pots so far
-
-    evolve = None  # set below: a fast replace
 
     # --- small queries used throughout the core ---------------------------------------------
 
@@ -122,7 +129,7 @@ class HandState:
         return i
 
     def player(self, seat: int) -> Player:
-        # index() written out: asked about a hundred times a hand, and a call costs ~70 ns
+        # index()'s body, not a call to it: asked about a hundred times a hand (bench_hands)
         try:
             i = self.positions[seat]
         except (IndexError, TypeError):
@@ -174,8 +181,8 @@ class SagaKind(enum.Enum):
     RAKE = "rake"  # a hand's rake, owed to the house account
 
 
-@dataclass(frozen=True, slots=True)
-class Saga:
+@value
+class Saga(Value):
     """Money between the table and the wallet, not yet settled: ``key`` is the wallet's
     idempotency key (with the table id), ``seat``/``player_id`` whose money it is (0/"" for
     rake)."""
@@ -187,8 +194,8 @@ class Saga:
     player_id: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Seat:
+@value
+class Seat(Value):
     seat: int
     player_id: str
     stack: int  # chips behind between hands (during a hand the hand's own stacks count)
@@ -201,11 +208,9 @@ class Seat:
     connected: bool = True
     leaving: bool = False  # left during a hand: folded at their turn, freed after the hand
 
-    evolve = None  # set below: a fast replace
 
-
-@dataclass(frozen=True, slots=True)
-class TableState:
+@value
+class TableState(Value):
     table_id: str
     options: TableOptions
     seats: tuple[Seat, ...] = ()  # by seat number
@@ -247,12 +252,3 @@ class TableState:
     @property
     def hand_running(self) -> bool:
         return self.hand is not None and self.hand.phase is not Phase.DONE
-
-    evolve = None  # set below: a fast replace
-
-
-fast_init(Player, HandState, Saga, Seat, TableState)
-Player.evolve = evolver(Player)
-HandState.evolve = evolver(HandState)
-TableState.evolve = evolver(TableState)
-Seat.evolve = evolver(Seat)

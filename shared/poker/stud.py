@@ -27,7 +27,7 @@ def bring_in_seat(players: Iterable[Player], order: SuitOrder) -> int | None:
     return best[1] if best else None
 
 
-def showing_value(cards: Sequence[Card]) -> tuple:
+def showing_value(cards: Sequence[Card]) -> tuple[int, tuple[int, ...]]:
     """Rank of the cards showing: quads > trips > two pair > pair > high card, with kickers.
 
     No straights or flushes, the ace high, suits ignored (RULES §4). Comparable tuples.

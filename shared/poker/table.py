@@ -6,16 +6,18 @@ import re
 from dataclasses import dataclass, replace
 
 from . import events as E
-from .decide import Act, next_step, start_hand
+from .decide import Act, Step, next_step, start_hand
 from .errors import IllegalAction
 from .events import ActionKind
 from .options import MAX_CHIPS, TableOptions, buy_in_limits
-# PLAYER_ID_MAX and player_id_problem are re-exported (noqa: F401): the services write
-# T.player_id_problem to check a request before it reaches the log
-from .players import (PLAYER_ID_MAX, canonical_player_id, player_id_problem,  # noqa: F401
-                      player_key)
+
+# PLAYER_ID_MAX and player_id_problem are re-exported (the `X as X` imports, the explicit
+# form): the services write T.player_id_problem to check a request before it reaches the log
+from .players import PLAYER_ID_MAX as PLAYER_ID_MAX
+from .players import canonical_player_id, player_key
+from .players import player_id_problem as player_id_problem
 from .seating import plan_hand
-from .state import SagaKind, TableState
+from .state import Saga, SagaKind, Seat, TableState
 
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -68,8 +70,7 @@ def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
     taken = table.seat(seat)
     if taken is not None and not taken.leaving:
         raise IllegalAction(f"seat {seat} is taken")
-    if taken is not None or table.hand_running and any(
-            p.seat == seat for p in table.hand.players):
+    if taken is not None or _in_hand(table, seat):
         raise IllegalAction(f"seat {seat} frees when the hand in progress ends")
     who = player_key(player_id)
     same = next((s for s in table.seats if player_key(s.player_id) == who), None)
@@ -89,12 +90,18 @@ def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
     return [E.PlayerSeated(seat, player_id, buy_in, token_digest, bool(post_big_blind))]
 
 
+def _in_hand(table: TableState, seat: int) -> bool:
+    """The seat is dealt into the hand in progress."""
+    hand = table.hand
+    return hand is not None and table.hand_running and any(p.seat == seat for p in hand.players)
+
+
 def _pending_chips(table: TableState) -> int:
     """Chips asked of the wallet that have not reached their seats yet."""
     return sum(g.amount for g in table.sagas if g.kind in (SagaKind.BUY_IN, SagaKind.TOP_UP))
 
 
-def _seated(table: TableState, seat: int):
+def _seated(table: TableState, seat: int) -> Seat:
     s = table.seat(seat)
     if s is None:
         raise IllegalAction(f"seat {seat} is empty")
@@ -109,7 +116,7 @@ def _no_open_buy_in(table: TableState, seat: int) -> None:
                             f"try again once it is confirmed or refused")
 
 
-def _freed(table: TableState, s, key: str) -> list[object]:
+def _freed(table: TableState, s: Seat, key: str) -> list[object]:
     """The seat frees; at a table with a wallet its chips are cashed out first (saga
     ``key``)."""
     if table.options.wallet and s.stack > 0:
@@ -124,7 +131,7 @@ def leave(table: TableState, seat: int, key: str = "") -> list[object]:
     chips go back to it (a cash-out, saga ``key``)."""
     s = _seated(table, seat)
     _no_open_buy_in(table, seat)
-    if table.hand_running and any(p.seat == seat for p in table.hand.players):
+    if _in_hand(table, seat):
         if s.leaving:
             raise IllegalAction("you are already leaving: the seat frees when the hand ends")
         return [E.PlayerLeaving(seat)]
@@ -161,7 +168,7 @@ def top_up(table: TableState, seat: int, amount: int,
     _check_key(table, key)
     s = _seated(table, seat)
     _no_open_buy_in(table, seat)
-    if table.hand_running and any(p.seat == seat for p in table.hand.players):
+    if _in_hand(table, seat):
         raise IllegalAction("chips are added between hands: wait for this hand to end")
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
         raise IllegalAction("a top-up is a positive whole number of chips")
@@ -178,10 +185,12 @@ def top_up(table: TableState, seat: int, amount: int,
     return [E.PlayerToppedUp(seat, amount)]
 
 
-def settleable(table: TableState) -> tuple:
+def settleable(table: TableState) -> tuple[Saga, ...]:
     """The sagas the wallet can settle now, oldest first: all but a top-up of a seat in the
     running hand (its chips wait for the hand to end: table stakes)."""
-    running = {p.seat for p in table.hand.players} if table.hand_running else set()
+    hand = table.hand
+    running = ({p.seat for p in hand.players} if hand is not None and table.hand_running
+               else set())
     return tuple(g for g in table.sagas
                  if not (g.kind is SagaKind.TOP_UP and g.seat in running))
 
@@ -258,7 +267,7 @@ def start_next_hand(table: TableState) -> list[E.HandStarted]:
 
 @dataclass(frozen=True, slots=True)
 class StartHand:
-    owner: str = "table"
+    """Nothing is running and at least two can play: the next hand starts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +277,6 @@ class FoldLeaver:
 
     seat: int
     action: ActionKind = ActionKind.FOLD
-    owner: str = "betting"
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,14 +284,14 @@ class FreeSeat:
     """The hand is over: the seat of a player who left during it frees."""
 
     seat: int
-    owner: str = "table"
 
 
-def table_step(table: TableState) -> object | None:
+def table_step(table: TableState) -> Step | StartHand | FoldLeaver | FreeSeat | None:
     """What the table needs next without a player: a hand step owned by a service, the next
     hand, or None (waiting for a player's decision, or for players)."""
-    if table.hand_running:
-        step = next_step(table.hand)
+    hand = table.hand
+    if hand is not None and table.hand_running:
+        step = next_step(hand)
         if isinstance(step, Act):
             seat = table.seat(step.seat)
             if seat is None or not seat.leaving:
@@ -299,7 +307,7 @@ def table_step(table: TableState) -> object | None:
     return StartHand() if plan_hand(table) is not None else None
 
 
-def _to_free(table: TableState, s) -> bool:
+def _to_free(table: TableState, s: Seat) -> bool:
     """Between hands: the seat of a player who left during the hand frees, and at a closing
     table every seat does (once its chips are with it: no buy-in still with the wallet)."""
     return s.leaving or table.closing and table.seat_saga(s.seat) is None

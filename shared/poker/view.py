@@ -78,5 +78,5 @@ def table_view(table: TableState, viewer: int | None,
     # so every view carries them: a client need not ask again to know what it may do.
     legal = legal_actions(hand, to_act) if to_act else None
     return TableView(table.table_id, hand.hand_no, hand.phase.value, hand.button, hand.street,
-                     hand.board, hand.pot_total, hand.pots, hand.current_bet, to_act, legal,
+                     hand.board, hand.pot_total, hand.pots, hand.round.current_bet, to_act, legal,
                      tuple(seats), hand.rake)

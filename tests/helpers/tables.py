@@ -13,6 +13,7 @@ from poker.table.v1 import table_pb2_grpc
 
 from shared.infra.codec import decode_body
 from shared.infra.eventstore import EventStore
+from shared.infra.protomap import ACTION_KIND
 from shared.poker.events import ActionKind
 
 T0 = 1_700_000_000_000
@@ -32,12 +33,14 @@ class FakeClock:
 
 
 @asynccontextmanager
-async def clocked_stack(nats_url: str):
+async def clocked_stack(nats_url: str, env: dict[str, str] | None = None):
     """Every service on a fake clock, and a store to read the log: (stack, clock, store).
-    Set POKER_CLOCK_TICK_MS=0 first, so the keeper ticks only when a test calls ``tick()``."""
+    The keeper ticks only when a test calls ``tick()`` (POKER_CLOCK_TICK_MS=0); ``env``: more
+    of the services' settings, as variables (POKER_LIMIT_*, ...)."""
     from services.stack import start_local
     clock = FakeClock()
-    stack = await start_local(nats_url, now_ms=clock)
+    stack = await start_local(nats_url, now_ms=clock,
+                              env={"POKER_CLOCK_TICK_MS": "0", **(env or {})})
     store = await EventStore.connect(nats_url, create=False)
     try:
         yield stack, clock, store
@@ -130,7 +133,7 @@ class Table:
         assert v.to_act, "nobody is on turn"
         req = tpb.ActRequest(table_id=self.table_id, seat=v.to_act,
                              seat_token=self.tokens[v.to_act], hand_no=v.hand_no,
-                             action=ev.ActionKind.Value(f"ACTION_KIND_{kind.name}"),
+                             action=ACTION_KIND.to_pb(kind),
                              command_id=command_id or uuid.uuid4().hex)
         if amount is not None:
             req.amount = amount

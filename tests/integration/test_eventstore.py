@@ -9,8 +9,7 @@ import asyncio
 import pytest
 from nats.js.errors import APIError
 
-from shared.infra.eventstore import (READ_BATCH, STREAM, AppendConflict, EventStore,
-                                     subject)
+from shared.infra.eventstore import READ_BATCH, STREAM, AppendConflict, EventStore, subject
 
 
 async def _winners(results: list) -> tuple[list, list]:

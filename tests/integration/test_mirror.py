@@ -16,8 +16,14 @@ from nats.js import api as js_api
 from nats.js.errors import NotFoundError
 
 from shared.audit import audit_table
-from shared.infra.eventstore import (LOG_ID, MIRROR_OF, MIRROR_STREAM, STREAM, SUBJECT_PREFIX,
-                                     EventStore)
+from shared.infra.eventstore import (
+    LOG_ID,
+    MIRROR_OF,
+    MIRROR_STREAM,
+    STREAM,
+    SUBJECT_PREFIX,
+    EventStore,
+)
 from shared.infra.mirror import MirrorRefused, connect_mirror, copy_new, reconcile
 from shared.infra.natsserver import NatsServer
 from shared.infra.repository import TableRepository, digest

@@ -4,24 +4,31 @@ JetStream's duplicate window; a reused command id is refused; a broken log is de
 
 from __future__ import annotations
 
-import random
-
 import asyncio
 import hashlib
+import random
 
 import pytest
 from poker.events.v1 import events_pb2 as pb
 
 from shared.audit.sample import seeded_dealer
 from shared.infra.eventstore import EventStore, StreamSettings
-from shared.infra.repository import (CommandReused, CorruptLog, LoadedTable, TableRepository,
-                                     build_commit, digest, fold_commit)
+from shared.infra.repository import (
+    CommandReused,
+    CorruptLog,
+    LoadedTable,
+    TableRepository,
+    build_commit,
+    digest,
+    fold_commit,
+)
 from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker import table as T
 from shared.poker.driver import Dealer, check_call_policy
 from shared.poker.errors import IllegalAction
 from shared.poker.options import table_options
+from shared.poker.steprules import STEPS
 
 OPTIONS = table_options("holdem", "no_limit", small_blind=1, big_blind=2)
 TID = "t1"
@@ -56,15 +63,13 @@ def next_decision(state, dealer: Dealer):
         c = dealer.new_deck()
         return lambda t: D.commit_deck(t.hand, c)
     if isinstance(step, D.Deal):
-        return lambda t: D.deal(t.hand, dealer.take(t.hand, step.count))
+        return lambda t: D.deal_from(t.hand, dealer.decks[-1])
     if isinstance(step, D.RevealDeck):
         return lambda t: D.reveal_deck(t.hand, dealer.decks, dealer.salts)
     if isinstance(step, D.Show):
         return lambda t: D.showdown_default(t.hand, step.seat)
-    simple = {D.PostForcedBets: D.post_forced_bets, D.CloseRound: D.close_round,
-              D.FormPots: D.form_pots, D.TakeRake: D.take_rake, D.AwardPots: D.award_pots}
-    fn = simple.get(type(step))
-    return None if fn is None else (lambda t: fn(t.hand))
+    house = STEPS[type(step)].house
+    return None if house is None else (lambda t: house(t.hand))
 
 
 async def play(repo: TableRepository, dealer: Dealer, until_hand: int, steps: int = 10_000,

@@ -2,17 +2,24 @@
 
 Each example draws a table (game, structure, blinds or bets, antes, chip unit, cap, rake,
 suit order), 2 to max_seats players with stacks from one unit (all in from the forced bets)
-to deep, a button, a shuffled deck and a random legal policy, and plays the hand through the
-decisions and the fold. The properties:
+to deep, a button, a deck shuffled by a seeded ``random.Random`` (the seed is part of the
+example, so a failure replays) and a random legal policy, and plays the hand through the
+decisions and the fold. A hand during which the engine raises fails every property (legal
+play must never be refused). The properties:
 
 - chips are conserved after every event (stacks + pots + rake == what came to the table);
 - random legal play always finishes a hand, within a bound of steps;
 - side pots add up to the contributions, each pot contested by exactly the live players who
-  contributed up to its level;
-- the rake is never negative, never above its cap, never above the pot;
-- folding a prefix and then the rest equals folding everything; replaying from scratch gives
-  the same final state;
-- every ActionTaken was within the legal actions at that point.
+  contributed up to its level (RULES §5);
+- the rake is exactly RULES §8's (percent of the pot rounded down to the chip unit, capped,
+  no flop no drop), computed independently (tests/helpers/rules_model.py);
+- the final stacks are the rule book's award (RULES §5/§6/§8, ``rules_settlement``: pots by
+  contribution levels, hi/lo halves, 8-or-better low, odd chips in the rule book's order);
+- folding a prefix and then the rest equals folding everything, and every prefix folds to the
+  state the driver had at that point; the driver's own fast path (``run_hand``) ends in the
+  state its events fold to; playing the same hand again gives the same events;
+- every ActionTaken was allowed by the betting rules of RULES §3/§4 as an independent model
+  (``RulesOracle``) computes them: the call, the check, the raise bounds, the all-in flag.
 """
 
 from __future__ import annotations
@@ -26,13 +33,13 @@ from hypothesis import strategies as st
 
 from shared.poker import decide as D
 from shared.poker import events as E
-from shared.poker.betting import legal_actions
 from shared.poker.cards import DECK
-from shared.poker.driver import Dealer, automatic_decision, new_table, random_policy
+from shared.poker.driver import Dealer, automatic_decision, new_table, random_policy, run_hand
 from shared.poker.events import ActionKind
 from shared.poker.fold import apply, fold
-from shared.poker.options import RakeCap, TableOptions, table_options
+from shared.poker.options import RakeCap, Structure, TableOptions, table_options
 from shared.poker.state import HandState, TableState
+from tests.helpers.rules_model import RulesOracle, rules_rake, rules_settlement
 
 GAMES = [
     ("holdem", "fixed_limit"), ("holdem", "pot_limit"), ("holdem", "no_limit"),
@@ -90,6 +97,8 @@ class PlayedHand:
     finished: bool
     steps: int
     error: str = ""  # an exception the engine raised mid-hand (a bug: legal play must not)
+    seed: int = 0  # the seed of the deck, salts and policy: play(...) again replays the hand
+    passive: bool = False
 
     def ok(self) -> "PlayedHand":
         """Fail at once, readably, if the hand did not play to its end."""
@@ -128,12 +137,17 @@ def passive_policy(rng: random.Random):
     return choose
 
 
-def play(options: TableOptions, stacks: list[tuple[int, int]], button: int, seed: int,
-         passive: bool = False) -> PlayedHand:
+def seeded(seed: int, passive: bool) -> tuple[random.Random, Dealer, object]:
+    """The deck, salts and policy of one example, all from one seeded random.Random."""
     rng = random.Random(seed)
     dealer = Dealer(shuffle=lambda pool: tuple(rng.sample(list(pool), len(pool))),
                     salt=lambda: f"{rng.getrandbits(64):016x}")
-    policy = passive_policy(rng) if passive else random_policy(rng)
+    return rng, dealer, passive_policy(rng) if passive else random_policy(rng)
+
+
+def play(options: TableOptions, stacks: list[tuple[int, int]], button: int, seed: int,
+         passive: bool = False) -> PlayedHand:
+    rng, dealer, policy = seeded(seed, passive)
     table = new_table(options)
     events: list[object] = []
     before: list[HandState | None] = []
@@ -153,7 +167,7 @@ def play(options: TableOptions, stacks: list[tuple[int, int]], button: int, seed
             step = D.next_step(hand)
             if isinstance(step, D.HandComplete):
                 return PlayedHand(options, stacks, button, total, events, before, table, True,
-                                  steps)
+                                  steps, seed=seed, passive=passive)
             if isinstance(step, D.Act):
                 action, to = policy(hand, step.legal)
                 push(D.act(hand, step.seat, action, to))
@@ -167,10 +181,12 @@ def play(options: TableOptions, stacks: list[tuple[int, int]], button: int, seed
                     push(D.showdown_default(hand, step.seat))
             else:
                 push(auto(hand, step, dealer))
-    except Exception as exc:  # noqa: BLE001 - reported by the properties, with the hand
+    except Exception as exc:  # noqa: BLE001 - fails every property (PlayedHand.ok), with the hand
         return PlayedHand(options, stacks, button, total, events, before, table, False, -1,
-                          error=f"{type(exc).__name__}: {exc} at {events[-1:]}")
-    return PlayedHand(options, stacks, button, total, events, before, table, False, STEP_BOUND)
+                          error=f"{type(exc).__name__}: {exc} at {events[-1:]}", seed=seed,
+                          passive=passive)
+    return PlayedHand(options, stacks, button, total, events, before, table, False, STEP_BOUND,
+                      seed=seed, passive=passive)
 
 
 @st.composite
@@ -197,6 +213,7 @@ def _of(hand: PlayedHand, kind: type) -> list:
 @PROPERTY_SETTINGS
 @given(played_hands())
 def test_random_legal_play_always_finishes_a_hand(h):
+    """RULES §4-§6: legal play always reaches the end of the hand, with chips conserved."""
     h.ok()
     assert isinstance(h.events[-1], E.DeckRevealed)
     [ended] = [e for _, e in _of(h, E.HandEnded)]
@@ -208,7 +225,10 @@ def test_random_legal_play_always_finishes_a_hand(h):
 @PROPERTY_SETTINGS
 @given(played_hands())
 def test_chips_are_conserved_after_every_event(h):
-    table = None  # every event the hand got to, even if the engine failed later
+    """RULES §8: "stacks + pots + rake always equal what came to the table", after every
+    event of a hand that played to its end (a hand the engine broke off fails)."""
+    h.ok()
+    table = None
     for e in h.events_all:
         table = apply(table, e)
         hand = table.hand
@@ -297,23 +317,27 @@ def test_no_pot_holds_a_players_own_uncalled_chips(h):
 
 @PROPERTY_SETTINGS
 @given(played_hands())
-def test_rake_is_never_negative_above_its_cap_or_above_the_pot(h):
+def test_rake_is_exactly_the_rule_books(h):
+    """RULES §8: rake = min(cap, percent x the total pot after uncalled bets are returned),
+    rounded down to the chip unit, the cap by players dealt in, nothing under no_flop_no_drop
+    when the hand ended before the flop (stud: on 3rd street); taken from the main pot first,
+    then the side pots in order. The amount is computed here from the options, the pots and
+    whether a flop (4th street) was dealt, not read from the engine."""
     h.ok()
     [(i, taken)] = _of(h, E.RakeTaken)
     state = h.before[i]
     pots = state.pots
     opts = h.options
-    assert taken.amount >= 0
-    assert taken.amount <= sum(p.amount for p in pots)
-    cap = opts.rake_cap.for_players(len(state.players))
-    if cap is not None:
-        assert taken.amount <= cap
-    assert taken.amount % opts.chip_unit == 0
-    assert taken.amount * 10_000 <= opts.rake_basis_points * sum(p.amount for p in pots)
+    total = sum(p.amount for p in pots)
+    reached_flop = any(e.street >= 1 for _, e in _of(h, E.CardsDealt))
+    expected = rules_rake(opts, total, len(state.players), reached_flop)
+    assert taken.amount == expected, (
+        f"rake {taken.amount}, RULES §8 gives {expected}: {opts.rake_basis_points} bp of "
+        f"{total}, cap {opts.rake_cap}, unit {opts.chip_unit}, flop dealt {reached_flop}")
+    if opts.no_flop_no_drop and not reached_flop:
+        assert taken.amount == 0
     assert len(taken.from_pots) == len(pots) and sum(taken.from_pots) == taken.amount
     assert all(0 <= t <= p.amount for t, p in zip(taken.from_pots, pots))
-    if opts.no_flop_no_drop and state.street == 0:
-        assert taken.amount == 0
     # taken from the main pot first: a later pot is touched only once earlier ones are empty
     for k, t in enumerate(taken.from_pots):
         if t:
@@ -321,46 +345,97 @@ def test_rake_is_never_negative_above_its_cap_or_above_the_pot(h):
 
 
 @PROPERTY_SETTINGS
+@given(played_hands())
+def test_final_stacks_are_the_rule_books_award(h):
+    """RULES §5, §6, §8: the final stacks are what the rule book awards, computed from the
+    hand's events alone (tests/helpers/rules_model.py: the uncalled stake returned, pots by
+    contribution levels, rake, each pot or half to its best eligible hand, 8-or-better lows,
+    odd chips in the rule book's order), never from the engine's pots or awards."""
+    h.ok()
+    [ended] = [e for _, e in _of(h, E.HandEnded)]
+    ours = {x.seat: x.stack for x in ended.stacks}
+    book = rules_settlement(h.options, h.events)
+    assert ours == book.stacks, f"ours {ours}, the rule book's {book}"
+
+
+@PROPERTY_SETTINGS
 @given(played_hands(), st.data())
 def test_folding_a_prefix_then_the_rest_equals_folding_all(h, data):
+    """Event sourcing (RULES §1: a replay always knows what happened): folding any prefix and
+    then the rest gives the final state the driver reached, and the prefix alone gives the
+    state the driver had after those events (``h.before``, recorded while playing)."""
     h.ok()
     evs = h.events_all
     k = data.draw(st.integers(0, len(evs)), label="k")
-    assert fold(evs[k:], fold(evs[:k])) == fold(evs)
+    prefix = fold(evs[:k])
+    assert fold(evs[k:], prefix) == h.final
+    if 1 <= k <= len(h.before):  # evs[:k] is TableCreated and the first k - 1 hand events
+        assert prefix.hand == h.before[k - 1]
 
 
 @PROPERTY_SETTINGS
 @given(played_hands())
 def test_replaying_a_hand_from_scratch_gives_the_same_final_state(h):
+    """Event sourcing: the events alone give the final state; the same inputs (seed, table,
+    stacks) give the same events again (no hidden clock or randomness); the driver's own
+    fast path (run_hand folds hand events on their own) ends in the state its events fold
+    to."""
     h.ok()
     assert fold(h.events_all) == h.final
-    assert fold(list(h.events_all)) == fold(h.events_all)
+    again = play(h.options, h.stacks, h.button, h.seed, h.passive)
+    assert again.events == h.events and again.final == h.final
+    _, dealer, policy = seeded(h.seed, h.passive)
+    start = new_table(h.options)
+    table, events = run_hand(start, 1, h.button, h.stacks, policy, dealer)
+    assert fold(events, start) == table
+    assert table.hand.phase.value == "done"
+
+
+def _open_pair(state: HandState) -> bool:
+    return any(len({c.rank for c in p.upcards}) < len(p.upcards) for p in state.live_players)
 
 
 @PROPERTY_SETTINGS
 @given(played_hands())
 def test_every_action_taken_was_legal_at_that_point(h):
+    """RULES §3/§4: every ActionTaken was allowed, by an independent model of the betting
+    rules (RulesOracle: the amount to call after short forced bets and all-ins, the check,
+    whether a raise is allowed after short all-ins and at the cap, its minimum and pot-limit
+    maximum), not by the engine's own legal_actions. Where the model does not go (heads-up
+    uncapped raising, stud's open-pair 4th street, a raise nobody could answer) only what it
+    still fixes is checked."""
     h.ok()
+    oracle = RulesOracle(h.options)
+    fixed = h.options.structure is Structure.FIXED_LIMIT
     for i, e in _of(h, E.ActionTaken):
         state = h.before[i]
-        legal = legal_actions(state, e.seat)
-        assert legal is not None, f"{e} out of turn"
         p = state.player(e.seat)
         a = e.action
-        if a is ActionKind.FOLD:
-            assert legal.can_fold and e.added == 0
-        elif a is ActionKind.CHECK:
-            assert legal.can_check and e.added == 0
-        elif a is ActionKind.CALL:
-            assert legal.call > 0 and e.added == legal.call
-        elif a is ActionKind.BRING_IN:
-            assert legal.bring_in > 0 and e.added == legal.bring_in
-        else:
-            assert a is legal.raise_kind and legal.allows_raise_to(e.to), f"{e} vs {legal}"
-            assert e.added == e.to - p.round_bet
-        assert 0 <= e.added <= p.stack
-        assert e.all_in == (e.added == p.stack and e.added > 0) or a in (
-            ActionKind.FOLD, ActionKind.CHECK)
+        assert state.to_act == e.seat, f"{e} out of turn"
+        assert 0 <= e.added <= p.stack and e.to == p.round_bet + e.added
+        assert e.all_in == (e.added == p.stack and e.added > 0), e
+        if a is ActionKind.BRING_IN:  # RULES §3: the bring-in, or what the player has
+            assert state.options.game.is_stud and state.street == 0
+            assert e.added == min(h.options.bring_in, p.stack)
+        elif a is ActionKind.FOLD:
+            assert e.added == 0
+        elif not (a is ActionKind.COMPLETE and state.street == 0
+                  and not any(q.round_bet for q in state.players)):
+            exp = oracle.expected(state, e.seat)
+            if a is ActionKind.CHECK:
+                assert e.added == 0 and exp.can_check, (e, exp)
+            elif a is ActionKind.CALL:
+                assert e.added == exp.call > 0, (e, exp)
+            else:
+                modelled = not (h.options.heads_up_uncapped or exp.raise_optional
+                                or (state.street == 1 and _open_pair(state)))
+                if modelled:
+                    assert exp.can_raise, (e, exp)
+                    if fixed:
+                        assert e.to == exp.min_to, (e, exp)
+                    else:
+                        assert exp.min_to <= e.to <= exp.max_to, (e, exp)
+        oracle.on_action(state, e)
 
 
 # One focused run per game and structure, so none of them is left to chance.
@@ -368,6 +443,8 @@ def test_every_action_taken_was_legal_at_that_point(h):
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_every_game_and_structure_finishes_and_conserves_chips(data):
+    """RULES §2, §8: every game and structure plays to its end, chips conserved after every
+    event, final stacks the rule book's award."""
     for gs in GAMES:
         h = data.draw(played_hands(gs), label=f"{gs}").ok()
         table = None
@@ -375,9 +452,13 @@ def test_every_game_and_structure_finishes_and_conserves_chips(data):
             table = apply(table, e)
             if table.hand is not None:
                 assert table.hand.chips_in_play == h.total
+        ours = {p.seat: p.stack for p in h.final.hand.players}
+        assert ours == rules_settlement(h.options, h.events).stacks, gs
 
 
 def test_eight_stud_players_who_all_stay_run_out_of_cards_and_finish():
+    """RULES §1: eight stud players who all stay run the deck out: a reshuffle, and the hand
+    still finishes with every chip accounted for (seeded deck: a failure replays)."""
     from shared.poker.driver import check_call_policy
     for game in ("stud", "stud_hilo"):
         options = table_options(game, "fixed_limit", small_bet=10)
@@ -385,7 +466,6 @@ def test_eight_stud_players_who_all_stay_run_out_of_cards_and_finish():
         deck = tuple(rng.sample(DECK, 52))
         dealer = Dealer(shuffle=lambda pool, d=deck: d if len(pool) == 52 else tuple(pool),
                         salt=lambda: "s")
-        from shared.poker.driver import run_hand
         table, events = run_hand(new_table(options), 1, 8, [(s, 500) for s in range(1, 9)],
                                  policy=check_call_policy, dealer=dealer)
         assert table.hand.phase.value == "done"

@@ -17,8 +17,14 @@ from shared.poker import events as E
 from shared.poker.betting import legal_actions
 from shared.poker.events import ActionKind
 from shared.poker.options import MAX_CHIPS, TableOptions, buy_in_limits, table_options
-from tests.property.test_hand_properties import (GAMES, PROPERTY_SETTINGS, PlayedHand, _of,
-                                                 play, table_opts)
+from tests.property.test_hand_properties import (
+    GAMES,
+    PROPERTY_SETTINGS,
+    PlayedHand,
+    _of,
+    play,
+    table_opts,
+)
 
 
 def wide(lo: int, hi: int) -> st.SearchStrategy[int]:

@@ -7,6 +7,7 @@ log whose hash chain breaks."""
 from __future__ import annotations
 
 import uuid
+from functools import partial
 
 import grpc
 import pytest
@@ -30,12 +31,11 @@ NL = dict(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT, small_blind=1, b
 
 
 @pytest_asyncio.fixture
-async def clocked(nats_server, monkeypatch):
+async def clocked(nats_server):
     """The stack on a fake clock; the keeper ticks only when a test calls ``tick()``; small
     Watch caps so that a flood is cheap to make."""
-    monkeypatch.setenv("POKER_CLOCK_TICK_MS", "0")
-    monkeypatch.setenv("POKER_LIMIT_WATCHES_PER_CALLER", "3")
-    async with clocked_stack(nats_server.url) as clocked:
+    async with clocked_stack(nats_server.url,
+                             env={"POKER_LIMIT_WATCHES_PER_CALLER": "3"}) as clocked:
         yield clocked
 
 
@@ -166,15 +166,15 @@ async def test_a_replayed_sitdown_returns_no_token(clocked):
             seat_req = tpb.SeatRequest(table_id="replay", seat=seat, seat_token=tok,
                                        command_id=f"{name}-{seat}")
             calls = {
-                "Act": lambda: stub.Act(tpb.ActRequest(
+                "Act": partial(stub.Act, tpb.ActRequest(
                     table_id="replay", seat=seat, seat_token=tok, hand_no=view.hand_no,
                     action=ev.ACTION_KIND_FOLD, command_id=f"{name}-act-{seat}")),
-                "GetState": lambda: stub.GetState(tpb.ViewRequest(
+                "GetState": partial(stub.GetState, tpb.ViewRequest(
                     table_id="replay", seat=seat, seat_token=tok)),
-                "Leave": lambda: stub.Leave(seat_req),
-                "SitOut": lambda: stub.SitOut(tpb.SitOutRequest(seat=seat_req, sit_out=True)),
-                "TopUp": lambda: stub.TopUp(tpb.TopUpRequest(seat=seat_req, amount=10)),
-                "Disconnect": lambda: stub.Disconnect(seat_req),
+                "Leave": partial(stub.Leave, seat_req),
+                "SitOut": partial(stub.SitOut, tpb.SitOutRequest(seat=seat_req, sit_out=True)),
+                "TopUp": partial(stub.TopUp, tpb.TopUpRequest(seat=seat_req, amount=10)),
+                "Disconnect": partial(stub.Disconnect, seat_req),
             }
             for method, call in calls.items():
                 details = await denied(store, call)
@@ -306,10 +306,9 @@ async def test_watch_streams_are_capped_per_caller(clocked):
 
 
 @pytest_asyncio.fixture
-async def few_spectators(nats_server, monkeypatch):
-    monkeypatch.setenv("POKER_CLOCK_TICK_MS", "0")
-    monkeypatch.setenv("POKER_LIMIT_WATCHES_PER_TABLE", "2")
-    async with clocked_stack(nats_server.url) as clocked:
+async def few_spectators(nats_server):
+    async with clocked_stack(nats_server.url,
+                             env={"POKER_LIMIT_WATCHES_PER_TABLE": "2"}) as clocked:
         yield clocked
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import partial
 
 import grpc
 import pytest
@@ -179,12 +180,12 @@ async def test_acting_without_holding_the_seat_is_denied(tables):
     holder = t.stub.of(seat)  # the seat's own player: only the named field is wrong
     for name, override in cases.items():
         req = await t.act_request(**{"seat": seat, **override})
-        e = await refused(t, lambda: holder.Act(req), DENIED)
+        e = await refused(t, partial(holder.Act, req), DENIED)
         assert "token" in e.details() or "seat" in e.details(), (name, e.details())
     # the seat's right token, sent by another authenticated player: the seat is not theirs
     req = await t.act_request(seat=seat)
     for player in (other_seat, 3, 9):  # the other player in the hand, a waiting one, a stranger
-        e = await refused(t, lambda: t.stub.of(player).Act(req), DENIED)
+        e = await refused(t, partial(t.stub.of(player).Act, req), DENIED)
         assert f"seat {seat}" in e.details(), (player, e.details())
 
 
@@ -192,13 +193,13 @@ async def test_private_views_and_seat_commands_need_the_seats_token(tables):
     t = tables
     s = t.stub.of(1)  # seat 1's player, who holds only seat 1 (and seat 1 of t2)
     for seat, token in ((1, t.tokens[2]), (1, ""), (1, t.other_token), (7, t.tokens[1])):
-        await refused(t, lambda: s.GetState(tpb.ViewRequest(table_id="t1", seat=seat,
-                                                            seat_token=token)), DENIED)
-        await refused(t, lambda: s.Watch(tpb.ViewRequest(table_id="t1", seat=seat,
-                                                         seat_token=token)), DENIED)
-        await refused(t, lambda: s.Leave(tpb.SeatRequest(
+        await refused(t, partial(s.GetState, tpb.ViewRequest(table_id="t1", seat=seat,
+                                                             seat_token=token)), DENIED)
+        await refused(t, partial(s.Watch, tpb.ViewRequest(table_id="t1", seat=seat,
+                                                          seat_token=token)), DENIED)
+        await refused(t, partial(s.Leave, tpb.SeatRequest(
             table_id="t1", seat=seat, seat_token=token, command_id="leave-x")), DENIED)
-        await refused(t, lambda: s.SitOut(tpb.SitOutRequest(seat=tpb.SeatRequest(
+        await refused(t, partial(s.SitOut, tpb.SitOutRequest(seat=tpb.SeatRequest(
             table_id="t1", seat=seat, seat_token=token, command_id="out-x"), sit_out=True)),
             DENIED)
 
@@ -209,7 +210,7 @@ async def test_a_stale_or_future_hand_number_is_refused(tables):
     t = tables
     for hand_no in (0, -1, 2, 1000, 2**63 - 1):
         req = await t.act_request(hand_no=hand_no)
-        e = await refused(t, lambda: t.stub.Act(req), PRECONDITION)
+        e = await refused(t, partial(t.stub.Act, req), PRECONDITION)
         assert "hand" in e.details()
 
 
@@ -219,7 +220,7 @@ async def test_acting_out_of_turn_and_illegal_actions_are_refused(tables):
     not_on_turn = 3 - v.to_act
     for seat in (not_on_turn, 3):  # the other player; the seat waiting for the next hand
         req = await t.act_request(seat=seat)
-        e = await refused(t, lambda: t.stub.Act(req), PRECONDITION)
+        e = await refused(t, partial(t.stub.Act, req), PRECONDITION)
         assert "turn" in e.details() or "not in this hand" in e.details(), e.details()
     req = await t.act_request(action=ev.ACTION_KIND_CHECK)  # facing the big blind
     await refused(t, lambda: t.stub.Act(req), PRECONDITION)
@@ -240,7 +241,7 @@ async def test_acting_after_folding_is_refused(tables):
     assert v.hand_no == 1 and v.phase == "done"  # heads-up: the fold ended the hand
     for action in (ev.ACTION_KIND_CALL, ev.ACTION_KIND_FOLD, ev.ACTION_KIND_CHECK):
         req = await t.act_request(seat=folder, action=action, command_id="late")
-        await refused(t, lambda: s.Act(req), PRECONDITION)
+        await refused(t, partial(s.Act, req), PRECONDITION)
 
 
 async def test_two_simultaneous_commands_from_one_seat_exactly_one_wins(tables):
@@ -263,11 +264,11 @@ async def test_bad_amounts_are_refused(tables):
     assert mine.legal.max_to > 0
     for amount in (-1, -(2**63), 0, 2**63 - 1, 2**53 + 1):
         req = await t.act_request(action=ev.ACTION_KIND_RAISE, amount=amount)
-        e = await refused(t, lambda: t.stub.Act(req), INVALID, PRECONDITION)
+        e = await refused(t, partial(t.stub.Act, req), INVALID, PRECONDITION)
         assert str(amount) in e.details() or "amount" in e.details(), e.details()
     for amount in (mine.legal.max_to + 1, 10**6):  # more than the stack
         req = await t.act_request(action=ev.ACTION_KIND_RAISE, amount=amount)
-        e = await refused(t, lambda: t.stub.Act(req), PRECONDITION, INVALID)
+        e = await refused(t, partial(t.stub.Act, req), PRECONDITION, INVALID)
         assert "more than you have" in e.details(), e.details()
     below_min = mine.legal.min_to - 1
     req = await t.act_request(action=ev.ACTION_KIND_RAISE, amount=below_min)
@@ -283,12 +284,12 @@ async def test_unknown_enum_values_are_invalid(tables):
     t = tables
     for action in (0, 8, 99, -5, 2**31 - 1):
         req = await t.act_request(action=action)
-        e = await refused(t, lambda: t.stub.Act(req), INVALID)
+        e = await refused(t, partial(t.stub.Act, req), INVALID)
         assert "action" in e.details()
     for game, structure in ((0, 3), (99, 3), (1, 0), (1, 99), (-1, 3)):
         settings = tpb.TableSettings(game=game, structure=structure, small_blind=1,
                                      big_blind=2)
-        await refused(t, lambda: t.stub.CreateTable(tpb.CreateTableRequest(
+        await refused(t, partial(t.stub.CreateTable, tpb.CreateTableRequest(
             table_id="t9", settings=settings, command_id="x")), INVALID)
     stud_nl = tpb.TableSettings(game=ev.GAME_STUD, structure=ev.STRUCTURE_NO_LIMIT)
     await refused(t, lambda: t.stub.CreateTable(tpb.CreateTableRequest(
@@ -314,7 +315,7 @@ async def test_bad_table_settings_are_invalid(tables):
     for fields in bad:
         settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
                                      **fields)
-        await refused(t, lambda: t.stub.CreateTable(tpb.CreateTableRequest(
+        await refused(t, partial(t.stub.CreateTable, tpb.CreateTableRequest(
             table_id="t9", settings=settings, command_id="x")), INVALID)
 
 
@@ -324,12 +325,12 @@ async def test_oversized_and_malformed_ids_are_refused(tables):
     t = tables
     s = t.stub
     for command_id in ("", "x" * 129, "x" * 100_000, "has space", "naïve", "a\nb"):
-        await refused(t, lambda: s.SitDown(tpb.SitDownRequest(
+        await refused(t, partial(s.SitDown, tpb.SitDownRequest(
             table_id="t1", seat=4, buy_in=200, command_id=command_id)),
             INVALID)
         req = await t.act_request(command_id=command_id)
-        await refused(t, lambda: s.Act(req), INVALID)
-        await refused(t, lambda: s.CreateTable(tpb.CreateTableRequest(
+        await refused(t, partial(s.Act, req), INVALID)
+        await refused(t, partial(s.CreateTable, tpb.CreateTableRequest(
             table_id="t9", settings=NL, command_id=command_id)), INVALID)
     # The player id is the token's subject, no longer a field (an issuer will not sign a bad
     # one): what the caller sends for its identity is the token, and a bad one is refused.
@@ -339,7 +340,7 @@ async def test_oversized_and_malformed_ids_are_refused(tables):
     for bearer, codes in (("", {C.UNAUTHENTICATED}), ("not-a-jwt", {C.UNAUTHENTICATED}),
                           ("x" * 9000, {C.UNAUTHENTICATED, C.RESOURCE_EXHAUSTED}),
                           ("x" * 100_000, {C.RESOURCE_EXHAUSTED})):  # over gRPC's hard limit
-        await refused(t, lambda: t.bare.SitDown(tpb.SitDownRequest(
+        await refused(t, partial(t.bare.SitDown, tpb.SitDownRequest(
             table_id="t1", seat=4, buy_in=200, command_id="sit-4"),
             metadata=(("authorization", f"Bearer {bearer}"),)), *codes)
     # beyond the server's 1 MiB message limit: refused before any handler runs
@@ -387,12 +388,12 @@ async def test_a_buy_in_outside_the_limits_is_refused(tables):
     t = tables
     p4 = t.stub.of(4)  # with 1000 chips in the wallet: the table's limits refuse these
     for buy_in in (0, -200, 39, 401, 2**63 - 1, -(2**63)):
-        e = await refused(t, lambda: p4.SitDown(tpb.SitDownRequest(
+        e = await refused(t, partial(p4.SitDown, tpb.SitDownRequest(
             table_id="t1", seat=4, buy_in=buy_in, command_id="sit-4")),
             PRECONDITION, INVALID)
         assert "40 to 400" in e.details(), e.details()
     for seat in (0, -1, 11, 2**31 - 1):
-        await refused(t, lambda: p4.SitDown(tpb.SitDownRequest(
+        await refused(t, partial(p4.SitDown, tpb.SitDownRequest(
             table_id="t1", seat=seat, buy_in=200, command_id="sit-4")),
             PRECONDITION, INVALID)
 
@@ -425,7 +426,7 @@ async def test_after_every_refusal_the_table_plays_on(tables):
     t = tables
     for action in (99, 0):
         req = await t.act_request(action=action)
-        await refused(t, lambda: t.stub.Act(req), INVALID)
+        await refused(t, partial(t.stub.Act, req), INVALID)
     before = await t.view()
     req = await t.act_request(action=ev.ACTION_KIND_FOLD, command_id="fold-1")
     reply = await t.stub.Act(req)

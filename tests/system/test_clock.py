@@ -22,14 +22,20 @@ from shared.poker import events as E
 from shared.poker.errors import InvalidOptions
 from shared.poker.events import ActionKind, Pot
 from shared.poker.options import TimeoutPolicy
-from tests.helpers.tables import (BONUS_MS, CLOCK_MS, DECISION_MS, T0, Table, clocked_stack,
-                                  table_stub)
+from tests.helpers.tables import (
+    BONUS_MS,
+    CLOCK_MS,
+    DECISION_MS,
+    T0,
+    Table,
+    clocked_stack,
+    table_stub,
+)
 
 
 @pytest_asyncio.fixture
-async def clocked(nats_server, monkeypatch):
+async def clocked(nats_server):
     """The stack on a fake clock; the keeper ticks only when a test calls ``tick()``."""
-    monkeypatch.setenv("POKER_CLOCK_TICK_MS", "0")
     async with clocked_stack(nats_server.url) as clocked:
         yield clocked
 

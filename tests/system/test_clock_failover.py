@@ -16,7 +16,7 @@ from services.pokerctl.up import LocalCluster
 from shared.infra import natsconn
 from shared.infra.codec import decode_body
 from shared.infra.eventstore import EventStore
-from shared.infra.identity import OPERATOR, PLAYER
+from shared.infra.identity import OPERATOR, PLAYER, bearer_metadata
 from shared.infra.lease import DEFAULT_BUCKET
 from shared.infra.waiting import until
 from shared.poker import events as E
@@ -58,7 +58,7 @@ async def test_kill_9_the_owner_while_a_clock_runs(tmp_path, monkeypatch):
 
         def auth(subject: str, *roles: str) -> tuple:  # a token of the cluster's issuer
             token = cluster.issuer.token(subject, roles or (PLAYER,))
-            return (("authorization", f"Bearer {token}"),)
+            return bearer_metadata(token)
 
         operator = auth("ops", OPERATOR)
         settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,

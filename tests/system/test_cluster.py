@@ -12,32 +12,15 @@ import asyncio
 import grpc
 from poker.table.v1 import table_pb2_grpc
 
-from services.pokerctl.bots_cmd import play_tables, plan_tables
+from services.pokerctl.bots_cmd import plan_tables, play_tables
 from services.pokerctl.up import ClusterError, LocalCluster
-from services.table.calls import call_with_retry
 from shared.audit import audit_table
 from shared.infra.eventstore import STREAM, EventStore
 from shared.infra.waiting import until
+from tests.helpers.retrying import RetryingStub
 
 RETRY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
          grpc.StatusCode.ABORTED)
-
-
-class RetryingStub:
-    """The bots' stub, retrying a call the failover interrupted with the same request (so
-    the same command id: a retry of an append that landed gets the original outcome)."""
-
-    def __init__(self, stub) -> None:
-        self._stub = stub
-
-    def __getattr__(self, method: str):
-        call = getattr(self._stub, method)
-
-        async def retrying(request, metadata=()):
-            return await call_with_retry(call, request, attempts=60, timeout=5,
-                                         metadata=metadata)
-
-        return retrying
 
 
 async def wait_for(condition, timeout: float = 30.0, what: str = "condition"):

@@ -25,10 +25,11 @@ from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.bots_cmd import decode_commit
 from services.pokerctl.up import LocalCluster
-from shared.infra.seattokens import token_digest
 from shared.audit import audit_table
 from shared.infra.eventstore import EventStore
+from shared.infra.identity import bearer_metadata
 from shared.infra.repository import TableRepository, digest
+from shared.infra.seattokens import token_digest
 from shared.poker import events as E
 from shared.poker import table as T
 from shared.poker.decide import deck_order
@@ -178,7 +179,7 @@ async def test_the_dealer_killed_after_its_commitment_deals_from_the_same_deck(t
             table = table_pb2_grpc.TableServiceStub(tch)
 
             def auth(player: str) -> tuple:  # a player's token from the cluster's issuer
-                return (("authorization", f"Bearer {cluster.issuer.token(player)}"),)
+                return bearer_metadata(cluster.issuer.token(player))
 
             committed = await dealer.CommitDeck(step("commit-1"))
             assert committed.events == 1

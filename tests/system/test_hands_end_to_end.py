@@ -20,9 +20,8 @@ import pytest
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
-from services.pokerctl.bots_cmd import (create_and_seat, decode_commit,
-                                        plan_tables)
 from services.pokerctl.botclient import play
+from services.pokerctl.bots_cmd import create_and_seat, decode_commit, plan_tables
 from services.table.server import view_message
 from shared.audit import audit_table
 from shared.infra.eventstore import EventStore

@@ -15,15 +15,14 @@ from collections import deque
 from pathlib import Path
 
 import pytest
+from poker.table.v1 import table_pb2_grpc
 from pokerkit import HandHistory
 
+from services.pokerctl.botclient import play
 from services.pokerctl.bots_cmd import create_and_seat, plan_tables
 from shared.infra.eventstore import EventStore
 from shared.infra.mirror import connect_mirror, copy_new, ensure_mirror
 from shared.infra.natsserver import NatsServer
-from poker.table.v1 import table_pb2_grpc
-
-from services.pokerctl.botclient import play
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDS = 4

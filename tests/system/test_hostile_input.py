@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from functools import partial
 
 import grpc
 import jwt
@@ -23,7 +24,7 @@ from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
 from shared.infra.eventstore import STREAM, EventStore
-from shared.infra.identity import PLAYER
+from shared.infra.identity import PLAYER, bearer_metadata
 from shared.poker.players import player_id_problem
 from tests.helpers.tables import SeatStubs
 
@@ -78,7 +79,7 @@ def idp_token(stack, subject: str) -> str:
 def as_subject(stack, subject: str):
     """A SitDown as ``subject`` (its :func:`idp_token`)."""
     bare = table_pb2_grpc.TableServiceStub(stack.channel("table"))  # no token of its own
-    auth = (("authorization", f"Bearer {idp_token(stack, subject)}"),)
+    auth = bearer_metadata(idp_token(stack, subject))
     return lambda request: bare.SitDown(request, metadata=auth)
 
 
@@ -126,7 +127,7 @@ async def test_alice_cannot_sit_where_alice_sits(world, stack):
     for i, other in enumerate(["Alice", "ALICE", "ａｌｉｃｅ", "𝐚𝐥𝐢𝐜𝐞"]):
         await stack.deposit(other, 200)  # (the seat rule refuses, not the balance)
         sit = as_subject(stack, other)  # the token's subject as the identity provider sent it
-        details = await refused(stub, store, lambda: sit(tpb.SitDownRequest(
+        details = await refused(stub, store, partial(sit, tpb.SitDownRequest(
             table_id="t1", seat=2, buy_in=200, command_id=f"sit-{i}")),
             C.FAILED_PRECONDITION)
         assert "already has a seat" in details

@@ -9,7 +9,7 @@ import urllib.request
 from poker.table.v1 import table_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from services.pokerctl.bots_cmd import play_tables, plan_tables
+from services.pokerctl.bots_cmd import plan_tables, play_tables
 from shared.infra import metrics
 from shared.infra.natsserver import free_port
 

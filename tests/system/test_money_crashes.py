@@ -16,17 +16,18 @@ from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 from poker.wallet.v1 import wallet_pb2
 
-from services.pokerctl.botclient import bearer
-from services.pokerctl.bots_cmd import play_tables, plan_tables
+from services.pokerctl.bots_cmd import plan_tables, play_tables
 from services.pokerctl.up import LocalCluster
 from services.table.calls import call_with_retry
 from services.wallet.ledger import fold_ledger, read_ledger
 from shared.audit import audit_table
 from shared.audit.money import audit_money
 from shared.infra.eventstore import STREAM, EventStore
+from shared.infra.identity import bearer_metadata
 from shared.infra.seattokens import new_seat_token
 from shared.infra.waiting import until
 from shared.poker import events as E
+from tests.helpers.retrying import RetryingStub
 
 pytestmark = pytest.mark.asyncio
 NL = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT, small_blind=1,
@@ -63,7 +64,7 @@ async def test_killed_between_the_debit_and_the_confirmation_the_buy_in_moves_on
     try:
         sponsor = cluster.sponsor()
         await sponsor.fund("alice", 300)
-        alice = bearer(sponsor.token("alice"))
+        alice = bearer_metadata(sponsor.token("alice"))
         token, token_sha256 = new_seat_token()
         sit = tpb.SitDownRequest(table_id="crash1", seat=1, buy_in=100, command_id="sit-a",
                                  seat_token_sha256=token_sha256)
@@ -107,7 +108,7 @@ async def test_killed_between_the_cash_out_and_the_credit_the_money_moves_once(t
     try:
         sponsor = cluster.sponsor()
         await sponsor.fund("bob", 100)
-        bob = bearer(sponsor.token("bob"))
+        bob = bearer_metadata(sponsor.token("bob"))
         token, token_sha256 = new_seat_token()
         async with cluster.channel("table") as ch:
             stub = table_pb2_grpc.TableServiceStub(ch)
@@ -149,22 +150,6 @@ async def test_killed_between_the_cash_out_and_the_credit_the_money_moves_once(t
         await cluster.stop()
 
 
-class RetryingStub:
-    """The bots' stub, retrying a call a crash interrupted with the same request (the same
-    command id: a retry of an append that landed gets the original outcome)."""
-
-    def __init__(self, stub) -> None:
-        self._stub = stub
-
-    def __getattr__(self, method: str):
-        call = getattr(self._stub, method)
-
-        async def retrying(request, metadata=()):
-            return await call_with_retry(call, request, attempts=80, timeout=5,
-                                         metadata=metadata)
-        return retrying
-
-
 async def test_bots_play_while_the_wallet_table_and_dealer_die_and_the_money_balances(
         tmp_path):
     cluster, store = await _cluster(tmp_path)
@@ -172,12 +157,13 @@ async def test_bots_play_while_the_wallet_table_and_dealer_die_and_the_money_bal
     try:
         plans = plan_tables(3, game="holdem", run_id="chaos")
         async with cluster.channel("table") as ch:
-            stub = RetryingStub(table_pb2_grpc.TableServiceStub(ch))
+            stub = RetryingStub(table_pb2_grpc.TableServiceStub(ch), attempts=80)
             playing = asyncio.create_task(play_tables(stub, plans, hands=8, seats=3,
                                                       sponsor=cluster.sponsor(), seed=3))
             killed = []
             for victim, commits in (("wallet", 20), ("table", 50), ("dealer", 80)):
-                async def grown(n=commits * len(plans)):
+                target = commits * len(plans)
+                async def grown(n=target):
                     held = (await store.js.stream_info(STREAM)).state.messages
                     return held >= n or playing.done()
                 await until(grown, 60, f"play before {victim} is killed")

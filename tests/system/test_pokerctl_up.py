@@ -17,11 +17,11 @@ import nats
 import pytest
 
 from services.pokerctl.bots_cmd import plan_tables, run_bots
-from shared.infra.secrecy import ComplianceKeyring
 from services.pokerctl.netdemo import run_networked_demo
 from services.pokerctl.up import default_nats_url, port_in_use
 from shared.infra import natsconn
 from shared.infra.natsserver import free_port
+from shared.infra.secrecy import ComplianceKeyring
 from shared.infra.tls import TlsConfig
 
 # `pokerctl up` until the lead registers it in cli.py GROUPS

@@ -142,6 +142,7 @@ def test_an_illegal_action_is_caught(decisions):
     f = failure_of(commits(replaced(decisions, i, [check])))
     assert (f.seq, f.event_type) == (i + 1, "ActionTaken"), f
     assert "refuses" in f.reason and "call, raise or fold" in f.reason, f
+    assert not f.engine_bug  # a refusal is a finding about the log, not a bug
 
 
 def test_an_action_out_of_turn_is_caught(decisions):
@@ -245,3 +246,25 @@ def test_the_chips_at_the_table_are_counted_after_every_commit(decisions):
     auditor.audit.top_ups += 1
     assert not auditor.feed(stored[30])
     assert "chips are not conserved" in auditor.audit.failure.reason
+
+
+def test_an_engine_failure_is_reported_as_a_bug_not_as_tampering(decisions, monkeypatch):
+    """The engine raising (not refusing) while it re-decides a commit says nothing about the
+    log: the audit stops there, names the commit and the exception, and marks it a bug."""
+    import shared.audit.auditor as auditor
+
+    stored = commits(decisions)
+    real = auditor.decide_again
+    broken_at = first(decisions, lambda d: isinstance(d[0], E.ActionTaken))
+
+    def engine(hand, step, recorded):
+        if recorded == decisions[broken_at][0] and hand.hand_no == 1:
+            raise KeyError("a bug in the engine")
+        return real(hand, step, recorded)
+
+    monkeypatch.setattr(auditor, "decide_again", engine)
+    f = failure_of(stored)
+    assert f.engine_bug and f.seq == stored[broken_at].seq
+    assert "KeyError" in f.reason and "bug in the engine" in f.reason
+    assert "tamper" not in f.reason and "refuses" not in f.reason
+

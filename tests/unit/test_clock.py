@@ -174,8 +174,8 @@ def test_a_stud_time_out_posts_the_bring_in():
 ])
 def test_random_play_with_time_outs_conserves_chips_and_finishes(policy, game, structure,
                                                                  stakes):
-    from shared.poker.driver import random_policy
     from shared.poker.decide import HandComplete
+    from shared.poker.driver import random_policy
 
     rng = random.Random(f"{policy}{game}")
     options = table_options(game, structure, timeout_policy=policy, **stakes)

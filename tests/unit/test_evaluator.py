@@ -361,6 +361,7 @@ def test_omaha_matches_reference(deck, nh, nb):
 
 # pokerkit: an independent implementation (test-only dependency).
 import pokerkit as pk  # noqa: E402  (a test dependency: missing is a failure)
+
 PK = settings(max_examples=400, deadline=None)
 
 

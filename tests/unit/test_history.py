@@ -10,8 +10,7 @@ from collections import deque
 import pytest
 from pokerkit import HandHistory
 
-from shared.history import hand_id, hands, phh, pokerstars, pokerstars_high, pokerstars_low, \
-    to_json
+from shared.history import hand_id, hands, phh, pokerstars, pokerstars_high, pokerstars_low, to_json
 from shared.poker import evaluator as ev
 from shared.poker import events as E
 from shared.poker.cards import cards
@@ -420,8 +419,9 @@ def test_json_of_the_side_pot_hand():
 
 
 def test_a_log_of_several_hands():
-    from shared.poker.driver import new_table, random_policy, run_hand
     import random
+
+    from shared.poker.driver import new_table, random_policy, run_hand
 
     options = table_options("holdem", "no_limit", small_blind=1, big_blind=2, max_seats=6)
     log: list[object] = [E.TableCreated("multi", options)]

@@ -18,8 +18,13 @@ from shared.phh.parse import loads_one
 from shared.phh.replay import replay
 from shared.poker import events as E
 from shared.poker.players import printable, unsafe_char
-from tests.unit.test_history import (NAMES, omaha_hilo, stud_bring_in, three_way_all_in,
-                                     uncalled_and_rake)
+from tests.unit.test_history import (
+    NAMES,
+    omaha_hilo,
+    stud_bring_in,
+    three_way_all_in,
+    uncalled_and_rake,
+)
 
 FORGED = "Seat 1: alice (9999999 in chips)"
 HOSTILE = {

@@ -21,9 +21,23 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from shared.infra.identity import (COMPLIANCE, OPERATOR, PLAYER, ROLES, SERVICE, DevIssuer,
-                                   Forbidden, Principal, Rule, Unauthenticated, Verifier,
-                                   bearer, caller, principal_from, token_from)
+from shared.infra.identity import (
+    COMPLIANCE,
+    OPERATOR,
+    PLAYER,
+    ROLES,
+    SERVICE,
+    DevIssuer,
+    Forbidden,
+    Principal,
+    Rule,
+    Unauthenticated,
+    Verifier,
+    bearer,
+    caller,
+    principal_from,
+    token_from,
+)
 from shared.infra.rpc import status_for
 
 ISSUER, AUDIENCE = "https://id.example", "poker-tables"

@@ -7,8 +7,13 @@ import grpc
 import pytest
 
 from shared.infra.limits import LimitSettings, RateLimiter, StreamCap, caller_of
-from shared.infra.rpc import (RETRY_AFTER_HEADER, Exhausted, client_command_id, rpc,
-                              system_command_id)
+from shared.infra.rpc import (
+    RETRY_AFTER_HEADER,
+    Exhausted,
+    client_command_id,
+    rpc,
+    system_command_id,
+)
 
 
 class Clock:
@@ -48,10 +53,23 @@ def test_a_stream_cap_counts_open_streams_and_frees_on_close():
 
 
 def test_limits_come_from_the_environment():
-    s = LimitSettings.from_env({"POKER_LIMIT_WATCHES_PER_CALLER": "3",
-                                "POKER_LIMIT_SEAT_TOGGLES_PER_S": "0.5"})
+    s = LimitSettings.from_mapping({"POKER_LIMIT_WATCHES_PER_CALLER": "3",
+                                    "POKER_LIMIT_SEAT_TOGGLES_PER_S": "0.5"})
     assert s.watches_per_caller == 3 and s.seat_toggles_per_s == 0.5
-    assert LimitSettings.from_env({}) == LimitSettings()
+    assert LimitSettings.from_mapping({}) == LimitSettings()
+    assert LimitSettings.from_mapping({"POKER_LIMIT_WATCHES_PER_TABLE": ""}) == LimitSettings()
+
+
+@pytest.mark.parametrize("variable, raw, what", [
+    ("POKER_LIMIT_WATCHES_PER_CALLER", "3.5", "an integer"),
+    ("POKER_LIMIT_SEAT_COMMANDS_BURST", "many", "an integer"),
+    ("POKER_LIMIT_SEAT_TOGGLES_PER_S", "-1", "a number"),
+    ("POKER_LIMIT_CALLER_JOINS_PER_S", "nan", "a number"),
+])
+def test_a_limit_that_is_not_a_count_is_refused_by_name(variable, raw, what):
+    with pytest.raises(ValueError, match=f"{variable} must be {what} of at least 0") as exc:
+        LimitSettings.from_mapping({variable: raw})
+    assert repr(raw) in str(exc.value)
 
 
 class Peer:
@@ -71,7 +89,7 @@ def test_the_caller_is_its_address_without_the_port():
 def test_a_verified_player_is_counted_as_themselves_not_by_address():
     import contextvars
 
-    from shared.infra.identity import Principal, _CALLER
+    from shared.infra.identity import _CALLER, Principal
 
     def as_alice():
         _CALLER.set(Principal("alice", frozenset({"player"})))

@@ -13,8 +13,15 @@ from shared.poker import table as T
 from shared.poker.driver import new_table
 from shared.poker.errors import IllegalAction, InvalidOptions
 from shared.poker.fold import fold
-from shared.poker.options import (MAX_CHIPS, MAX_CLOCK_SECONDS, MAX_RAKE_BASIS_POINTS, RakeCap,
-                                  TableOptions, buy_in_limits, table_options)
+from shared.poker.options import (
+    MAX_CHIPS,
+    MAX_CLOCK_SECONDS,
+    MAX_RAKE_BASIS_POINTS,
+    RakeCap,
+    TableOptions,
+    buy_in_limits,
+    table_options,
+)
 
 NL = ("holdem", "no_limit")
 BB = dict(small_blind=1, big_blind=2)

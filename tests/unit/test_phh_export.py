@@ -121,7 +121,7 @@ def pokerkit_compatible(rng: random.Random):
             return kind, to
         others = [p for p in state.players if p.seat != legal.seat and not p.folded]
         fixed = state.structure is Structure.FIXED_LIMIT
-        if (not any(p.stack + p.round_bet > state.current_bet for p in others)
+        if (not any(p.stack + p.round_bet > state.round.current_bet for p in others)
                 or fixed and any(p.all_in and p.round_bet for p in state.players)):
             return (ActionKind.CALL, None) if legal.call else (ActionKind.CHECK, None)
         if state.game is Game.STUD and state.street == 1 and legal.raise_sizes:

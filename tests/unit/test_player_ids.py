@@ -14,8 +14,13 @@ from shared.poker.driver import new_table
 from shared.poker.errors import IllegalAction
 from shared.poker.fold import fold
 from shared.poker.options import table_options
-from shared.poker.players import (PLAYER_ID_MAX, canonical_player_id, player_id_problem,
-                                  player_key, printable)
+from shared.poker.players import (
+    PLAYER_ID_MAX,
+    canonical_player_id,
+    player_id_problem,
+    player_key,
+    printable,
+)
 
 BAD = [
     pytest.param("alice\nSeat 1: alice (9999999 in chips)", "control character", id="newline"),

@@ -10,8 +10,8 @@ import pytest
 from shared.audit.sample import seeded_dealer
 from shared.poker import events as E
 from shared.poker import table as T
-from shared.poker.driver import automatic_decision, check_call_policy
 from shared.poker.decide import Act, HandComplete, Show, act, next_step, showdown_default
+from shared.poker.driver import automatic_decision, check_call_policy
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind, ForcedKind
 from shared.poker.fold import apply

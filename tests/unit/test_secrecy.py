@@ -13,8 +13,15 @@ from poker.events.v1 import events_pb2 as pb
 from shared.audit import audit_table
 from shared.audit.sample import MIXED, SAMPLE_KEY, chain, play_decisions, sample_keyring
 from shared.infra.codec import CodecError, decode_body, encode_body, is_sealed
-from shared.infra.secrecy import (ComplianceKey, ComplianceKeyring, CompliancePublicKey,
-                                  DealerKeyring, HandKey, Sealing, SecrecyError)
+from shared.infra.secrecy import (
+    ComplianceKey,
+    ComplianceKeyring,
+    CompliancePublicKey,
+    DealerKeyring,
+    HandKey,
+    Sealing,
+    SecrecyError,
+)
 from shared.poker import events as E
 from shared.poker.cards import UNKNOWN_CARD, cards
 from shared.poker.options import table_options

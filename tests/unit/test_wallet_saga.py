@@ -9,9 +9,8 @@ import random
 
 import pytest
 
-from shared.audit.sample import seeded_dealer
 from shared.audit import audit_table
-from shared.audit.sample import chain, play_decisions, sample_keyring
+from shared.audit.sample import chain, play_decisions, sample_keyring, seeded_dealer
 from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker import table as T

@@ -1,0 +1,95 @@
+"""A stored commit, parsed once: the one place the log's bytes become protobuf.
+
+A commit (``pb.Commit``) holds its events as the exact bytes of each ``EventEnvelope`` (the
+hash chain is over those bytes: shared/infra/repository.py). :func:`parse_commit` parses the
+commit and its envelopes; its events are decoded when first asked for (with the reader's
+keyring, shared/infra/secrecy.py) and kept for that keyring, so every reader (the fold, the
+auditor, the history, the CLI) takes what it needs from one parse::
+
+    parsed = parse_commit(stored.data)
+    parsed.commit.command_digest
+    for k, raw in enumerate(parsed.raws):  # the envelopes' bytes, as hashed
+        env = parsed.envelope(k)  # CommitParseError(index=k) if they do not parse
+        event = parsed.event(k, keyring)  # CodecError if it does not decode
+"""
+
+from __future__ import annotations
+
+from poker.events.v1 import events_pb2 as pb
+
+from .codec import CodecError, decode_body
+from .secrecy import Keyring
+
+_UNSET = object()
+_ENVELOPE = pb.EventEnvelope.FromString
+
+
+class CommitParseError(CodecError):
+    """Bytes that do not parse as protobuf: the commit (``index`` None) or its event
+    ``index``; ``cause`` is protobuf's reason."""
+
+    def __init__(self, index: int | None, cause: str) -> None:
+        self.index = index
+        self.cause = cause
+        what = "the commit" if index is None else f"event {index} of the commit"
+        super().__init__(f"{what} does not parse: {cause}")
+
+
+class ParsedCommit:
+    """One commit's message, its envelopes (each parsed once) and its events (decoded on
+    demand, kept for the last keyring asked with)."""
+
+    __slots__ = ("commit", "raws", "_envelopes", "_events", "_keyring")
+
+    def __init__(self, commit: pb.Commit) -> None:
+        self.commit = commit
+        #: the envelopes' exact bytes (what the hash chain hashes)
+        self.raws: list[bytes] = commit.events[:]  # a list: each read once
+        envelopes: list = []
+        for raw in self.raws:  # every reader takes them all: parsed here, in one pass
+            try:
+                envelopes.append(_ENVELOPE(raw))
+            except Exception as exc:  # protobuf's DecodeError, a bare Exception subclass
+                envelopes.append(str(exc))  # raised by envelope(k), when k is reached
+        self._envelopes = envelopes
+        self._events: list = []
+        self._keyring: object = _UNSET
+
+    def __len__(self) -> int:
+        return len(self._envelopes)
+
+    def envelope(self, k: int) -> pb.EventEnvelope:
+        """Envelope ``k`` (CommitParseError if its bytes do not parse)."""
+        env = self._envelopes[k]
+        if type(env) is str:
+            raise CommitParseError(k, env)
+        return env
+
+    def envelopes(self) -> list[pb.EventEnvelope]:
+        """Every envelope, in order (CommitParseError at the first that does not parse)."""
+        return [self.envelope(k) for k in range(len(self._envelopes))]
+
+    def event(self, k: int, keyring: Keyring | None = None) -> object:
+        """Event ``k`` decoded, opening what ``keyring`` can (CodecError if it does not parse or
+        decode). Kept for this keyring: asking with another one decodes again."""
+        if keyring is not self._keyring:
+            self._keyring = keyring
+            self._events = [None] * len(self._envelopes)
+        event = self._events[k]
+        if event is None:
+            event = self._events[k] = decode_body(self.envelope(k), keyring)
+        return event
+
+    def events(self, keyring: Keyring | None = None) -> list[object]:
+        """Every event, in order (see :meth:`event`)."""
+        return [self.event(k, keyring) for k in range(len(self._envelopes))]
+
+
+def parse_commit(data: bytes) -> ParsedCommit:
+    """A stored commit's bytes parsed (CommitParseError if they do not parse)."""
+    commit = pb.Commit()
+    try:
+        commit.ParseFromString(data)
+    except Exception as exc:  # protobuf's DecodeError
+        raise CommitParseError(None, str(exc)) from None
+    return ParsedCommit(commit)

@@ -1,5 +1,7 @@
 # make install: .venv with the project and its dependencies (.venv/bin/pokerctl is the CLI)
-# make test:    install, then every test
+# make lint:    install, then ruff (pyflakes, bugbear, import order) and mypy (shared/; strict on
+#               shared/poker), both configured in pyproject.toml
+# make test:    install, lint, then every test
 # make demo:    install, then bots play hands of every game and the audit is printed
 # make bench:   install, then the benchmarks (figures printed, nothing asserted)
 PYTHON ?= python3
@@ -11,7 +13,7 @@ GEN := gen
 PROTO_FILES := $(shell find protos -name '*.proto')
 PROTO_STAMP := $(GEN)/.stamp
 
-.PHONY: install protos test demo bench clean
+.PHONY: install protos lint test demo bench clean
 
 install: $(STAMP) $(PROTO_STAMP)
 
@@ -32,7 +34,11 @@ $(PROTO_STAMP): $(PROTO_FILES) $(STAMP)
 		--grpc_python_out=$(GEN) $(PROTO_FILES)
 	touch $(PROTO_STAMP)
 
-test: install
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: install lint
 	$(BIN)/python -m pytest -q
 
 demo: install
@@ -42,4 +48,4 @@ bench: install
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) $(GEN) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(GEN) build *.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache

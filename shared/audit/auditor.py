@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from poker.events.v1 import events_pb2 as pb
@@ -60,16 +60,13 @@ from shared.poker.state import SagaKind, TableState
 from shared.poker.steprules import NotThisStep, decide_again
 
 _FULL_DECK = frozenset(DECK)
-#: the events :meth:`TableAuditor._account` books (cards, chips, decks)
-_ACCOUNTED = frozenset({
-    E.CardsDealt, E.HandStarted, E.DeckCommitted, E.PotsFormed, E.RakeTaken, E.PotAwarded,
-    E.HandEnded, E.DeckRevealed, E.PlayerSeated, E.PlayerToppedUp, E.PlayerLeft,
-    E.BuyInConfirmed, E.CashOutRequested, E.BuyInRefused, E.CashOutConfirmed, E.RakeCredited})
 #: the decisions of the table (the rest are the running hand's)
 _TABLE_DECISIONS = frozenset({
     E.TableCreated, E.HandStarted, E.PlayerSeated, E.PlayerLeft, E.PlayerLeaving,
     E.PlayerSatOut, E.PlayerToppedUp, E.PlayerDisconnected, E.PlayerReconnected,
     *E.MONEY_EVENTS, *E.OPERATOR_EVENTS})
+#: the wallet's answers to a saga
+_Settlement = E.BuyInConfirmed | E.BuyInRefused | E.CashOutConfirmed | E.RakeCredited
 _SETTLED = {E.BuyInConfirmed: "confirmed", E.BuyInRefused: "refused",
             E.CashOutConfirmed: "credited", E.RakeCredited: "credited"}
 _sha256 = hashlib.sha256
@@ -193,16 +190,6 @@ class _FirstFailure:
             raise self.bad
 
 
-@dataclass(frozen=True, slots=True)
-class _Head:
-    """What the chain check read of a commit's envelopes."""
-
-    command_id: str
-    at_ms: int  # when the commit was made (its first envelope's time)
-    last_hash: bytes  # SHA-256 of its last envelope: the next commit's prev_hash
-    chained: int  # envelopes before the chain's first break (all of them: no break)
-
-
 def _compare(events: list, expected: list, first: _FirstFailure) -> None:
     """The commit's events equal the engine's, event for event: note the first that
     differs, or the one too many, or the one missing."""
@@ -257,6 +244,7 @@ class TableAuditor:
         self._lookahead = False  # after a mid-hand failure: read on to the reveal
         self._events: list = []  # the current commit's events, decoded so far
         self._parsed: ParsedCommit | None = None  # the current commit, parsed
+        self._first = _FirstFailure()  # the current commit's first bad event
         self._out_of_hand_memo: tuple = (None, None, 0)
 
     # --- public ----------------------------------------------------------------------------
@@ -299,22 +287,21 @@ class TableAuditor:
     # --- one commit ------------------------------------------------------------------------
 
     def _commit(self, stored: Stored) -> None:
-        """Audit one commit: a pipeline of checks, each small. A later check may find a bad
-        event earlier in the commit than one an earlier check noted (the hash chain is
-        checked before the events are decoded and re-decided): ``first`` keeps the earliest,
-        and a check stops the commit at once only where nothing after it can be read."""
+        """Audit one commit: a pipeline of checks. A later check may find a bad event
+        earlier in the commit than one an earlier check noted (the hash chain is checked as
+        the events are read, before they are re-decided): ``first`` keeps the earliest, and a
+        check stops the commit at once only where nothing after it can be read."""
         self._events = []
         self._parsed = None
-        first = _FirstFailure()
+        first = self._first
+        first.bad = None
         parsed = self._read(stored)
-        head = self._chain(parsed, first)
-        events = self._decode(parsed, head.chained, first)
-        expected = self._redecide(events, head.at_ms, first)
+        events, command_id, at_ms, last_hash = self._envelopes(parsed, first)
+        expected = self._redecide(events, at_ms, first)
         _compare(events, expected, first)
         first.raise_any()
         self._fold(stored, expected)
-        self._advance(stored, head, events)
-        self._check_conserved(len(events) - 1)
+        self._advance(stored, events, command_id, at_ms, last_hash)
 
     def _read(self, stored: Stored) -> ParsedCommit:
         """The commit in order, parsed, not empty."""
@@ -329,24 +316,30 @@ class TableAuditor:
             raise _Bad(-1, "an empty commit")
         return parsed
 
-    def _chain(self, parsed: ParsedCommit, first: _FirstFailure) -> _Head:
-        """The hash chain (every envelope's prev_hash is the SHA-256 of the previous
-        envelope's bytes), every envelope of this table and of one command, a command applied
-        once. An envelope that does not parse stops the commit."""
+    def _envelopes(self, parsed: ParsedCommit, first: _FirstFailure
+                   ) -> tuple[list, str, int, bytes]:
+        """The commit's events, its command id and time, and its last envelope's hash, read
+        in one pass: the hash chain (every envelope's prev_hash is the SHA-256 of the
+        previous envelope's bytes), every envelope of this table and of one command, each
+        event decoded (opening the sealed cards with the compliance keyring) and, up to the
+        chain's first break, the events that can hold secret cards sealed; and a command
+        applied once. An envelope that does not parse or decode stops the commit."""
+        try:
+            envelopes = parsed.envelopes()
+        except CommitParseError as exc:
+            assert exc.index is not None  # the commit itself parsed
+            first.note(_Bad(exc.index, f"the event does not parse: {exc.cause}"))
+            first.raise_any()
+            raise  # not reached: noted above
+        head = envelopes[0]
+        command_id, at_ms = head.command_id, head.occurred_at_unix_ms
         last_hash = self.last_hash
-        command_id = ""
-        at_ms = 0
-        chained = len(parsed.raws)  # the envelopes before the first break
-        for k, raw in enumerate(parsed.raws):
-            try:
-                env = parsed.envelope(k)
-            except CommitParseError as exc:
-                first.note(_Bad(k, f"the event does not parse: {exc.cause}"))
-                first.raise_any()
-                raise  # not reached: noted above
-            if k == 0:
-                command_id, at_ms = env.command_id, env.occurred_at_unix_ms
-            if chained == len(parsed.raws):
+        keyring = self.keyring
+        raws = parsed.raws
+        events = self._events
+        chained = True  # no break so far
+        for k, env in enumerate(envelopes):
+            if chained:
                 reason = None
                 if env.prev_hash != last_hash:
                     reason = ("the hash chain breaks: prev_hash is not the SHA-256 of the "
@@ -358,33 +351,23 @@ class TableAuditor:
                     reason = "one commit holds events of two commands"
                 if reason is not None:
                     first.note(_Bad(k, reason))
-                    chained = k
-            last_hash = _sha256(raw).digest()
-        if command_id and command_id in self.commands and first.bad is None:
-            first.note(_Bad(0, f"command {command_id!r} was applied before"))
-        return _Head(command_id, at_ms, last_hash, chained)
-
-    def _decode(self, parsed: ParsedCommit, chained: int, first: _FirstFailure) -> list:
-        """Every event decoded (opening the sealed cards with the compliance keyring); the
-        events that can hold secret cards sealed, up to the chain's first break. An event
-        that does not decode stops the commit."""
-        events = self._events
-        keyring = self.keyring
-        for k in range(len(parsed.raws)):
-            env = parsed.envelope(k)
+                    chained = False
             try:
                 event = decode_body(env, keyring)
             except CodecError as exc:
                 first.note(_Bad(k, f"the event does not decode: {exc}"))
                 first.raise_any()
             events.append(event)
-            if k < chained and type(event) in SEALABLE:
+            if chained and type(event) in SEALABLE:
                 try:
                     self._check_secrecy(k, env, is_sealed(env))
                 except _Bad as bad:
                     first.note(bad)
                     first.raise_any()
-        return events
+            last_hash = _sha256(raws[k]).digest()
+        if command_id and command_id in self.commands and first.bad is None:
+            first.note(_Bad(0, f"command {command_id!r} was applied before"))
+        return events, command_id, at_ms, last_hash
 
     def _redecide(self, events: list, at_ms: int, first: _FirstFailure) -> list:
         """The engine's decision on the fold before the commit: the events the rules give
@@ -419,29 +402,27 @@ class TableAuditor:
         assert state is not None  # the commit has events, and each applied
         self.state = state
 
-    def _advance(self, stored: Stored, head: _Head, events: list) -> None:
-        """The commit is good: the chain, the commands, the clock and the counts move on."""
+    def _advance(self, stored: Stored, events: list, command_id: str, at_ms: int,
+                 last_hash: bytes) -> None:
+        """The commit is good: the chain, the commands, the clock and the counts move on;
+        then, per table after every commit, buy-ins + top-ups = the chips at the table + rake
+        + chips taken away by players who left."""
         a = self.audit
-        self.last_hash = head.last_hash
-        if head.command_id:
-            self.commands.add(head.command_id)
-        assert self.state is not None
-        self.clock = clock_after(self.clock, self.state, events, head.at_ms)
+        state = self.state
+        assert state is not None
+        self.last_hash = last_hash
+        if command_id:
+            self.commands.add(command_id)
+        self.clock = clock_after(self.clock, state, events, at_ms)
         a.commits += 1
         a.decisions += 1
         a.events += len(events)
         if not a.first_seq:
             a.first_seq = stored.seq
         a.last_seq = stored.seq
-
-    def _check_conserved(self, index: int) -> None:
-        """Per table, after every commit: buy-ins + top-ups = the chips at the table + rake
-        + chips taken away by players who left."""
-        a = self.audit
-        assert self.state is not None
-        total = self._in_play(self.state) + a.rake + a.left_with
+        total = self._in_play(state) + a.rake + a.left_with
         if total != a.buy_ins + a.top_ups:
-            raise _Bad(index,
+            raise _Bad(len(events) - 1,
                        f"chips are not conserved at the table: stacks and pots "
                        f"{total - a.rake - a.left_with} + rake {a.rake} + taken by leavers "
                        f"{a.left_with} != buy-ins {a.buy_ins} + top-ups {a.top_ups}")
@@ -577,86 +558,115 @@ class TableAuditor:
 
     def _account(self, stored: Stored, k: int, e: object, before: TableState | None,
                  after: TableState) -> None:
-        t = type(e)
-        if t not in _ACCOUNTED:  # most events move no chips the books count
-            return
-        assert before is not None  # only TableCreated comes first, and it books nothing
+        """Book the cards and chips event ``e`` (the commit's ``k``-th) moves, checking each
+        hand's and the table's books as they go (the module docstring, 4 and 5)."""
+        book = _BOOKS.get(type(e))
+        if book is not None:  # most events move no chips the books count
+            assert before is not None  # only TableCreated comes first, and it books nothing
+            book(self, stored, k, e, before, after)
+
+    def _cards_dealt(self, stored: Stored, k: int, e: E.CardsDealt, before: TableState,
+                     after: TableState) -> None:
+        if not self.decks:
+            raise _Bad(k, "cards dealt before the deck was committed")
+        rec = self.decks[-1]
+        cards = D.deck_order(e)
+        rec.dealt.extend(cards)
+        rec.where.extend([(stored.seq, self.audit.events + k + 1, k)] * len(cards))
+
+    def _hand_started(self, stored: Stored, k: int, e: E.HandStarted, before: TableState,
+                      after: TableState) -> None:
+        self.audit.hands += 1
+        self.decks = []
+        self.hand_start = sum(p.stack for p in e.players)
+        self.hand_pots = self.hand_rake = self.hand_awarded = 0
+
+    def _deck_committed(self, stored: Stored, k: int, e: E.DeckCommitted, before: TableState,
+                        after: TableState) -> None:
+        rec = _DeckRecord(e.commitment, e.deck_size, e.reshuffle)
+        if e.reshuffle:
+            hand = before.hand
+            assert hand is not None  # a reshuffle is in a hand
+            rec.taken_before = hand.dealt_from_deck
+            rec.burned_before = tuple(hand.burned)
+        self.decks.append(rec)
+
+    def _pots_formed(self, stored: Stored, k: int, e: E.PotsFormed, before: TableState,
+                     after: TableState) -> None:
+        self.hand_pots = sum(p.amount for p in e.pots)
+        assert after.hand is not None  # pots are formed in a hand
+        contributed = sum(p.contributed for p in after.hand.players)
+        if self.hand_pots != contributed:
+            raise _Bad(k, f"the pots hold {self.hand_pots}, the players put in {contributed}")
+
+    def _rake_taken(self, stored: Stored, k: int, e: E.RakeTaken, before: TableState,
+                    after: TableState) -> None:
+        if sum(e.from_pots) != e.amount:
+            raise _Bad(k, f"rake {e.amount} but {sum(e.from_pots)} taken from the pots")
+        self.hand_rake += e.amount
+        self.audit.rake += e.amount
+
+    def _pot_awarded(self, stored: Stored, k: int, e: E.PotAwarded, before: TableState,
+                     after: TableState) -> None:
+        self.hand_awarded += sum(s.amount for s in e.shares)
+
+    def _hand_ended(self, stored: Stored, k: int, e: E.HandEnded, before: TableState,
+                    after: TableState) -> None:
+        final = sum(s.stack for s in e.stacks)
+        if final + self.hand_rake != self.hand_start:
+            raise _Bad(k, f"the hand started with {self.hand_start} chips and ended with "
+                          f"{final} + rake {self.hand_rake}")
+        if self.hand_awarded != self.hand_pots - self.hand_rake:
+            raise _Bad(k, f"awarded {self.hand_awarded}, pots {self.hand_pots} - rake "
+                          f"{self.hand_rake}")
+
+    def _deck_revealed(self, stored: Stored, k: int, e: E.DeckRevealed, before: TableState,
+                       after: TableState) -> None:
         a = self.audit
-        if type(e) is E.CardsDealt:
-            if not self.decks:
-                raise _Bad(k, "cards dealt before the deck was committed")
-            rec = self.decks[-1]
-            cards = D.deck_order(e)
-            rec.dealt.extend(cards)
-            rec.where.extend([(stored.seq, a.events + k + 1, k)] * len(cards))
-        elif type(e) is E.HandStarted:
-            a.hands += 1
-            self.decks = []
-            self.hand_start = sum(p.stack for p in e.players)
-            self.hand_pots = self.hand_rake = self.hand_awarded = 0
-        elif type(e) is E.DeckCommitted:
-            rec = _DeckRecord(e.commitment, e.deck_size, e.reshuffle)
-            if e.reshuffle:
-                hand = before.hand
-                assert hand is not None  # a reshuffle is in a hand
-                rec.taken_before = hand.dealt_from_deck
-                rec.burned_before = tuple(hand.burned)
-            self.decks.append(rec)
-        elif type(e) is E.PotsFormed:
-            self.hand_pots = sum(p.amount for p in e.pots)
-            assert after.hand is not None  # pots are formed in a hand
-            contributed = sum(p.contributed for p in after.hand.players)
-            if self.hand_pots != contributed:
-                raise _Bad(k, f"the pots hold {self.hand_pots}, the players put in {contributed}")
-        elif type(e) is E.RakeTaken:
-            if sum(e.from_pots) != e.amount:
-                raise _Bad(k, f"rake {e.amount} but {sum(e.from_pots)} taken from the pots")
-            self.hand_rake += e.amount
-            a.rake += e.amount
-        elif type(e) is E.PotAwarded:
-            self.hand_awarded += sum(s.amount for s in e.shares)
-        elif type(e) is E.HandEnded:
-            final = sum(s.stack for s in e.stacks)
-            if final + self.hand_rake != self.hand_start:
-                raise _Bad(k, f"the hand started with {self.hand_start} chips and ended with "
-                              f"{final} + rake {self.hand_rake}")
-            if self.hand_awarded != self.hand_pots - self.hand_rake:
-                raise _Bad(k, f"awarded {self.hand_awarded}, pots {self.hand_pots} - rake "
-                              f"{self.hand_rake}")
-        elif type(e) is E.DeckRevealed:
-            bad = self._check_reveal(e)
-            if bad is not None:
-                where, reason = bad
-                if where is not None:
-                    # the bad card's CardsDealt is the first bad event: name it
-                    seq, index, commit_index = where
-                    a.failure = Failure(self.table_id, seq, index, commit_index, "CardsDealt",
-                                        reason)
-                    raise _Named()
-                raise _Bad(k, reason)
-            a.decks += len(e.decks)
-            a.cards += sum(len(r.dealt) for r in self.decks)
-            self.decks = []
-        elif type(e) is E.PlayerSeated:
-            a.buy_ins += e.stack
-        elif type(e) is E.PlayerToppedUp:
-            a.top_ups += e.amount
-        elif isinstance(e, (E.BuyInConfirmed, E.BuyInRefused, E.CashOutConfirmed,
-                            E.RakeCredited)):  # the wallet answered a saga (_SETTLED)
-            saga = before.saga(e.key)
-            assert saga is not None  # the fold found it
-            a.sagas.append(SagaRecord(e.key, saga.kind.value, saga.player_id, saga.amount,
-                                      _SETTLED[t]))
-            if type(e) is E.BuyInConfirmed:  # the wallet's chips reach the seat
-                if saga.kind is SagaKind.TOP_UP:
-                    a.top_ups += saga.amount
-                else:
-                    a.buy_ins += saga.amount
-        elif type(e) is E.CashOutRequested:  # the chips leave for the wallet
-            a.left_with += e.amount
-        elif type(e) is E.PlayerLeft:
-            seat = before.seat(e.seat)
-            a.left_with += seat.stack if seat is not None else 0
+        bad = self._check_reveal(e)
+        if bad is not None:
+            where, reason = bad
+            if where is not None:
+                # the bad card's CardsDealt is the first bad event: name it
+                seq, index, commit_index = where
+                a.failure = Failure(self.table_id, seq, index, commit_index, "CardsDealt",
+                                    reason)
+                raise _Named()
+            raise _Bad(k, reason)
+        a.decks += len(e.decks)
+        a.cards += sum(len(r.dealt) for r in self.decks)
+        self.decks = []
+
+    def _player_seated(self, stored: Stored, k: int, e: E.PlayerSeated, before: TableState,
+                       after: TableState) -> None:
+        self.audit.buy_ins += e.stack
+
+    def _player_topped_up(self, stored: Stored, k: int, e: E.PlayerToppedUp,
+                          before: TableState, after: TableState) -> None:
+        self.audit.top_ups += e.amount
+
+    def _saga_settled(self, stored: Stored, k: int, e: _Settlement, before: TableState,
+                      after: TableState) -> None:
+        """The wallet answered a saga (_SETTLED); a confirmed buy-in's chips reach the seat."""
+        a = self.audit
+        saga = before.saga(e.key)
+        assert saga is not None  # the fold found it
+        a.sagas.append(SagaRecord(e.key, saga.kind.value, saga.player_id, saga.amount,
+                                  _SETTLED[type(e)]))
+        if type(e) is E.BuyInConfirmed:
+            if saga.kind is SagaKind.TOP_UP:
+                a.top_ups += saga.amount
+            else:
+                a.buy_ins += saga.amount
+
+    def _cash_out_requested(self, stored: Stored, k: int, e: E.CashOutRequested,
+                            before: TableState, after: TableState) -> None:
+        self.audit.left_with += e.amount  # the chips leave for the wallet
+
+    def _player_left(self, stored: Stored, k: int, e: E.PlayerLeft, before: TableState,
+                     after: TableState) -> None:
+        seat = before.seat(e.seat)
+        self.audit.left_with += seat.stack if seat is not None else 0
 
     def _check_reveal(self, e: E.DeckRevealed) -> tuple[tuple | None, str] | None:
         """(where, reason) of the first problem with a reveal, or None."""
@@ -716,6 +726,21 @@ class TableAuditor:
                 return
         except Exception:  # noqa: BLE001 - a best-effort refinement of a failure found
             self._lookahead = False
+
+
+#: the books kept per event type (the rest move no chips or cards the books count)
+_BOOKS: dict[type, Callable[..., None]] = {
+    E.CardsDealt: TableAuditor._cards_dealt, E.HandStarted: TableAuditor._hand_started,
+    E.DeckCommitted: TableAuditor._deck_committed, E.PotsFormed: TableAuditor._pots_formed,
+    E.RakeTaken: TableAuditor._rake_taken, E.PotAwarded: TableAuditor._pot_awarded,
+    E.HandEnded: TableAuditor._hand_ended, E.DeckRevealed: TableAuditor._deck_revealed,
+    E.PlayerSeated: TableAuditor._player_seated,
+    E.PlayerToppedUp: TableAuditor._player_topped_up,
+    E.BuyInConfirmed: TableAuditor._saga_settled, E.BuyInRefused: TableAuditor._saga_settled,
+    E.CashOutConfirmed: TableAuditor._saga_settled, E.RakeCredited: TableAuditor._saga_settled,
+    E.CashOutRequested: TableAuditor._cash_out_requested,
+    E.PlayerLeft: TableAuditor._player_left,
+}
 
 
 class _Named(_Bad):

@@ -39,17 +39,20 @@ class ParsedCommit:
     """One commit's message, its envelopes (each parsed once) and its events (decoded on
     demand, kept for the last keyring asked with)."""
 
-    __slots__ = ("commit", "raws", "_envelopes", "_events", "_keyring")
+    __slots__ = ("commit", "raws", "_envelopes", "_bad", "_events", "_keyring")
 
     def __init__(self, commit: pb.Commit) -> None:
         self.commit = commit
         #: the envelopes' exact bytes (what the hash chain hashes)
         self.raws: list[bytes] = commit.events[:]  # a list: each read once
         envelopes: list = []
+        self._bad: int | None = None  # the first envelope that does not parse
         for raw in self.raws:  # every reader takes them all: parsed here, in one pass
             try:
                 envelopes.append(_ENVELOPE(raw))
             except Exception as exc:  # protobuf's DecodeError, a bare Exception subclass
+                if self._bad is None:
+                    self._bad = len(envelopes)
                 envelopes.append(str(exc))  # raised by envelope(k), when k is reached
         self._envelopes = envelopes
         self._events: list = []
@@ -66,8 +69,11 @@ class ParsedCommit:
         return env
 
     def envelopes(self) -> list[pb.EventEnvelope]:
-        """Every envelope, in order (CommitParseError at the first that does not parse)."""
-        return [self.envelope(k) for k in range(len(self._envelopes))]
+        """Every envelope, in order (CommitParseError at the first that does not parse).
+        The list is the commit's own: read it, do not change it."""
+        if self._bad is not None:
+            raise CommitParseError(self._bad, self._envelopes[self._bad])
+        return self._envelopes
 
     def event(self, k: int, keyring: Keyring | None = None) -> object:
         """Event ``k`` decoded, opening what ``keyring`` can (CodecError if it does not parse or

@@ -15,6 +15,9 @@ auditor, the history, the CLI) takes what it needs from one parse::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from poker.events.v1 import events_pb2 as pb
 
 from .codec import CodecError, decode_body
@@ -22,6 +25,7 @@ from .secrecy import Keyring
 
 _UNSET = object()
 _ENVELOPE = pb.EventEnvelope.FromString
+_COMMIT = pb.Commit.FromString
 
 
 class CommitParseError(CodecError):
@@ -44,19 +48,23 @@ class ParsedCommit:
     def __init__(self, commit: pb.Commit) -> None:
         self.commit = commit
         #: the envelopes' exact bytes (what the hash chain hashes)
-        self.raws: list[bytes] = commit.events[:]  # a list: each read once
-        envelopes: list = []
+        self.raws: Sequence[bytes] = commit.events
         self._bad: int | None = None  # the first envelope that does not parse
-        for raw in self.raws:  # every reader takes them all: parsed here, in one pass
-            try:
-                envelopes.append(_ENVELOPE(raw))
-            except Exception as exc:  # protobuf's DecodeError, a bare Exception subclass
-                if self._bad is None:
-                    self._bad = len(envelopes)
-                envelopes.append(str(exc))  # raised by envelope(k), when k is reached
-        self._envelopes = envelopes
-        self._events: list = []
+        try:  # every reader takes them all: parsed here, in one pass
+            self._envelopes: list[Any] = [_ENVELOPE(raw) for raw in self.raws]
+        except Exception:  # protobuf's DecodeError, a bare Exception subclass
+            self._envelopes = [self._parsed_or_why(k, raw) for k, raw in enumerate(self.raws)]
+        self._events: list[Any] = []
         self._keyring: object = _UNSET
+
+    def _parsed_or_why(self, k: int, raw: bytes) -> Any:
+        """Envelope ``k``, or why it does not parse (raised by :meth:`envelope`)."""
+        try:
+            return _ENVELOPE(raw)
+        except Exception as exc:  # protobuf's DecodeError
+            if self._bad is None:
+                self._bad = k
+            return str(exc)
 
     def __len__(self) -> int:
         return len(self._envelopes)
@@ -87,15 +95,20 @@ class ParsedCommit:
         return event
 
     def events(self, keyring: Keyring | None = None) -> list[object]:
-        """Every event, in order (see :meth:`event`)."""
-        return [self.event(k, keyring) for k in range(len(self._envelopes))]
+        """Every event, in order (see :meth:`event`): CommitParseError or CodecError at the
+        first that does not parse or decode. The list is the commit's own: do not change
+        it."""
+        if keyring is self._keyring and None not in self._events:
+            return self._events
+        events = [decode_body(env, keyring) for env in self.envelopes()]
+        self._keyring, self._events = keyring, events
+        return events
 
 
 def parse_commit(data: bytes) -> ParsedCommit:
     """A stored commit's bytes parsed (CommitParseError if they do not parse)."""
-    commit = pb.Commit()
     try:
-        commit.ParseFromString(data)
+        commit = _COMMIT(data)
     except Exception as exc:  # protobuf's DecodeError
         raise CommitParseError(None, str(exc)) from None
     return ParsedCommit(commit)

@@ -92,30 +92,30 @@ def fold_commit(lt: LoadedTable, stored: Stored, keyring: Keyring | None = None,
     apply every event. ``parsed``: the commit already parsed from ``stored.data``
     (:func:`read_commit`), so it is not parsed again; its events are decoded with
     ``keyring`` once, for the caller too."""
-    if parsed is None:
-        parsed = read_commit(stored)
+    try:
+        if parsed is None:
+            parsed = parse_commit(stored.data)
+        envelopes = parsed.envelopes()
+    except CommitParseError as exc:
+        what = "" if exc.index is None else ": an event"
+        raise CorruptLog(f"commit {stored.seq}{what} does not parse: {exc.cause}") from None
+    try:
+        decoded = parsed.events(keyring)
+    except CodecError as exc:
+        raise CorruptLog(f"commit {stored.seq}: {exc}") from None
     state, last_hash, count = lt.state, lt.last_hash, lt.events
-    command_id = ""
-    decoded: list[object] = []
-    at_ms = 0
-    for k, raw in enumerate(parsed.raws):
-        try:
-            env = parsed.envelope(k)
-        except CommitParseError as exc:
-            raise CorruptLog(f"commit {stored.seq}: an event does not parse: {exc.cause}"
-                             ) from None
+    for raw, env, event in zip(parsed.raws, envelopes, decoded, strict=True):
         if env.prev_hash != last_hash:
             raise CorruptLog(f"the hash chain breaks at commit {stored.seq} (event {count + 1})")
         try:
-            event = parsed.event(k, keyring)
             state = apply(state, event)
-        except (CodecError, InvalidEvent) as exc:
+        except InvalidEvent as exc:
             raise CorruptLog(f"commit {stored.seq}: {exc}") from None
-        decoded.append(event)
         last_hash = hashlib.sha256(raw).digest()
-        command_id = env.command_id
-        at_ms = env.occurred_at_unix_ms
         count += 1
+    last = envelopes[-1] if envelopes else None
+    command_id = last.command_id if last is not None else ""
+    at_ms = last.occurred_at_unix_ms if last is not None else 0
     commands = lt.commands
     if command_id:
         commands = {**commands, command_id: (stored.seq, parsed.commit.command_digest)}

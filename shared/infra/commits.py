@@ -11,6 +11,9 @@ auditor, the history, the CLI) takes what it needs from one parse::
     for k, raw in enumerate(parsed.raws):  # the envelopes' bytes, as hashed
         env = parsed.envelope(k)  # CommitParseError(index=k) if they do not parse
         event = parsed.event(k, keyring)  # CodecError if it does not decode
+
+The repository's fold, which takes each commit once, in order, and stops at the first bad
+envelope, reads :func:`read_envelopes` instead (the same parse, without the keeping).
 """
 
 from __future__ import annotations
@@ -51,8 +54,8 @@ class ParsedCommit:
         self.raws: Sequence[bytes] = commit.events
         self._bad: int | None = None  # the first envelope that does not parse
         try:  # every reader takes them all: parsed here, in one pass
-            self._envelopes: list[Any] = [_ENVELOPE(raw) for raw in self.raws]
-        except Exception:  # protobuf's DecodeError, a bare Exception subclass
+            self._envelopes: list[Any] = _envelopes(self.raws)
+        except CommitParseError:
             self._envelopes = [self._parsed_or_why(k, raw) for k, raw in enumerate(self.raws)]
         self._events: list[Any] = []
         self._keyring: object = _UNSET
@@ -94,6 +97,11 @@ class ParsedCommit:
             event = self._events[k] = decode_body(self.envelope(k), keyring)
         return event
 
+    def decoded(self, keyring: Keyring | None, events: list[Any]) -> None:
+        """Keep ``events``, every event of the commit decoded with ``keyring`` by a reader
+        that decoded them in its own pass (the fold), for :meth:`events` to return."""
+        self._keyring, self._events = keyring, events
+
     def events(self, keyring: Keyring | None = None) -> list[object]:
         """Every event, in order (see :meth:`event`): CommitParseError or CodecError at the
         first that does not parse or decode. The list is the commit's own: do not change
@@ -107,8 +115,31 @@ class ParsedCommit:
 
 def parse_commit(data: bytes) -> ParsedCommit:
     """A stored commit's bytes parsed (CommitParseError if they do not parse)."""
+    return ParsedCommit(_commit(data))
+
+
+def read_envelopes(data: bytes) -> tuple[pb.Commit, list[pb.EventEnvelope]]:
+    """A stored commit's message and its envelopes, parsed in one pass, for a reader that
+    takes them in order and stops at the first that does not parse (CommitParseError): the
+    fold of the repository, on its hot path, without :class:`ParsedCommit`'s keeping."""
+    commit = _commit(data)
+    return commit, _envelopes(commit.events)
+
+
+def _commit(data: bytes) -> pb.Commit:
     try:
-        commit = _COMMIT(data)
+        return _COMMIT(data)
     except Exception as exc:  # protobuf's DecodeError
         raise CommitParseError(None, str(exc)) from None
-    return ParsedCommit(commit)
+
+
+def _envelopes(raws: Sequence[bytes]) -> list[pb.EventEnvelope]:
+    try:
+        return [_ENVELOPE(raw) for raw in raws]
+    except Exception:  # protobuf's DecodeError: find which, and why
+        for k, raw in enumerate(raws):
+            try:
+                _ENVELOPE(raw)
+            except Exception as exc:
+                raise CommitParseError(k, str(exc)) from None
+        raise

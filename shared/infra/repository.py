@@ -30,8 +30,8 @@ from shared.poker.fold import apply
 from shared.poker.state import TableState
 
 from . import metrics
-from .codec import CodecError, encode_body
-from .commits import CommitParseError, ParsedCommit, parse_commit
+from .codec import CodecError, decode_body, encode_body
+from .commits import CommitParseError, ParsedCommit, parse_commit, read_envelopes
 from .eventstore import AppendConflict, EventStore, Stored
 from .secrecy import Keyring, Sealing
 
@@ -94,31 +94,33 @@ def fold_commit(lt: LoadedTable, stored: Stored, keyring: Keyring | None = None,
     ``keyring`` once, for the caller too."""
     try:
         if parsed is None:
-            parsed = parse_commit(stored.data)
-        envelopes = parsed.envelopes()
+            commit, envelopes = read_envelopes(stored.data)
+        else:
+            commit, envelopes = parsed.commit, parsed.envelopes()
     except CommitParseError as exc:
         what = "" if exc.index is None else ": an event"
         raise CorruptLog(f"commit {stored.seq}{what} does not parse: {exc.cause}") from None
-    try:
-        decoded = parsed.events(keyring)
-    except CodecError as exc:
-        raise CorruptLog(f"commit {stored.seq}: {exc}") from None
     state, last_hash, count = lt.state, lt.last_hash, lt.events
-    for raw, env, event in zip(parsed.raws, envelopes, decoded, strict=True):
+    decoded: list[object] = []
+    for raw, env in zip(commit.events, envelopes):
         if env.prev_hash != last_hash:
             raise CorruptLog(f"the hash chain breaks at commit {stored.seq} (event {count + 1})")
         try:
+            event = decode_body(env, keyring)
             state = apply(state, event)
-        except InvalidEvent as exc:
+        except (CodecError, InvalidEvent) as exc:
             raise CorruptLog(f"commit {stored.seq}: {exc}") from None
+        decoded.append(event)
         last_hash = hashlib.sha256(raw).digest()
         count += 1
+    if parsed is not None:
+        parsed.decoded(keyring, decoded)  # for the caller: decoded once
     last = envelopes[-1] if envelopes else None
     command_id = last.command_id if last is not None else ""
     at_ms = last.occurred_at_unix_ms if last is not None else 0
     commands = lt.commands
     if command_id:
-        commands = {**commands, command_id: (stored.seq, parsed.commit.command_digest)}
+        commands = {**commands, command_id: (stored.seq, commit.command_digest)}
     return LoadedTable(state, stored.seq, last_hash, count, commands,
                        clock_after(lt.clock, state, decoded, at_ms))
 

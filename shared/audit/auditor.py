@@ -39,13 +39,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from poker.events.v1 import events_pb2 as pb
 
 from shared.infra.codec import SEALABLE, CodecError, decode_body, is_sealed
-from shared.infra.commits import CommitParseError, ParsedCommit, parse_commit
+from shared.infra.commits import CommitParseError, parse_commit, read_envelopes
 from shared.infra.eventstore import Stored
 from shared.infra.secrecy import Keyring
 from shared.poker import decide as D
@@ -243,7 +243,7 @@ class TableAuditor:
         self.hand_awarded = 0
         self._lookahead = False  # after a mid-hand failure: read on to the reveal
         self._events: list = []  # the current commit's events, decoded so far
-        self._parsed: ParsedCommit | None = None  # the current commit, parsed
+        self._envelopes_read: list[pb.EventEnvelope] = []  # the current commit's, parsed
         self._first = _FirstFailure()  # the current commit's first bad event
         self._out_of_hand_memo: tuple = (None, None, 0)
 
@@ -292,50 +292,46 @@ class TableAuditor:
         the events are read, before they are re-decided): ``first`` keeps the earliest, and a
         check stops the commit at once only where nothing after it can be read."""
         self._events = []
-        self._parsed = None
+        self._envelopes_read = []
         first = self._first
         first.bad = None
-        parsed = self._read(stored)
-        events, command_id, at_ms, last_hash = self._envelopes(parsed, first)
+        raws, envelopes = self._read(stored)
+        events, command_id, at_ms, last_hash = self._envelopes(raws, envelopes, first)
         expected = self._redecide(events, at_ms, first)
         _compare(events, expected, first)
         first.raise_any()
         self._fold(stored, expected)
         self._advance(stored, events, command_id, at_ms, last_hash)
 
-    def _read(self, stored: Stored) -> ParsedCommit:
-        """The commit in order, parsed, not empty."""
+    def _read(self, stored: Stored) -> tuple[Sequence[bytes], list[pb.EventEnvelope]]:
+        """The commit in order, parsed (its envelopes too), not empty: the envelopes' bytes
+        and the envelopes."""
         a = self.audit
         if stored.seq <= a.last_seq:
             raise _Bad(-1, f"sequence {stored.seq} after {a.last_seq}: out of order or repeated")
         try:
-            parsed = self._parsed = parse_commit(stored.data)
+            commit, envelopes = read_envelopes(stored.data)
         except CommitParseError as exc:
-            raise _Bad(-1, f"the commit does not parse: {exc.cause}") from None
-        if not parsed.raws:
+            if exc.index is None:
+                raise _Bad(-1, f"the commit does not parse: {exc.cause}") from None
+            raise _Bad(exc.index, f"the event does not parse: {exc.cause}") from None
+        if not envelopes:
             raise _Bad(-1, "an empty commit")
-        return parsed
+        self._envelopes_read = envelopes
+        return commit.events, envelopes
 
-    def _envelopes(self, parsed: ParsedCommit, first: _FirstFailure
-                   ) -> tuple[list, str, int, bytes]:
+    def _envelopes(self, raws: Sequence[bytes], envelopes: list[pb.EventEnvelope],
+                   first: _FirstFailure) -> tuple[list, str, int, bytes]:
         """The commit's events, its command id and time, and its last envelope's hash, read
         in one pass: the hash chain (every envelope's prev_hash is the SHA-256 of the
         previous envelope's bytes), every envelope of this table and of one command, each
         event decoded (opening the sealed cards with the compliance keyring) and, up to the
         chain's first break, the events that can hold secret cards sealed; and a command
-        applied once. An envelope that does not parse or decode stops the commit."""
-        try:
-            envelopes = parsed.envelopes()
-        except CommitParseError as exc:
-            assert exc.index is not None  # the commit itself parsed
-            first.note(_Bad(exc.index, f"the event does not parse: {exc.cause}"))
-            first.raise_any()
-            raise  # not reached: noted above
+        applied once. An event that does not decode stops the commit."""
         head = envelopes[0]
         command_id, at_ms = head.command_id, head.occurred_at_unix_ms
         last_hash = self.last_hash
         keyring = self.keyring
-        raws = parsed.raws
         events = self._events
         chained = True  # no break so far
         for k, env in enumerate(envelopes):
@@ -456,14 +452,10 @@ class TableAuditor:
         events = self._events
         if index < len(events):
             return type(events[index]).__name__
-        parsed = self._parsed
-        if parsed is None:  # the commit does not parse
+        envelopes = self._envelopes_read
+        if index >= len(envelopes):  # the commit, or this event, does not parse
             return "?"
-        try:
-            env = parsed.envelope(index)  # parsed already, unless it does not parse
-        except Exception:  # noqa: BLE001 - CommitParseError, or no such event
-            return "?"
-        return env.WhichOneof("body") or "no body"
+        return envelopes[index].WhichOneof("body") or "no body"
 
     # --- the decision a commit claims ---------------------------------------------------------
 

@@ -15,6 +15,7 @@ from shared.poker.clock import is_late
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind
 from shared.poker.options import MAX_CHIPS
+from shared.poker.steprules import house
 
 
 def _held_by(seat: int, player_id: str, decide):
@@ -50,12 +51,12 @@ class BettingService(betting_pb2_grpc.BettingServiceServicer):
     @rpc
     async def PostForcedBets(self, request: step_pb2.StepRequest, context):
         return await run_step(self.repo, request, digest("forced", request.hand_no),
-                              for_hand(request, D.post_forced_bets))
+                              for_hand(request, house(D.PostForcedBets)))
 
     @rpc
     async def CloseRound(self, request: step_pb2.StepRequest, context):
         return await run_step(self.repo, request, digest("close", request.hand_no),
-                              for_hand(request, D.close_round))
+                              for_hand(request, house(D.CloseRound)))
 
     @rpc
     async def Act(self, request: betting_pb2.ActRequest, context):

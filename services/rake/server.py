@@ -9,6 +9,7 @@ from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import rpc
 from shared.infra.steps import for_hand, run_step
 from shared.poker import decide as D
+from shared.poker.steprules import house
 
 
 class RakeService(rake_pb2_grpc.RakeServiceServicer):
@@ -18,7 +19,7 @@ class RakeService(rake_pb2_grpc.RakeServiceServicer):
     @rpc
     async def TakeRake(self, request: step_pb2.StepRequest, context):
         return await run_step(self.repo, request, digest("rake", request.hand_no),
-                              for_hand(request, D.take_rake))
+                              for_hand(request, house(D.TakeRake)))
 
 
 async def setup(server, repo, store, config):

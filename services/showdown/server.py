@@ -12,6 +12,7 @@ from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import rpc
 from shared.infra.steps import for_hand, run_step
 from shared.poker import decide as D
+from shared.poker.steprules import house
 
 
 class ShowdownService(showdown_pb2_grpc.ShowdownServiceServicer):
@@ -21,12 +22,12 @@ class ShowdownService(showdown_pb2_grpc.ShowdownServiceServicer):
     @rpc
     async def FormPots(self, request: step_pb2.StepRequest, context):
         return await run_step(self.repo, request, digest("pots", request.hand_no),
-                              for_hand(request, D.form_pots))
+                              for_hand(request, house(D.FormPots)))
 
     @rpc
     async def AwardPots(self, request: step_pb2.StepRequest, context):
         return await run_step(self.repo, request, digest("award", request.hand_no),
-                              for_hand(request, D.award_pots))
+                              for_hand(request, house(D.AwardPots)))
 
 
 async def setup(server, repo, store, config):

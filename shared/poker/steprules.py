@@ -2,8 +2,10 @@
 that owns it, the call that takes it, and its decision.
 
 Everything that takes or checks a step reads this map: the table service's driver (which
-service and method to call), the in-process driver (shared/poker/driver.py), the auditor and
-the PHH replay (which decision a recorded event must be the outcome of). A new kind of step is
+service and method to call), the services that own the house steps (their decision:
+:func:`house`), the in-process driver (shared/poker/driver.py), the auditor and the PHH replay
+(which decision a recorded event must be the outcome of). The dealer service takes its steps
+with the deck in its vault, through the same decisions of decide.py. A new kind of step is
 a class in steps.py, the place in ``next_step`` that returns it, its decision in decide.py and
 one entry here; its owner's service gets the method named here.
 
@@ -122,6 +124,15 @@ STEPS: dict[type[Step], StepRule] = {
 
 def rule(step: Step) -> StepRule:
     return STEPS[type(step)]
+
+
+def house(step: type[Step]) -> Callable[[HandState], Events]:
+    """The house's decision of a step type (the services that own the house steps take it
+    from here); KeyError naming the step for one that is not the house's."""
+    decision = STEPS[step].house
+    if decision is None:
+        raise KeyError(f"{step.__name__} is not a house step")
+    return decision
 
 
 def automatic(hand: HandState, step: Step, deck: DeckHolder) -> Events | None:

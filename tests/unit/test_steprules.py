@@ -1,0 +1,53 @@
+"""The one map of a hand's steps (shared/poker/steprules.py): every step type ``next_step``
+can return has a rule, every rule names a method its owner's service really has, and each
+rule's kind of decision is the one its step needs."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from poker.betting.v1 import betting_pb2_grpc
+from poker.dealer.v1 import dealer_pb2_grpc
+from poker.rake.v1 import rake_pb2_grpc
+from poker.showdown.v1 import showdown_pb2_grpc
+
+from shared.poker import events as E
+from shared.poker import steps
+from shared.poker.steprules import STEPS, house
+
+SERVICES = {"dealer": dealer_pb2_grpc.DealerServiceServicer,
+            "betting": betting_pb2_grpc.BettingServiceServicer,
+            "showdown": showdown_pb2_grpc.ShowdownServiceServicer,
+            "rake": rake_pb2_grpc.RakeServiceServicer}
+
+
+def test_every_step_type_has_a_rule():
+    kinds = {c for _, c in inspect.getmembers(steps, inspect.isclass)
+             if issubclass(c, steps.Step) and c is not steps.Step}
+    assert kinds == set(STEPS)
+
+
+@pytest.mark.parametrize("step", [s for s, r in STEPS.items() if r.owner != "table"],
+                         ids=lambda s: s.__name__)
+def test_each_rule_names_a_method_of_its_owner(step):
+    rule = STEPS[step]
+    assert hasattr(SERVICES[rule.owner], rule.rpc), f"{rule.owner} has no {rule.rpc}"
+
+
+@pytest.mark.parametrize("step", list(STEPS), ids=lambda s: s.__name__)
+def test_each_step_is_decided_one_way(step):
+    """A house step from the state alone; a dealer step with the deck and from its recorded
+    event; a player's step from the recorded event, with a rule for one who does not act."""
+    rule = STEPS[step]
+    kinds = [k for k in ("house", "dealer", "default") if getattr(rule, k) is not None]
+    assert len(kinds) <= 1
+    if rule.house is None and rule.owner != "table":
+        assert rule.again, f"{step.__name__}: the audit cannot decide it again"
+    assert set(rule.again) <= set(E.HAND_EVENTS)  # a step is answered by hand events
+
+
+def test_house_refuses_a_step_that_is_not_the_houses():
+    assert house(steps.FormPots) is STEPS[steps.FormPots].house
+    with pytest.raises(KeyError, match="Act is not a house step"):
+        house(steps.Act)

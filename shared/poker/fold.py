@@ -17,6 +17,7 @@ from .errors import InvalidEvent
 from .events import ActionKind, ForcedKind
 from .options import AnteType, Structure
 from .pots import uncalled_bet
+from .seating import owes_big_blind_on_arrival
 from .showdown import show_order
 from .state import HandState, Phase, Player, Saga, SagaKind, Seat, TableState
 
@@ -266,10 +267,8 @@ def _seat_player(table: TableState, number: int, player_id: str, stack: int,
                  token_digest: str, post_big_blind: bool) -> TableState:
     if table.seat(number) is not None:
         raise InvalidEvent(f"seat {number} was already taken")
-    # At a running table a newcomer owes a big blind (posted now, or when it comes round).
-    owes = table.last_hand_no > 0 and not table.options.game.is_stud
     seat = Seat(number, player_id, stack, token_digest, arrival=table.arrivals + 1,
-                owes_big_blind=owes, post_big_blind=post_big_blind)
+                owes_big_blind=owes_big_blind_on_arrival(table), post_big_blind=post_big_blind)
     seats = tuple(sorted(table.seats + (seat,), key=lambda s: s.seat))
     return table.evolve(seats=seats, arrivals=table.arrivals + 1)
 

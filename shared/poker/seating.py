@@ -132,6 +132,12 @@ def forced_bets(opts: TableOptions, seats: Sequence[int], button: int) -> tuple[
     return plan_blinds(opts, seats, button).forced_bets
 
 
+def owes_big_blind_on_arrival(table: TableState) -> bool:
+    """A player who sits down at a table that has dealt a hand owes a big blind: posted at
+    once (live) to be dealt in, or when the big blind reaches the seat. Stud has no blinds."""
+    return table.last_hand_no > 0 and not table.options.game.is_stud
+
+
 def _next_button(table: TableState, ready: list[int]) -> int:
     """Clockwise to the next player dealt in; the first player seated takes it first."""
     if table.button is None:

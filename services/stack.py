@@ -8,13 +8,16 @@ process's environment.
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
+import structlog
 
 from shared.infra.boot import start
 from shared.infra.config import Config
@@ -30,6 +33,8 @@ from .showdown.server import setup as showdown_setup
 from .table.server import access_from_config
 from .table.server import setup as table_setup
 from .wallet.server import setup as wallet_setup
+
+log = structlog.get_logger()
 
 SETUPS = {"wallet": wallet_setup, "dealer": dealer_setup, "betting": betting_setup,
           "showdown": showdown_setup, "rake": rake_setup, "table": table_setup}
@@ -144,9 +149,17 @@ class LocalStack:
         return server
 
     async def stop_service(self, name: str, grace: float = 0.5) -> None:
+        """Stop one service: its server (``grace`` for calls in flight), then its cleanup.
+        A stop that has not finished by :data:`STOP_DEADLINE_S` is left behind, loudly,
+        with the stacks of the tasks still running, so that it cannot hang its caller."""
         server = self.servers.pop(name)
-        await server.stop(grace)
-        await self.cleanups.pop(name)()
+        cleanup = self.cleanups.pop(name)
+
+        async def stop() -> None:
+            await server.stop(grace)
+            await cleanup()
+
+        await _bounded(stop(), f"stopping the {name} service")
 
     @property
     def keeper(self):
@@ -156,11 +169,32 @@ class LocalStack:
 
     async def stop(self) -> None:
         if self._cashier is not None:
-            await self._cashier.close()
+            await _bounded(self._cashier.close(), "closing the cashier's channel")
         for name in reversed(START_ORDER):
             if name in self.servers:
                 await self.stop_service(name)
         shutil.rmtree(self.key_dir, ignore_errors=True)
+
+
+#: how long stopping one in-process service may take (a server's grace, its peers' channels,
+#: its NATS connection's drain) before the stop is abandoned and reported
+STOP_DEADLINE_S = 20.0
+
+
+async def _bounded(work: Coroutine[Any, Any, None], what: str) -> None:
+    """Run ``work`` for at most :data:`STOP_DEADLINE_S`; past that, log an error naming
+    ``what`` and where every task of the loop is waiting, cancel it and go on."""
+    task = asyncio.ensure_future(work)
+    done, _ = await asyncio.wait({task}, timeout=STOP_DEADLINE_S)
+    if task in done:
+        task.result()
+        return
+    waiting = {t.get_name(): [f"{f.f_code.co_filename}:{f.f_lineno} {f.f_code.co_name}"
+                              for f in t.get_stack(limit=6)]
+               for t in asyncio.all_tasks() if not t.done()}
+    log.error("a stop did not finish in time: left behind", what=what,
+              deadline_s=STOP_DEADLINE_S, tasks=waiting)
+    task.cancel()
 
 
 async def start_local(nats_url: str, now_ms: Callable[[], int] | None = None,

@@ -8,7 +8,7 @@ import argparse
 import importlib
 
 BENCHMARKS = ("bench.bench_evaluator", "bench.bench_hands", "bench.bench_values",
-              "bench.bench_codec", "bench.bench_services", "bench.bench_audit",
+              "bench.bench_services", "bench.bench_audit",
               "bench.bench_cluster")
 
 

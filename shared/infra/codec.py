@@ -246,7 +246,7 @@ def _setter(cls: type, name: str) -> Callable[[object, object], None]:
 
 def _reader(f: FieldPlan) -> Callable[[Message], object]:
     get = attrgetter(f.name)
-    conv = _from_message(f, _interpreted_decoder)
+    conv = _from_message(f, _decoder)
     if f.optional:
         name = f.name
         if conv is None:
@@ -258,9 +258,10 @@ def _reader(f: FieldPlan) -> Callable[[Message], object]:
 
 
 @cache
-def _interpreted_decoder(cls: type) -> Callable[[Message], object]:
-    """The plan's decoder as a loop over its fields: the reference :func:`_generated_decoder`
-    unrolls (the tests check they agree; bench/bench_codec.py weighs them)."""
+def _decoder(cls: type) -> Callable[[Message], object]:
+    """The plan's decoder: a loop over its fields. (A decoder unrolled by ``exec`` was
+    measured against it: about 0.85-0.9 of its time on decoding alone, but 2.4% on the
+    audit, 1-4% on a table's fold, under the 5% a generator must earn here; it is gone.)"""
     p = plan(cls)
     steps = tuple((_setter(cls, f.name), _reader(f)) for f in p.fields)
     new = object.__new__
@@ -275,47 +276,6 @@ def _interpreted_decoder(cls: type) -> Callable[[Message], object]:
     return decode
 
 
-@cache
-def _generated_decoder(cls: type) -> Callable[[Message], object]:
-    """The plan's decoder unrolled by ``exec`` into straight-line code: the same steps as
-    :func:`_interpreted_decoder`, without the loop over the fields, because every load of a
-    table and every audit decodes every event of the log. Measured by bench/bench_codec.py
-    (both variants in one process, on the commits of a few hundred hands of every game):
-    decoding takes about 0.85-0.9 of the loop's time without a keyring and 0.9-0.97 with
-    the compliance keyring (which the unsealing dominates). A table's fold and the audit,
-    where decoding is a small share of the time, gain less than their runs vary (a few
-    percent at most). ``PotAwarded`` becomes::
-
-        def decode(msg):
-            new = _new(_cls)
-            _s0(new, msg.pot_index)
-            _s1(new, _c1(msg.portion))  # _c1: Portion's from_pb
-            _s2(new, _c2(msg.shares))  # _c2: a tuple of Share's decoder
-            _s3(new, msg.hand)
-            return new
-    """
-    p = plan(cls)
-    namespace: dict = {"_cls": cls, "_new": object.__new__}
-    lines = ["def decode(msg):", "    new = _new(_cls)"]
-    for i, f in enumerate(p.fields):
-        conv = _from_message(f, _generated_decoder)
-        value = f"msg.{f.name}"
-        if conv is not None:
-            namespace[f"_c{i}"] = conv
-            value = f"_c{i}({value})"
-        if f.optional:
-            value = f"({value} if msg.HasField({f.name!r}) else None)"
-        namespace[f"_s{i}"] = _setter(cls, f.name)
-        lines.append(f"    _s{i}(new, {value})")
-    lines.append("    return new\n")
-    exec("\n".join(lines), namespace)  # noqa: S102 - generated from the class's own plan
-    decode = namespace["decode"]
-    decode.__doc__ = f"A {cls.__name__} from its protobuf message."
-    return decode
-
-
-#: the decoder of each class (see :func:`_generated_decoder` for why this one)
-_decoder: Callable[[type], Callable[[Message], object]] = _generated_decoder
 
 
 def encode_body(event: object, envelope: pb.EventEnvelope, sealing: Sealing | None = None) -> None:

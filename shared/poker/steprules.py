@@ -122,10 +122,6 @@ STEPS: dict[type[Step], StepRule] = {
 }
 
 
-def rule(step: Step) -> StepRule:
-    return STEPS[type(step)]
-
-
 def house(step: type[Step]) -> Callable[[HandState], Events]:
     """The house's decision of a step type (the services that own the house steps take it
     from here); KeyError naming the step for one that is not the house's."""

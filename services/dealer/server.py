@@ -7,7 +7,11 @@ the hand key, which each ``DeckCommitted`` also carries sealed to the compliance
 (shared/infra/secrecy.py). The dealer's fold opens the running hand with the vault's key;
 every other service folds the cards nobody has seen as unknown. So the dealer turns hands face
 up at the showdown (the player's show or muck, or the rule for one who does not act), and
-hands a seat its own cards for its view.
+hands a seat its own cards for its view: each deal's reply carries the dealt seats' cards
+to the table service (its only caller), and ``SeatCards`` answers a view that lacks them.
+
+A hand's decks are read from the vault once and kept here while the hand runs (they change
+only by a reshuffle, which reads the vault afresh before it writes).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import BadRequest, check_step, check_table_id, rpc
 from shared.infra.seattokens import check_holder
 from shared.infra.secrecy import CompliancePublicKey, DealerKeyring, HandKey, Sealing
-from shared.infra.steps import current_hand, for_hand, run_step
+from shared.infra.steps import catch_up, current_hand, for_hand, run_step
 from shared.infra.vault import DeckVault, HandDecks
 from shared.poker import decide as D
 from shared.poker.cards import DECK, UNKNOWN_CARD
@@ -42,6 +46,8 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         self.vault = vault
         self.compliance = compliance
         self.keyring: DealerKeyring = repo.keyring
+        #: (table, hand) -> the hand's decks and their vault revision, as last read or written
+        self._decks_seen: dict[tuple[str, int], tuple[HandDecks, int]] = {}
 
     def _know(self, table_id: str, hand_no: int, decks: HandDecks) -> Sealing:
         """Hold the hand's key before the table is read, so the fold opens its cards; drop a
@@ -56,17 +62,53 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
             self.repo.forget(table_id)
         return Sealing(hand, self.compliance)
 
-    async def _decks(self, table_id: str, hand_no: int) -> tuple[HandDecks, int, Sealing]:
-        stored = await self.vault.get(table_id, hand_no)
+    async def _decks(self, table_id: str, hand_no: int,
+                     fresh: bool = False) -> tuple[HandDecks, int, Sealing]:
+        """The hand's decks (kept from the last read unless ``fresh``), its key known."""
+        stored = None if fresh else self._decks_seen.get((table_id, hand_no))
         if stored is None:
-            raise IllegalAction(f"no deck was committed for hand {hand_no}")
+            stored = await self.vault.get(table_id, hand_no)
+            if stored is None:
+                raise IllegalAction(f"no deck was committed for hand {hand_no}")
+            self._keep_decks(table_id, hand_no, *stored)
         decks, revision = stored
         return decks, revision, self._know(table_id, hand_no, decks)
 
+    def _keep_decks(self, table_id: str, hand_no: int, decks: HandDecks, revision: int) -> None:
+        if len(self._decks_seen) >= 10_000:
+            self._decks_seen.clear()
+        self._decks_seen.pop((table_id, hand_no - 1), None)  # the table's hand before
+        self._decks_seen[(table_id, hand_no)] = (decks, revision)
+
     async def _hand(self, request: step_pb2.StepRequest):
-        check_step(request)
+        catch_up(self.repo, request)
         lt = await self.repo.get(request.table_id, request.version or None)
         return current_hand(lt.state, request.table_id, request.hand_no)
+
+    async def _current_decks(self, request: step_pb2.StepRequest,
+                             ) -> tuple[HandDecks, Sealing]:
+        """The decks for a step that uses the one last committed: read afresh if the fold
+        has a commitment the kept decks do not (another dealer reshuffled)."""
+        decks, _, sealing = await self._decks(request.table_id, request.hand_no)
+        catch_up(self.repo, request)
+        lt = await self.repo.get(request.table_id, request.version or None)
+        hand = lt.state.hand
+        if hand is not None and hand.hand_no == request.hand_no and \
+                len(decks.decks) < len(hand.commitments):
+            decks, _, sealing = await self._decks(request.table_id, request.hand_no, fresh=True)
+        return decks, sealing
+
+    def _with_seat_cards(self, reply: step_pb2.StepReply, table_id: str,
+                         hand_no: int) -> step_pb2.StepReply:
+        """A deal's reply with every dealt seat's cards, for the table service to show each
+        seat its own (from this process's fold, which opens the running hand)."""
+        lt = self.repo.cached(table_id)
+        hand = lt.state.hand if lt is not None and lt.state is not None else None
+        if hand is not None and hand.hand_no == hand_no:
+            for p in hand.players:
+                if p.hole and all(c.known for c in p.hole):
+                    reply.seat_cards.add(seat=p.seat, cards=[str(c) for c in p.hole])
+        return reply
 
     @rpc
     async def CommitDeck(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
@@ -77,6 +119,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
             request.table_id, request.hand_no,
             HandDecks((shuffled(DECK),), (new_salt(),),
                       HandKey.generate(request.table_id, request.hand_no).key))
+        self._keep_decks(request.table_id, request.hand_no, decks, 0)  # revision: not needed
         sealing = self._know(request.table_id, request.hand_no, decks)
         return await run_step(self.repo, request, digest("commit_deck", request.hand_no),
                               for_hand(request, D.commit_deck,
@@ -86,25 +129,29 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
     @rpc
     async def DealStreet(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         check_step(request)
-        decks, _, sealing = await self._decks(request.table_id, request.hand_no)
+        decks, sealing = await self._current_decks(request)
 
         def deal_from_deck(hand):  # the deck last committed (a reshuffle stores one ahead)
             return D.deal_from(hand, decks.decks[len(hand.commitments) - 1])
 
-        return await run_step(self.repo, request, digest("deal", request.hand_no),
-                              for_hand(request, deal_from_deck), sealing=sealing)
+        reply = await run_step(self.repo, request, digest("deal", request.hand_no),
+                               for_hand(request, deal_from_deck), sealing=sealing)
+        return self._with_seat_cards(reply, request.table_id, request.hand_no)
 
     @rpc
     async def Reshuffle(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         check_step(request)
-        decks, revision, sealing = await self._decks(request.table_id, request.hand_no)
+        decks, revision, sealing = await self._decks(request.table_id, request.hand_no,
+                                                     fresh=True)  # it writes: the latest
         hand = await self._hand(request)
         if len(decks.decks) == len(hand.commitments):
             # Shuffle the undealt and burned cards anew; stored before the commitment.
             cards = D.cards_to_reshuffle(hand, decks.decks[-1])
             decks = HandDecks(decks.decks + (shuffled(cards),), decks.salts + (new_salt(),),
                               decks.key)
-            await self.vault.update(request.table_id, request.hand_no, decks, revision)
+            revision = await self.vault.update(request.table_id, request.hand_no, decks,
+                                               revision)
+            self._keep_decks(request.table_id, request.hand_no, decks, revision)
         return await run_step(self.repo, request, digest("reshuffle", request.hand_no),
                               for_hand(request, D.reshuffle,
                                        commitment(decks.decks[-1], decks.salts[-1]),
@@ -126,7 +173,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
     @rpc
     async def RevealDeck(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         check_step(request)
-        decks, _, sealing = await self._decks(request.table_id, request.hand_no)
+        decks, sealing = await self._current_decks(request)
         return await run_step(self.repo, request, digest("reveal", request.hand_no),
                               for_hand(request, D.reveal_deck, decks.decks, decks.salts),
                               sealing=sealing)
@@ -137,7 +184,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         if request.seat < 1:
             raise BadRequest("a seat is a seat number from 1")
         await self._decks(request.table_id, request.hand_no)
-        lt = await self.repo.get(request.table_id)
+        lt = await self.repo.get(request.table_id, request.version or None)
         check_holder(lt.state, request.seat, request.player_id)  # the authenticated player's
         hand = current_hand(lt.state, request.table_id, request.hand_no)
         player = next((p for p in hand.players if p.seat == request.seat), None)

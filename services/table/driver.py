@@ -9,6 +9,12 @@ JetStream keeps one; they live outside the clients' namespace (shared/infra/rpc.
 
 A step that fails is reported once, loudly, with what failed; the same failure again is
 logged quietly until the table moves on or fails differently (``Failures``).
+
+Every step goes to its service through :meth:`Driver.call`, which sends the commits the
+service has not folded yet (``StepRequest.tail``: those after the version it last answered
+with), so that a service a commit or two behind needs no read of the log, and folds the
+service's commit from its reply; a deal's reply also carries the dealt seats' cards, kept in
+:class:`OwnCards` for each seat's own view.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from shared.infra.rpc import system_command_id
 from shared.infra.tls import TlsConfig, channel
 from shared.poker import decide as D
 from shared.poker import table as T
+from shared.poker.cards import Card, card
 from shared.poker.steprules import STEPS
 
 from .calls import Failures, call_with_retry
@@ -68,6 +75,29 @@ class Peers:
             await c.close()
 
 
+class OwnCards:
+    """Each seat's cards in a table's running hand, as the dealer handed them over (the log
+    seals them): from a deal's reply, or asked for with ``SeatCards``. Bounded: when full it
+    starts again (a view without them asks the dealer)."""
+
+    def __init__(self, size: int = 20_000) -> None:
+        self.size = size
+        self._cards: dict[tuple[str, int, int], tuple[Card, ...]] = {}
+
+    def get(self, table_id: str, hand_no: int, seat: int) -> tuple[Card, ...] | None:
+        return self._cards.get((table_id, hand_no, seat))
+
+    def put(self, table_id: str, hand_no: int, seat: int, cards: tuple[Card, ...]) -> None:
+        if len(self._cards) >= self.size:
+            self._cards.clear()
+        self._cards.pop((table_id, hand_no - 1, seat), None)  # the seat's hand before
+        self._cards[(table_id, hand_no, seat)] = cards
+
+
+#: how many of a table's last commits the table service keeps to send as a step's tail
+TAIL_KEPT = 32
+
+
 class Driver:
     def __init__(self, repo: TableRepository, peers: Peers) -> None:
         self.repo = repo
@@ -76,6 +106,28 @@ class Driver:
         self._background: set[asyncio.Task] = set()
         self.failures = Failures("driving the table")
         self.cashier = Cashier(repo, peers.wallet)
+        self.own_cards = OwnCards()
+        #: (service, table) -> the table version that service last answered with
+        self._answered: dict[tuple[str, str], int] = {}
+
+    async def call(self, service: str, method: str, request):
+        """Call ``service``'s step ``method`` with ``request`` (a StepRequest, or a message
+        whose ``step`` is one), retried while the service is away: the commits it lacks go
+        with it, and its reply's commit (and dealt cards) are kept here."""
+        step = request if isinstance(request, step_pb2.StepRequest) else request.step
+        table_id = step.table_id
+        for c in self.repo.tail(table_id, self._answered.get((service, table_id), 0),
+                                step.version):
+            step.tail.add(seq=c.seq, data=c.data)
+        reply = await call_with_retry(getattr(getattr(self.peers, service), method), request)
+        self.repo.absorb(table_id, reply.version, reply.commit)
+        if len(self._answered) >= 100_000:
+            self._answered.clear()
+        self._answered[(service, table_id)] = reply.version
+        for held in reply.seat_cards:
+            self.own_cards.put(table_id, step.hand_no, held.seat,
+                               tuple(card(c) for c in held.cards))
+        return reply
 
     def lock(self, table_id: str) -> asyncio.Lock:
         """Held while the driver works on the table; others (the clock keeper) hold it to keep
@@ -147,18 +199,15 @@ class Driver:
                 lambda t: T.free_seat(t, step.seat, key=command_id), min_version=version)
             return outcome.version
         if isinstance(step, T.FoldLeaver):
-            reply = await call_with_retry(self.peers.betting.Act, betting_pb2.ActRequest(
-                step=request, seat=step.seat,
-                action=ACTION_KIND.to_pb(step.action)))
-            self.repo.absorb(table_id, reply.version, reply.commit)
+            reply = await self.call("betting", "Act", betting_pb2.ActRequest(
+                step=request, seat=step.seat, action=ACTION_KIND.to_pb(step.action)))
             return reply.version
         rule = STEPS[type(step)]
-        rpc = getattr(getattr(self.peers, rule.owner), rule.rpc)
+        message = request
         if isinstance(step, D.Show):  # nobody asked to show: the rule for a player who does not
-            request = dealer_pb2.ShowRequest(step=request, seat=step.seat,
+            message = dealer_pb2.ShowRequest(step=request, seat=step.seat,
                                              choice=dealer_pb2.SHOW_CHOICE_DEFAULT)
         elif rule.house is None and rule.dealer is None:
             raise AssertionError(f"{name} is a player's step: the driver does not take it")
-        reply = await call_with_retry(rpc, request)
-        self.repo.absorb(table_id, reply.version, reply.commit)
+        reply = await self.call(rule.owner, rule.rpc, message)
         return reply.version

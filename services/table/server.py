@@ -82,7 +82,7 @@ from shared.poker.view import TableView, table_view
 
 from .calls import call_with_retry
 from .clock import ClockKeeper, clock_subject
-from .driver import Driver, Peers
+from .driver import TAIL_KEPT, Driver, Peers
 
 log = structlog.get_logger()
 TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -184,8 +184,6 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         self.repo = repo
         self.driver = driver
         self.limits = limits or Limits()
-        #: (table, hand, seat) -> the seat's own cards, from the dealer (the log seals them)
-        self._own: dict[tuple[str, int, int], tuple[Card, ...]] = {}
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -210,24 +208,24 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             self._check_token(lt.state, seat, token)
         return lt
 
-    async def _own_cards(self, table_id: str, table: TableState,
-                         viewer: int | None) -> tuple[Card, ...] | None:
+    async def _own_cards(self, lt: LoadedTable, viewer: int | None) -> tuple[Card, ...] | None:
         """The viewer's cards in the running hand: the log holds face-down cards sealed, so
-        the dealer hands them over (once per seat and street; kept here for the next view)."""
+        they come from the dealer (with each deal's reply, kept by the driver; asked for here
+        when a view needs them before that)."""
+        table, table_id = lt.state, lt.state.table_id
         hand = table.hand
         if viewer is None or hand is None:
             return None
         player = next((p for p in hand.players if p.seat == viewer), None)
         if player is None or all(c.known for c in player.hole):
             return None
-        key = (table_id, hand.hand_no, viewer)
-        own = self._own.get(key)
+        own = self.driver.own_cards.get(table_id, hand.hand_no, viewer)
         if own is None or len(own) != len(player.hole):
             try:
                 reply = await call_with_retry(
                     self.driver.peers.dealer.SeatCards, dealer_pb2.SeatCardsRequest(
                         table_id=table_id, hand_no=hand.hand_no, seat=viewer,
-                        player_id=caller().subject),
+                        player_id=caller().subject, version=lt.seq),
                     attempts=3, timeout=1.0)
             except grpc.aio.AioRpcError as exc:
                 # The hand moved on meanwhile, or the dealer is away: this view shows the
@@ -236,13 +234,11 @@ class TableService(table_pb2_grpc.TableServiceServicer):
                             code=exc.code().name, reason=exc.details())
                 return None
             own = tuple(card(c) for c in reply.cards)
-            if len(self._own) >= 10_000:
-                self._own.clear()
-            self._own[key] = own
+            self.driver.own_cards.put(table_id, hand.hand_no, viewer, own)
         return own
 
     async def _view(self, lt: LoadedTable, viewer: int | None) -> table_pb2.TableView:
-        own = await self._own_cards(lt.state.table_id, lt.state, viewer)
+        own = await self._own_cards(lt, viewer)
         return view_message(table_view(lt.state, viewer, own), lt.seq, lt.state, lt.clock,
                             self.repo.now_ms())
 
@@ -425,8 +421,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             seat=request.seat, action=request.action, player_id=caller().subject)
         if request.HasField("amount"):
             act.amount = request.amount
-        acted = await call_with_retry(self.driver.peers.betting.Act, act)
-        self.repo.absorb(request.table_id, acted.version, acted.commit)
+        acted = await self.driver.call("betting", "Act", act)
         version = await self._carry_on(request.table_id, acted.version)
         return await self._reply(request.table_id, request.seat, version)
 
@@ -564,6 +559,7 @@ async def setup(server, repo, store, config: Config):
     the leases (``config.lease_ttl_ms``, held as ``config.instance_id``) and the clock keeper
     (``config.clock_tick_ms``)."""
     peers = Peers.connect(config.addresses, config.tls)
+    repo.keep_recent(TAIL_KEPT)  # sent to the services it calls (Driver.call)
     driver = Driver(repo, peers)
     table_pb2_grpc.add_TableServiceServicer_to_server(
         TableService(repo, driver, Limits(config.limits)), server)

@@ -18,7 +18,8 @@ import asyncio
 import hashlib
 import time
 import uuid
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import structlog
@@ -157,11 +158,13 @@ class TableRepository:
     ``now_ms``: the time source of the commits it appends (tests inject a fake clock).
     ``keyring``: what this process may open of sealed cards (the dealer's running hands);
     without one, secret cards fold as unknown.
+    ``recent``: how many of each table's last commits to keep (the table service's: it sends
+    the services it calls the commits they have not folded yet, :meth:`tail`); 0: none.
     """
 
     def __init__(self, store: EventStore, producer: str,
                  now_ms: Callable[[], int] | None = None,
-                 keyring: Keyring | None = None) -> None:
+                 keyring: Keyring | None = None, recent: int = 0) -> None:
         self.store = store
         self.keyring = keyring
         self.producer = producer
@@ -169,6 +172,13 @@ class TableRepository:
         self._tables: dict[str, LoadedTable] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._stopped: dict[str, str] = {}  # table -> why its log does not check
+        self._recent_max = recent
+        self._recent: dict[str, deque[Stored]] = {}
+
+    def keep_recent(self, commits: int) -> None:
+        """Keep each table's last ``commits`` commits from now on (see ``recent``)."""
+        self._recent_max = commits
+        self._recent = {t: deque(c, maxlen=commits) for t, c in self._recent.items()}
 
     def lock(self, table_id: str) -> asyncio.Lock:
         lock = self._locks.get(table_id)
@@ -183,16 +193,56 @@ class TableRepository:
         stopped = self._stopped.get(table_id)
         if stopped is not None:
             raise CorruptLog(stopped)
-        lt = self._tables.get(table_id) or LoadedTable()
-        if min_version is not None and lt.state is not None and lt.seq >= min_version:
-            return lt
-        for stored in await self.store.read(table_id, after_seq=lt.seq):
-            try:
-                lt = fold_commit(lt, stored, self.keyring)
-            except CorruptLog as exc:
+        cached = self._tables.get(table_id) or LoadedTable()
+        if min_version is not None and cached.state is not None and cached.seq >= min_version:
+            return cached
+        try:
+            lt = await self._read_on(table_id, cached)
+        except CorruptLog as exc:
+            if not cached.seq:
                 raise CorruptLog(self._stop(table_id, exc)) from None
+            # The cache may hold a commit folded from a reply or a caller's tail that the log
+            # does not have (they are checked against the cached chain only): the log alone
+            # decides, from its first commit.
+            try:
+                lt = await self._read_on(table_id, LoadedTable())
+            except CorruptLog as again:
+                raise CorruptLog(self._stop(table_id, again)) from None
         self._tables[table_id] = lt
         return lt
+
+    async def _read_on(self, table_id: str, lt: LoadedTable) -> LoadedTable:
+        """``lt`` with the commits the log has after it folded (CorruptLog if one does not)."""
+        for stored in await self.store.read(table_id, after_seq=lt.seq):
+            lt = fold_commit(lt, stored, self.keyring)
+            self._remember(table_id, stored)
+        return lt
+
+    def _remember(self, table_id: str, stored: Stored) -> None:
+        if self._recent_max:
+            recent = self._recent.get(table_id)
+            if recent is None:
+                recent = self._recent[table_id] = deque(maxlen=self._recent_max)
+            if not recent or recent[-1].seq < stored.seq:
+                recent.append(stored)
+
+    def tail(self, table_id: str, after_seq: int, upto: int) -> list[Stored]:
+        """The table's commits after ``after_seq`` up to ``upto`` that this process keeps,
+        in order: what a service whose fold is at ``after_seq`` lacks (0: not known; then
+        all kept, of which the service skips what it has). The service folds those that
+        chain onto its fold (:meth:`absorb_tail`) and reads the log for anything else."""
+        recent = self._recent.get(table_id)
+        if not recent:
+            return []
+        return [c for c in recent if after_seq < c.seq <= upto]
+
+    async def _after_conflict(self, table_id: str, refused: LoadedTable) -> None:
+        """The log refused an append based on ``refused``: catch up with it. If it has
+        nothing after that fold's sequence, the fold is not the log's (it folded a commit
+        from a reply or a caller's tail that the log does not hold): fold it afresh."""
+        if (await self.load(table_id)).seq == refused.seq:
+            self.forget(table_id)
+            await self.load(table_id)
 
     def _stop(self, table_id: str, exc: CorruptLog) -> str:
         why = (f"table {table_id} is stopped: {exc}. Nothing is served or played there until "
@@ -213,20 +263,38 @@ class TableRepository:
         """Drop the cached fold: the next load folds the table from its first commit."""
         self._tables.pop(table_id, None)
 
-    def absorb(self, table_id: str, seq: int, data: bytes) -> None:
-        """Fold a commit another service just appended (from its reply) if it is the next one
-        of the cached table: its first event chains on the cached last hash (the chain is per
-        table, so nothing of this table came between). Otherwise the next load reads it."""
+    def absorb(self, table_id: str, seq: int, data: bytes) -> bool:
+        """Fold a commit another service just appended (from its reply, or a caller's tail)
+        if it is the next one of the cached table: its first event chains on the cached last
+        hash (the chain is per table, so nothing of this table came between). Otherwise, or
+        if it does not fold, the next load reads the log (which alone can stop the table).
+        Returns whether the cached fold is now at ``seq`` or later."""
         lt = self._tables.get(table_id)
-        if lt is None or not data or seq <= lt.seq:
-            return
+        if lt is None or not data:
+            return False
+        if seq <= lt.seq:
+            return True
         try:
             parsed = parse_commit(data)
             first = parsed.envelope(0) if len(parsed) else None
         except CommitParseError:
-            return  # the next load reads it from the log (and stops the table there)
-        if first is not None and first.prev_hash == lt.last_hash:
-            self._tables[table_id] = fold_commit(lt, Stored(seq, data), self.keyring, parsed)
+            return False
+        if first is None or first.prev_hash != lt.last_hash:
+            return False
+        stored = Stored(seq, data)
+        try:
+            self._tables[table_id] = fold_commit(lt, stored, self.keyring, parsed)
+        except CorruptLog:
+            return False
+        self._remember(table_id, stored)
+        return True
+
+    def absorb_tail(self, table_id: str, tail: Iterable[tuple[int, bytes]]) -> None:
+        """Fold a caller's commits (:meth:`tail` of its process) in order, while they chain
+        onto the cached fold."""
+        for seq, data in tail:
+            if not self.absorb(table_id, seq, data):
+                return
 
     def cached(self, table_id: str) -> LoadedTable | None:
         """The cached fold of the table, without reading the log (None: never loaded)."""
@@ -280,11 +348,14 @@ class TableRepository:
                         table_id, data, lt.seq, msg_id=f"{table_id}:{command_id}")
                 except AppendConflict:
                     metrics.APPEND_CONFLICTS.inc()
+                    await self._after_conflict(table_id, lt)
                     continue
                 if not duplicate:
                     metrics.record_commit(lt.state.options if lt.state is not None else None,
                                           events, time.perf_counter() - started)
-                    self._tables[table_id] = fold_commit(lt, Stored(seq, data), self.keyring)
+                    stored = Stored(seq, data)
+                    self._tables[table_id] = fold_commit(lt, stored, self.keyring)
+                    self._remember(table_id, stored)
                     return Outcome(seq, len(events), commit=data)
                 return Outcome((await self.load(table_id)).seq, 0, duplicate=True)
             raise Aborted(f"table {table_id} changed under this command twice; "

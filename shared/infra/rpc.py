@@ -243,6 +243,15 @@ def check_step(step) -> None:
                          "'_.:@/-'")
     if step.hand_no < 0:
         raise BadRequest("hand_no cannot be negative")
+    if len(step.tail) > MAX_TAIL:
+        raise BadRequest(f"a step carries at most {MAX_TAIL} commits of the table's tail "
+                         f"(it had {len(step.tail)}); the service reads the log for more")
+    if any(c.seq <= 0 for c in step.tail):
+        raise BadRequest("a tail commit's seq is its stream sequence, from 1")
+
+
+#: the most commits a step request may carry for the service to fold (StepRequest.tail)
+MAX_TAIL = 64
 
 
 class _Malformed:

@@ -32,14 +32,22 @@ def reply(outcome: Outcome) -> step_pb2.StepReply:
                               duplicate=outcome.duplicate, commit=outcome.commit)
 
 
+def catch_up(repo: TableRepository, step) -> None:
+    """Check the request and fold the commits it carries (``StepRequest.tail``) that chain
+    onto the cached fold, so that a fold behind the caller by a commit or two needs no read
+    of the log."""
+    check_step(step)
+    repo.absorb_tail(step.table_id, ((c.seq, c.data) for c in step.tail))
+
+
 async def run_step(repo: TableRepository, step, command_digest: bytes,
                    decide: Callable[[TableState | None], list],
                    guard: Callable[[LoadedTable], None] | None = None,
                    sealing: Sealing | None = None) -> step_pb2.StepReply:
-    """One internal step: check the request, decide on the table's fold (the cached one when
-    it is at least the version the caller saw), append, reply. ``guard``, ``sealing``: see
-    :meth:`TableRepository.execute`."""
-    check_step(step)
+    """One internal step: check the request, catch up with its tail, decide on the table's
+    fold (the cached one when it is at least the version the caller saw), append, reply.
+    ``guard``, ``sealing``: see :meth:`TableRepository.execute`."""
+    catch_up(repo, step)
     outcome = await repo.execute(step.table_id, step.command_id, command_digest, decide,
                                  min_version=step.version or None, guard=guard,
                                  sealing=sealing)

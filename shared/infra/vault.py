@@ -94,5 +94,7 @@ class DeckVault:
         raise StoreError(f"the deck vault holds hand {hand_no} of table {table_id} but would "
                          f"not return it: retry")
 
-    async def update(self, table_id: str, hand_no: int, decks: HandDecks, revision: int) -> None:
-        await self.kv.update(self.key(table_id, hand_no), decks.encode(), revision)
+    async def update(self, table_id: str, hand_no: int, decks: HandDecks,
+                     revision: int) -> int:
+        """Replace the hand's decks if they are still at ``revision``; the new revision."""
+        return await self.kv.update(self.key(table_id, hand_no), decks.encode(), revision)

@@ -97,10 +97,11 @@ class Cashier:
             if refusal is not None:
                 done.refused[saga.key] = refusal
             try:
-                outcome = await self.repo.execute(
+                outcome = await self.repo.execute(  # on the fold read above, if still current
                     table_id, system_command_id("wallet", saga.key),
                     digest("settle", saga.key, refusal),
-                    lambda t, key=saga.key, why=refusal: T.settled(t, key, why))
+                    lambda t, key=saga.key, why=refusal: T.settled(t, key, why),
+                    min_version=done.version)
             except IllegalAction:  # another finisher closed it first
                 continue
             done.version = outcome.version

@@ -41,7 +41,7 @@ from shared.poker import table as T
 from shared.poker.clock import TurnClock, is_late
 from shared.poker.options import TableOptions
 
-from .calls import Failures, call_with_retry
+from .calls import Failures
 from .driver import Driver
 
 log = structlog.get_logger()
@@ -64,7 +64,7 @@ class _Seen:
     seq: int
     clock: TurnClock | None
     options: TableOptions | None
-    at: float  # monotonic
+    read_at: float  # monotonic: when the keeper last read the table from the log
 
 
 def _same_decision(a: TurnClock | None, b: TurnClock | None) -> bool:
@@ -167,7 +167,7 @@ class ClockKeeper:
         for ``refresh_s`` (moved on by another instance), or a countdown or deadline of the
         decision last seen has come."""
         seen = self._seen.get(table_id)
-        if seen is None or self.monotonic() - seen.at >= self.refresh_s:
+        if seen is None or self.monotonic() - seen.read_at >= self.refresh_s:
             return True
         cached = self.repo.cached(table_id)
         if cached is not None and cached.seq != seen.seq:
@@ -183,11 +183,21 @@ class ClockKeeper:
 
     async def _keep(self, table_id: str) -> None:
         try:
-            lt = await self.repo.load(table_id)
+            seen, cached = self._seen.get(table_id), self.repo.cached(table_id)
+            now = self.monotonic()
+            if seen is not None and cached is not None and now - seen.read_at < self.refresh_s:
+                # read a moment ago and moved on here since: this fold is current but for
+                # what other instances did meanwhile, which the next refresh reads
+                lt, read_at = cached, seen.read_at
+            else:
+                lt, read_at = await self.repo.load(table_id), now
             if lt.state is None:
                 return
             if not self.leases.holds(lease_name(table_id)):
                 return  # lost while reading
+            if is_late(lt.clock, lt.state.options, self.now_ms()):
+                lt = await self.repo.load(table_id)  # a time-out is decided on the log
+                read_at = now
             if is_late(lt.clock, lt.state.options, self.now_ms()):
                 await self._time_out(table_id, lt)
             elif T.table_step(lt.state) is not None or T.settleable(lt.state):
@@ -196,8 +206,7 @@ class ClockKeeper:
             lt = self.repo.cached(table_id) or lt
             await self._nudge_countdown(table_id, lt)
             self._seen[table_id] = _Seen(lt.seq, lt.clock,
-                                         lt.state.options if lt.state else None,
-                                         self.monotonic())
+                                         lt.state.options if lt.state else None, read_at)
             self.failures.ok(table_id)
         except asyncio.CancelledError:
             raise
@@ -212,11 +221,10 @@ class ClockKeeper:
         command_id = system_command_id("timeout", clock.hand_no, clock.seat, clock.started_ms)
         async with self.driver.lock(table_id):  # no automated step between the two commits
             try:
-                reply = await call_with_retry(
-                    self.driver.peers.betting.TimeOut, betting_pb2.TimeOutRequest(
-                        step=step_pb2.StepRequest(table_id=table_id, hand_no=clock.hand_no,
-                                                  command_id=command_id, version=lt.seq),
-                        seat=clock.seat, clock_started_unix_ms=clock.started_ms))
+                reply = await self.driver.call("betting", "TimeOut", betting_pb2.TimeOutRequest(
+                    step=step_pb2.StepRequest(table_id=table_id, hand_no=clock.hand_no,
+                                              command_id=command_id, version=lt.seq),
+                    seat=clock.seat, clock_started_unix_ms=clock.started_ms))
             except grpc.aio.AioRpcError as exc:
                 if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
                     # The player acted meanwhile, or the betting service's clock is behind:
@@ -225,8 +233,8 @@ class ClockKeeper:
                     self._seen.pop(table_id, None)
                     return
                 raise
-            # (the fold of the time-out sits the player out from the next hand)
-            self.repo.absorb(table_id, reply.version, reply.commit)
+            # (the fold of the time-out, kept by the call, sits the player out from the next
+            # hand)
             log.info("player timed out", table_id=table_id, hand_no=clock.hand_no,
                      seat=clock.seat, duplicate=reply.duplicate)
         await self.driver.advance(table_id)

@@ -63,6 +63,8 @@ class Peers:
         presenting the table service's certificate ``tls`` and checking each peer's."""
         chans = {name: channel(addresses[name], tls, service=name)
                  for name in ("dealer", "betting", "showdown", "rake", "wallet")}
+        for chan in chans.values():  # connect now: the first hand waits for no handshake
+            chan.get_state(try_to_connect=True)
         return cls(dealer_pb2_grpc.DealerServiceStub(chans["dealer"]),
                    betting_pb2_grpc.BettingServiceStub(chans["betting"]),
                    showdown_pb2_grpc.ShowdownServiceStub(chans["showdown"]),

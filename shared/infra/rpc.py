@@ -43,6 +43,7 @@ from .tls import (
     CALLERS,
     INSECURE_WARNING,
     OPEN_METHODS,
+    SERVER_KEEPALIVE,
     TlsConfig,
     peer_identity,
     refusal,
@@ -351,7 +352,7 @@ class Server:
                  access: grpc.aio.ServerInterceptor | None = None) -> None:
         self.name = name
         self.server = grpc.aio.server(
-            options=[("grpc.max_receive_message_length", 1 << 20)],
+            options=[("grpc.max_receive_message_length", 1 << 20), *SERVER_KEEPALIVE],
             interceptors=[*([access] if access is not None else []), *interceptors(name, tls)])
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)

@@ -314,6 +314,22 @@ def channel_credentials(tls: TlsConfig) -> grpc.ChannelCredentials:
 
 # --- channels --------------------------------------------------------------------------------
 
+#: every channel pings its server when idle, so a connection stays warm between hands and a
+#: peer that vanished (a host gone, not a closed socket) is found in seconds, not at the next
+#: call's deadline; servers accept those pings (:data:`SERVER_KEEPALIVE`)
+KEEPALIVE_MS = 10_000
+KEEPALIVE: tuple[tuple[str, int], ...] = (
+    ("grpc.keepalive_time_ms", KEEPALIVE_MS),
+    ("grpc.keepalive_timeout_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+)
+SERVER_KEEPALIVE: tuple[tuple[str, int], ...] = (
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", KEEPALIVE_MS // 2),
+    ("grpc.http2.max_ping_strikes", 0),
+)
+
 
 def channel(address: str, tls: TlsConfig | None, service: str,
             options: Sequence[tuple[str, object]] = (),
@@ -345,7 +361,7 @@ def _target(address: str, tls: TlsConfig | None, service: str,
             options: Sequence[tuple[str, object]]) -> tuple[str, list[tuple[str, object]]]:
     targets = address.split(",")
     target = targets[0] if len(targets) == 1 else "ipv4:" + ",".join(targets)
-    opts = [("grpc.lb_policy_name", "round_robin"), *options]
+    opts = [("grpc.lb_policy_name", "round_robin"), *KEEPALIVE, *options]
     if tls is not None:  # the server must present ``service``'s certificate
         opts.append(("grpc.ssl_target_name_override", service))
     return target, opts

@@ -1,11 +1,14 @@
-"""Create the POKER stream, the wallet's money ledger (POKER_WALLET, services/wallet/ledger.py)
+"""Create the log's streams (POKER, or its shards POKER_S0..), the wallet's money ledger (POKER_WALLET, services/wallet/ledger.py)
 and the KV buckets as the NATS admin user (services may not): the one-shot job of
 deploy/compose.yaml and deploy/k8s (``python /app/deploy/init_streams.py``).
 
 Environment: POKER_NATS_URL (with the admin user's credentials), POKER_NATS_CA (the CA NATS's
 certificate is checked against; shared/infra/natsconn.py), POKER_STREAM_REPLICAS (3),
-POKER_LEASE_TTL_MS (the lease bucket's TTL). Existing streams and buckets are left as they are;
-a new stream gets its log id (the identity a mirror checks, shared/infra/eventstore.py).
+POKER_STREAM_SHARDS (1: the one stream POKER; N: the shard streams POKER_S0..POKER_S{N-1}, the
+same N as every service's), POKER_LEASE_TTL_MS (the lease bucket's TTL). Existing streams and
+buckets are left as they are; a new stream gets its log id (the identity a mirror checks,
+shared/infra/eventstore.py). A log already split over another number of shard streams is
+refused (exit 1, saying what it has): tables do not move between shards.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import os
 
 from services.wallet.ledger import WALLET_STREAM, ensure_wallet_stream
 from shared.audit.access import ACCESS_STREAM, ensure_access_stream
+from shared.infra.config import stream_shards
 from shared.infra.eventstore import EventStore, StreamSettings
 from shared.infra.lease import Leases, ttl_ms_from_env
 from shared.infra.vault import DeckVault
@@ -22,16 +26,18 @@ from shared.infra.vault import DeckVault
 
 async def main() -> None:
     replicas = int(os.environ.get("POKER_STREAM_REPLICAS", "3"))
+    shards = stream_shards(os.environ)
     store = await EventStore.connect(os.environ["POKER_NATS_URL"], name="poker-init",
                                      settings=StreamSettings(replicas=replicas),
-                                     connect_timeout=60)
+                                     connect_timeout=60, shards=shards)
     try:
         # the wallet's user may not create its stream: it finds it made (a new ledger id)
         await ensure_wallet_stream(store.js, replicas=replicas)
         await ensure_access_stream(store.js, replicas=replicas)  # the compliance access log
         await DeckVault.open(store.js, replicas=replicas)
         await Leases.open(store.js, ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
-        print(f"streams {store.stream}, {WALLET_STREAM}, {ACCESS_STREAM} and buckets ready "
+        log = (await store.layout()).label if shards > 1 else store.stream
+        print(f"streams {log}, {WALLET_STREAM}, {ACCESS_STREAM} and buckets ready "
               f"(replicas {replicas})", flush=True)
     finally:
         await store.close()

@@ -4,8 +4,9 @@
                    [--stream NAME] [--workers N]
     pokerctl audit --table T --export F    (or --all --export F): write the raw commits
 
-Checks (shared/audit/auditor.py): the hash chain; no gaps (the stream's first..last sequence
-against the messages it holds; read with --all, every sequence is read); every decision
+Checks (shared/audit/auditor.py): the hash chain; no gaps (each stream's first..last sequence
+against the messages it holds; read with --all, every sequence is read; a log split over
+shard streams is checked stream by stream, POKER_STREAM_SHARDS); every decision
 re-decided by the engine, event for event; every card dealt against the deck committed before
 the hand and revealed after it (the sealed cards opened with the compliance key, --key: see
 keys_cmd.py; a secret card in the clear fails); chips conserved per hand and per table. Prints one line per
@@ -36,23 +37,27 @@ import sys
 import time
 from collections.abc import Iterable
 
-import nats
-
 from shared.audit.access import AccessNotRecorded
 from shared.audit.auditor import TableAudit, TableAuditor
 from shared.audit.export import ExportError, dump_lines, load_lines
 from shared.audit.money import MoneyAudit, audit_money
 from shared.infra.eventstore import (
     MIRROR_STREAM,
-    READ_BATCH,
     STREAM,
     EventStore,
+    LogLayout,
     Stored,
     StoreError,
 )
 from shared.infra.secrecy import Keyring, SecrecyError
 
-from .audit_pool import audit_in_parallel, sequence_problems, stream_tables
+from .audit_pool import (
+    audit_in_parallel,
+    log_source,
+    stream_info,
+    stream_state,
+    stream_tables,
+)
 from .bots_cmd import connect_store, record_read
 from .keys_cmd import add_key_argument, key_files, keyring_from
 from .up import NATS_HELP, default_nats_url
@@ -113,6 +118,11 @@ class Run:
         self.prev_seq = 0
         self.gaps: list[str] = []
 
+    def begin(self) -> None:
+        """The next commits are another stream's (a log of several): its sequences count
+        from 1 again, and its own gaps are collected (a sequence is a place in one stream)."""
+        self.prev_seq, self.gaps = 0, []
+
     def feed(self, table_id: str, stored: Stored, contiguous: bool = False) -> None:
         if contiguous and stored.seq != self.prev_seq + 1 and len(self.gaps) < 20:
             self.gaps.append(f"stream sequences {self.prev_seq + 1}..{stored.seq - 1} are "
@@ -144,37 +154,35 @@ async def connect(url: str, stream: str | None, timeout: float = 3.0) -> EventSt
 
 async def read_stream(store: EventStore, table: str | None, run: Run | None,
                       rows: list | None = None) -> dict:
-    """Read the log (one table's subject, or all) in batches into ``run`` (or ``rows``);
-    returns the stream's state and its sequence problems."""
-    jsm = store.nc.jsm()
-    try:
-        info = await jsm.stream_info(store.stream)
-    except nats.js.errors.NotFoundError:
-        raise StoreError(f"there is no stream {store.stream!r}") from None
-    st = info.state
-    first, last, held = st.first_seq, st.last_seq, st.messages
-    problems = sequence_problems(first, last, held)
+    """Read the log (one table's subject, or all: every stream of it, one after another) in
+    batches into ``run`` (or ``rows``); returns the log's state and its sequence problems,
+    stream by stream (:func:`~.audit_pool.log_source`)."""
+    layout = await store.layout()
+    streams = [await store.stream_of(table)] if table is not None else list(layout.streams)
+    infos = [await stream_info(store, s) for s in streams]
+    states = [stream_state(s.name, info) for s, info in zip(streams, infos)]
     if run is not None:
-        run.progress.total = held if table is None else 0
-    subj = store.prefix + (table if table is not None else ">")
-    start = 1
-    while True:
-        batch = await store._direct_batch(subj, start, with_subject=True)
-        for subject, stored in batch:
-            table_id = subject[len(store.prefix):]
-            if run is not None:
-                run.feed(table_id, stored, contiguous=table is None)
-            else:
-                rows.append((table_id, stored))
-        if len(batch) < READ_BATCH:
-            break
-        start = batch[-1][1].seq + 1
-    if run is not None:
-        problems += run.gaps
-        if table is None and held and run.messages != held:
-            problems.append(f"{held} messages held, {run.messages} read")
-    return {"stream": store.stream, "first_seq": first, "last_seq": last, "messages": held,
-            "problems": problems}
+        run.progress.total = sum(st["messages"] for st in states) if table is None else 0
+    for s, info, state in zip(streams, infos, states):
+        if info is None:
+            continue
+        if run is not None:
+            run.begin()
+        read = 0
+        async for batch in store.batches(s, s.subject(table) if table is not None else None):
+            read += len(batch)
+            for subject, stored in batch:
+                table_id = subject[len(s.prefix):]
+                if run is not None:
+                    run.feed(table_id, stored, contiguous=table is None)
+                else:
+                    rows.append((table_id, stored))
+        if run is not None:
+            state["problems"] += run.gaps
+            held = state["messages"]
+            if table is None and held and read != held:
+                state["problems"].append(f"{held} messages held, {read} read")
+    return log_source(layout, states)
 
 
 def read_file(path: str, table: str | None, run: Run) -> dict:
@@ -250,15 +258,15 @@ async def _from_nats(args: argparse.Namespace, run: Run | None, rows: list | Non
 
 def _in_parallel(args: argparse.Namespace, progress: Progress) -> tuple[list[TableAudit], dict]:
     """--all over --workers processes (audit_pool.py): tables spread over them."""
-    async def survey() -> tuple[dict, dict[str, int]]:
+    async def survey() -> tuple[dict, dict[str, int], LogLayout]:
         store = await connect(args.nats, args.stream)
         try:
             await record_read(store, "audit", None, keyring_from(args))
-            return await stream_tables(store)
+            return (*await stream_tables(store), await store.layout())
         finally:
             await store.close()
 
-    source, counts = asyncio.run(survey())
+    source, counts, layout = asyncio.run(survey())
     progress.total = source["messages"]
     if not counts:
         return [], source
@@ -266,7 +274,7 @@ def _in_parallel(args: argparse.Namespace, progress: Progress) -> tuple[list[Tab
     if workers is None:  # a worker costs a second to start: one per WORKER_COMMITS at most
         workers = min(default_workers(), max(1, source["messages"] // WORKER_COMMITS))
     return audit_in_parallel(args.nats, source, counts, key_files(args),
-                             min(workers, len(counts)), progress.update)
+                             min(workers, len(counts)), progress.update, layout)
 
 
 def audit_rows(rows: Iterable[tuple[str, Stored]],
@@ -359,7 +367,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--nats", default=default_nats_url(), help=NATS_HELP)
     p.add_argument("--stream", default=None,
                    help=f"JetStream stream (default {STREAM}, or {MIRROR_STREAM} on a "
-                        "mirror's server)")
+                        "mirror's server; with their shard streams, if the log has them)")
     p.add_argument("--workers", type=int, default=None,
                    help="processes auditing --all, tables spread over them (default: one "
                         f"per CPU, {default_workers()} here, and one per "

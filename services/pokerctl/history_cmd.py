@@ -9,8 +9,9 @@ finished hand (or hand N):
 
 - ``pokerstars`` (default): PokerStars hand history text, hands separated by two blank lines;
   the auditor's history shows every seat's cards, ``--seat S`` limits it to that player's view;
-  ``Hand #`` is the stream sequence of the hand's first commit, unique across tables (``--hand``
-  takes the table's own hand number);
+  ``Hand #`` is the log position of the hand's first commit (its stream sequence; in a shard
+  stream k, (k + 1) * 10^12 + it: :attr:`~shared.infra.eventstore.Stored.log_position`),
+  unique across tables and shards (``--hand`` takes the table's own hand number);
 - ``json``: one JSON object per line per hand (``--seat`` hides the other seats' down cards);
 - ``phh``: PHH (``.phhs`` style ``[1]``, ``[2]`` ... sections when there are several hands);
   always the full hand (``--seat`` is refused).
@@ -46,8 +47,9 @@ FORMATS = ("pokerstars", "json", "phh")
 
 def decode_log(stored: list, keyring: Keyring | None = None
                ) -> tuple[list[object], list[int], list[int]]:
-    """Every event of the commits with its time (unix ms) and its commit's stream sequence
-    (the hand ids of the PokerStars text); the chain and fold are checked. ``keyring``: the
+    """Every event of the commits with its time (unix ms) and its commit's log position (the
+    hand ids of the PokerStars text: the stream sequence, set apart per shard stream); the
+    chain and fold are checked. ``keyring``: the
     compliance keyring that opens the cards nobody saw (without it they read ``??``)."""
     lt = LoadedTable()
     events: list[object] = []
@@ -59,7 +61,7 @@ def decode_log(stored: list, keyring: Keyring | None = None
         for k, event in enumerate(parsed.events(keyring)):
             events.append(event)
             times.append(parsed.envelope(k).occurred_at_unix_ms or None)
-            seqs.append(s.primary_seq)  # the same hand ids from a mirror
+            seqs.append(s.log_position)  # the same hand ids from a mirror
     return events, times, seqs
 
 

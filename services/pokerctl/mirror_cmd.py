@@ -1,7 +1,8 @@
 """`pokerctl mirror sync|check [--from URL] --to URL [--json]`: keep an independent copy of the
 event log (another NATS JetStream, its own store) and reconcile it with the primary.
 
-The copy goes to the mirror's own stream, POKER_MIRROR (shared/infra/mirror.py). A target
+The copy goes to the mirror's own stream, POKER_MIRROR (a sharded primary's: POKER_MIRROR_S<k>
+for each shard stream POKER_S<k>, shared/infra/mirror.py). A target
 that holds the primary log itself (the primary's server under any address) or a mirror of
 another log is refused before anything is read or written.
 
@@ -42,7 +43,11 @@ async def _run(args: argparse.Namespace) -> tuple[int, dict]:
     try:
         if args.action == "sync":
             report = await copy_new(primary, mirror)
-            out.update(copied=report.copied, last_source_seq=report.last_source_seq)
+            out["copied"] = report.copied
+            if len(report.positions) > 1:  # a sharded log: a sequence per stream
+                out["positions"] = report.positions
+            else:
+                out["last_source_seq"] = report.last_source_seq
         result = await reconcile(primary, mirror)
         out.update(ok=result.ok, tables=len(result.primary), mirror_tables=len(result.mirror),
                    differences=result.differences)
@@ -53,7 +58,11 @@ async def _run(args: argparse.Namespace) -> tuple[int, dict]:
 
 
 def _print_text(out: dict) -> None:
-    if "copied" in out:
+    if "positions" in out:
+        held = ", ".join(f"{stream} up to sequence {seq}"
+                         for stream, seq in out["positions"].items())
+        print(f"copied {out['copied']} commits; the mirror holds {held}")
+    elif "copied" in out:
         print(f"copied {out['copied']} commits; the mirror holds the primary up to sequence "
               f"{out['last_source_seq']}")
     print(f"{out['tables']} tables in the primary, {out['mirror_tables']} in the mirror: "

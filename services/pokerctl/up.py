@@ -6,6 +6,7 @@ the same environment variables a deployment uses.
     cluster = LocalCluster(data_dir, base_port=50050)   # base_port=None: free ports
     await cluster.start()          # NATS, then the services; returns once all are healthy
     cluster.addresses              # {"nats": "nats://...", "table": "127.0.0.1:50051", ...}
+    cluster.client_address("table")  # every table instance: "127.0.0.1:50051,127.0.0.1:50071"
     cluster.kill("dealer")         # kill -9 (tests)
     await cluster.add_replica("table", "table-b", env={...})  # another instance, free port
     await cluster.restart("dealer")  # same port, same environment, waits until healthy
@@ -14,6 +15,8 @@ the same environment variables a deployment uses.
     LocalCluster(data_dir, nats_nodes=3, replica_count=2)  # 3-node JetStream, R3 streams;
     # two processes of each service ("dealer", "dealer-2", ...), peers balance round robin
     # over them (POKER_<NAME>_ADDR lists); supervise() restarts any process that dies
+    LocalCluster(data_dir, shards=4)  # the log split over POKER_S0..POKER_S3
+    # (POKER_STREAM_SHARDS=4 for every process, the NATS users' rights on each stream)
 
 Service instance i (0-based) listens at base + 20*i + offset and serves Prometheus metrics
 at base + 20*i + 10 + offset (free ports without a base port).
@@ -55,7 +58,13 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shared.infra import natsauth, natsconn
-from shared.infra.config import DEFAULT_BASE_PORT, DEFAULT_NATS_URL, PORT_OFFSETS, service_address
+from shared.infra.config import (
+    DEFAULT_BASE_PORT,
+    DEFAULT_NATS_URL,
+    PORT_OFFSETS,
+    service_address,
+    stream_shards,
+)
 from shared.infra.files import write_private
 from shared.infra.identity import DevIssuer
 from shared.infra.natsserver import NatsServer, free_port
@@ -87,17 +96,19 @@ class ClusterError(RuntimeError):
     """A process of the cluster did not come up (or died)."""
 
 
-async def create_streams(url: str, replicas: int, ca: str | None = None) -> None:
-    """The stream and KV buckets, made once before the services start (as deploy/'s init
-    job does), as the admin user (``url`` carries it): the services' users may not make
-    streams, and ten processes racing to create R3 assets while the cluster elects leaders
-    time out on a small machine."""
+async def create_streams(url: str, replicas: int, ca: str | None = None,
+                         shards: int = 1) -> None:
+    """The log's streams (``shards`` of them, or the one) and the KV buckets, made once before
+    the services start (as deploy/'s init job does), as the admin user (``url`` carries it):
+    the services' users may not make streams, and ten processes racing to create R3 assets
+    while the cluster elects leaders time out on a small machine. A log already split
+    otherwise is refused (shared/infra/eventstore.ShardsChanged)."""
     from services.wallet.ledger import ensure_wallet_stream
     from shared.audit.access import ensure_access_stream
     from shared.infra.eventstore import EventStore, StreamSettings
     from shared.infra.lease import Leases, ttl_ms_from_env
     from shared.infra.vault import DeckVault
-    store = await EventStore.connect(url, name="pokerctl-up", ca=ca,
+    store = await EventStore.connect(url, name="pokerctl-up", ca=ca, shards=shards,
                                      settings=StreamSettings(replicas=replicas))
     try:
         await ensure_wallet_stream(store.js, replicas=replicas)
@@ -251,9 +262,13 @@ class LocalCluster:
     nats_passwords: dict[str, str] = field(default_factory=dict, repr=False)
     #: plaintext gRPC between the services (POKER_INSECURE=1): debugging only
     insecure: bool = False
+    #: streams the log's tables are split over (POKER_STREAM_SHARDS of every process)
+    shards: int = 1
     _cashier: object = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        # the rule of POKER_STREAM_SHARDS (1 to 64), said in its words
+        self.shards = stream_shards({"POKER_STREAM_SHARDS": str(self.shards)})
         self.data_dir = Path(self.data_dir)
         self.key_file, self.public_key_file = compliance_key_files(self.data_dir)
         #: the CA and every identity's certificate (made on first use, the CA kept after)
@@ -326,6 +341,13 @@ class LocalCluster:
         out.update({name: f"{HOST}:{port}" for name, port in self.ports.items()})
         return out
 
+    def client_address(self, service: str) -> str:
+        """Every instance of ``service``, comma-separated (replicas added later included):
+        what a client is given (POKER_TABLE_ADDR=a,b), and balances over round robin."""
+        names = list(self.instances.get(service, [service]))
+        names += [n for n, s in self.replicas.items() if s == service and n not in names]
+        return ",".join(f"{HOST}:{self.ports[n]}" for n in names)
+
     def keyring(self):
         """The compliance keyring that opens the hands this cluster dealt."""
         from shared.infra.secrecy import ComplianceKeyring
@@ -355,6 +377,7 @@ class LocalCluster:
                 natsauth.SERVICE_USERS[self.replicas.get(name, name)]),
             "POKER_NATS_CA": self.nats_ca,
             "POKER_STREAM_REPLICAS": str(min(self.nats_nodes, 3)),
+            "POKER_STREAM_SHARDS": str(self.shards),
             "POKER_METRICS_PORT": str(self.metrics_ports.get(name, 0)),
             "POKER_COMPLIANCE_PUBLIC_KEY": str(self.public_key_file),
             "POKER_PORT": str(self.ports[name]),
@@ -408,7 +431,7 @@ class LocalCluster:
         certs = generate_certs(self.nats_cert_dir, identities=("nats",))
         return {"tls_cert": certs / "nats.pem", "tls_key": certs / "nats.key",
                 "tls_ca": certs / "ca.pem",
-                "accounts": natsauth.accounts_conf(self.nats_passwords)}
+                "accounts": natsauth.accounts_conf(self.nats_passwords, shards=self.shards)}
 
     async def _start_nats(self) -> None:
         security = self._nats_security()
@@ -432,7 +455,8 @@ class LocalCluster:
         self.nats = self.nodes[0]
         self.nats_port = self.nats.port
         await wait_jetstream_ready(self.nats_url, timeout=self.health_timeout, ca=self.nats_ca)
-        await create_streams(self.nats_url, replicas=min(count, 3), ca=self.nats_ca)
+        await create_streams(self.nats_url, replicas=min(count, 3), ca=self.nats_ca,
+                             shards=self.shards)
         # where client commands find this NATS (their passwords are in passwords.json)
         (self.data_dir / "nats" / "url").write_text(self.nats_address + "\n")
 

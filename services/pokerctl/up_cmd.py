@@ -1,7 +1,7 @@
 """`pokerctl up`: nats-server and every service on this machine, until Ctrl-C or SIGTERM.
 
     pokerctl up [--base-port 50050] [--nats-port 4222] [--data-dir DIR]
-                [--cluster 3] [--replicas N] [--insecure]
+                [--cluster 3] [--replicas N] [--shards N] [--insecure]
 
 The services listen on 127.0.0.1 at the base port + 1 (table), + 2 (dealer), + 3 (betting),
 + 4 (showdown), + 5 (rake); NATS at --nats-port with its JetStream store in DIR/jetstream and
@@ -11,9 +11,16 @@ rest are stopped and the exit code is 1.
 
 --cluster 3 runs three nats-server nodes (client ports --nats-port, +1, +2) as one JetStream
 cluster, with the stream and KV buckets at 3 replicas. --replicas N runs N processes of each
-service (instance i at the base port + 20*i + offset); peers balance over them round robin.
+service (instance i at the base port + 20*i + offset); peers balance over them round robin,
+and so do clients: the POKER_TABLE_ADDR and POKER_WALLET_ADDR `up` prints list every instance.
 With either, `up` supervises: a process that dies (a service replica, a cluster node) is
 started again on its port with its environment. Prometheus metrics: base port + 10 + offset.
+
+--shards N splits the log's tables over N streams (POKER_S0..POKER_S{N-1}, by a hash of the
+table id; shared/infra/eventstore.py): every process gets POKER_STREAM_SHARDS=N and the NATS
+users their rights on each stream; with --cluster 3 each shard stream has 3 replicas. A data
+directory whose log was split otherwise is refused (tables do not move between shards); one
+whose log is the single POKER stream keeps its tables there.
 
 gRPC between the services is mutual TLS: a CA made in DIR/tls on first use (kept after, as
 `pokerctl certs generate DIR/tls` makes it) and a certificate per service, each given
@@ -30,7 +37,7 @@ import signal
 import sys
 from pathlib import Path
 
-from shared.infra.config import DEFAULT_BASE_PORT
+from shared.infra.config import DEFAULT_BASE_PORT, stream_shards
 from shared.infra.tls import INSECURE_WARNING
 
 from .up import DEFAULT_NATS_PORT, ClusterError, LocalCluster
@@ -86,8 +93,8 @@ async def serve(cluster: LocalCluster, out=None) -> int:
         print(f"identity: tokens from the dev issuer {cluster.issuer.directory} (`pokerctl "
               "token --player P [--role operator]`); money: the reference wallet (`pokerctl "
               "wallet deposit --player P --amount N`)", file=out)
-        print(f"clients: export {data}POKER_TABLE_ADDR={addrs['table']} "
-              f"POKER_WALLET_ADDR={addrs['wallet']}"
+        print(f"clients: export {data}POKER_TABLE_ADDR={cluster.client_address('table')} "
+              f"POKER_WALLET_ADDR={cluster.client_address('wallet')}"
               "\nCtrl-C stops everything.", file=out, flush=True)
         waiting = asyncio.create_task(stop.wait())
         if cluster.nats_nodes > 1 or cluster.replica_count > 1:
@@ -118,13 +125,22 @@ def run(args: argparse.Namespace) -> int:
     cluster = LocalCluster(Path(args.data_dir), base_port=args.base_port,
                            nats_port=args.nats_port, log_level=args.log_level,
                            nats_nodes=args.cluster, replica_count=args.replicas,
-                           insecure=args.insecure)
+                           insecure=args.insecure, shards=args.shards)
     if args.insecure:
         print(f"pokerctl up: WARNING: --insecure: {INSECURE_WARNING}", file=sys.stderr,
               flush=True)
     code = asyncio.run(serve(cluster))
     print("stopped", flush=True)
     return code
+
+
+def _shards(raw: str) -> int:
+    """--shards: POKER_STREAM_SHARDS's rule (shared/infra/config.py)."""
+    try:
+        return stream_shards({"POKER_STREAM_SHARDS": raw})
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("POKER_STREAM_SHARDS", "--shards",
+                                                          1)) from None
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -141,6 +157,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="nats-server nodes: 1, or 3 as a JetStream cluster with R3 streams")
     p.add_argument("--replicas", type=int, default=1,
                    help="processes of each service, balanced round robin (default 1)")
+    p.add_argument("--shards", type=_shards, default=1, metavar="N",
+                   help="streams the log's tables are split over, by a hash of the table id "
+                        "(1 to 64, default 1: the one stream POKER)")
     p.add_argument("--insecure", action="store_true",
                    help="plaintext gRPC between the services, every caller trusted "
                         "(debugging only; default: mutual TLS with the CA in DIR/tls)")

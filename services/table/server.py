@@ -44,7 +44,6 @@ from poker.engine.v1 import step_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.infra.config import Config
-from shared.infra.eventstore import subject
 from shared.infra.identity import (
     COMPLIANCE,
     OPERATOR,
@@ -496,7 +495,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             changed.set()
 
         nc = self.repo.store.nc
-        subs = [await nc.subscribe(subject(table_id), cb=on_commit),
+        subs = [await nc.subscribe(self.repo.store.subject(table_id), cb=on_commit),
                 await nc.subscribe(clock_subject(table_id), cb=on_clock)]
         expires_at = caller().expires_at
         try:

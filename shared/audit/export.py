@@ -1,6 +1,7 @@
 """Raw commits as a file, for audits offline: JSON lines, one commit a line,
 ``{"table": T, "seq": N, "data": base64, "msg_id": M}`` (and ``"source_seq"`` for a mirror's
-copy: the primary's sequence), in stream order. The bytes are the
+copy: the primary's sequence; ``"shard"`` for a commit of a shard stream, whose sequences are
+that stream's), in stream order, stream by stream. The bytes are the
 commits exactly as stored, so the hash chain is checked on what the log held."""
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ def dump_lines(rows: Iterable[tuple[str, Stored]]) -> Iterator[str]:
                "msg_id": s.msg_id}
         if s.source_seq:
             row["source_seq"] = s.source_seq
+        if s.shard is not None:
+            row["shard"] = s.shard
         yield json.dumps(row) + "\n"
 
 
@@ -40,8 +43,10 @@ def load_lines(lines: Iterable[str]) -> Iterator[tuple[str, Stored]]:
                 if row["format"] != FORMAT:
                     raise ExportError(f"line {n}: unknown format {row['format']!r}")
                 continue
+            shard = row.get("shard")
             yield row["table"], Stored(int(row["seq"]), base64.b64decode(row["data"]),
-                                       row.get("msg_id", ""), int(row.get("source_seq", 0)))
+                                       row.get("msg_id", ""), int(row.get("source_seq", 0)),
+                                       None if shard is None else int(shard))
         except ExportError:
             raise
         except Exception as exc:  # noqa: BLE001 - json, key, base64 errors: say where

@@ -12,7 +12,7 @@ import grpc
 
 from . import failpoints
 from .config import Config
-from .eventstore import EventStore, StreamSettings
+from .eventstore import EventStore, ShardsChanged, StreamSettings
 from .logs import configure
 from .metrics import start_metrics_server
 from .repository import TableRepository
@@ -29,7 +29,8 @@ SERVICE_NAMES = {"dealer": "poker.dealer.v1.DealerService",
                  "table": "poker.table.v1.TableService"}
 
 #: services that keep their own stream and never touch the table log: they do not ask for
-#: the POKER stream at start (their NATS users may not; the wallet's: shared/infra/natsauth.py)
+#: the POKER stream (nor its shards) at start (their NATS users may not; the wallet's:
+#: shared/infra/natsauth.py)
 OWN_STREAM = frozenset({"wallet"})
 
 Setup = Callable[[grpc.aio.Server, TableRepository, EventStore, Config],
@@ -43,9 +44,13 @@ async def start(name: str, setup: Setup, config: Config,
     ``now_ms``: the service's time source (commit times, the action clock); default the wall
     clock, a fake one in tests. ``access``: who may call what (the client-facing table
     service's callers' tokens: shared/infra/identity.py)."""
+    log_user = name not in OWN_STREAM
+    # the shards the log must have (POKER_STREAM_SHARDS): a log split otherwise is refused
+    # here, before the service serves anything
     store = await EventStore.connect(config.nats_url, name=f"poker-{name}",
                                      settings=StreamSettings(replicas=config.stream_replicas),
-                                     create=name not in OWN_STREAM, ca=config.nats_ca)
+                                     create=log_user, ca=config.nats_ca,
+                                     shards=config.stream_shards if log_user else None)
     repo = TableRepository(store, producer=name, now_ms=now_ms)
     server = Server(name, config.host, config.port, tls=config.tls, access=access)
     extra_cleanup = await setup(server.server, repo, store, config)
@@ -82,4 +87,8 @@ def main(name: str, setup: Setup,
         server, cleanup = await start(name, setup, config, access=rules)
         await run_until_signalled(server, cleanup)
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    except ShardsChanged as exc:  # a configuration that does not fit the log: say which
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from . import failpoints as _failpoints
+from .eventstore import MAX_SHARDS
 from .identity import Verifier
 from .lease import DEFAULT_TTL_MS, default_instance_id, instance_id_from_env, ttl_ms_from_env
 from .limits import LimitSettings
@@ -61,6 +62,13 @@ def base_port(env: Mapping[str, str]) -> int:
                     what="a port number")
 
 
+def stream_shards(env: Mapping[str, str]) -> int:
+    """POKER_STREAM_SHARDS (default 1): how many JetStream streams the tables are split over
+    (shared/infra/eventstore.py's LogLayout); every process of a deployment, and its NATS
+    accounts (shared/infra/natsauth.py), must say the same."""
+    return _integer(env, "POKER_STREAM_SHARDS", 1, least=1, most=MAX_SHARDS)
+
+
 def service_address(name: str, env: Mapping[str, str]) -> str:
     """Where service ``name`` is reached: POKER_<NAME>_ADDR (``host:port``, or a comma list
     of instances), else 127.0.0.1 at POKER_BASE_PORT + its offset (what `pokerctl up` runs).
@@ -96,6 +104,9 @@ class Config:
     POKER_LOG_LEVEL                INFO (DEBUG INFO WARNING ERROR         log_level
                                    CRITICAL)
     POKER_STREAM_REPLICAS          1 (1 to 5)                             stream_replicas
+    POKER_STREAM_SHARDS            1 (1 to 64: streams the tables are     stream_shards
+                                   split over, by a hash of the table id;
+                                   the same for every process)
     POKER_METRICS_PORT             0 (no /metrics)                        metrics_port
     POKER_TLS_DIR                  unset (DIR/ca.pem, DIR/<service>.pem   tls
                                    and .key)
@@ -138,6 +149,9 @@ class Config:
     addresses: dict[str, str]  # peer service -> "host:port[,host:port...]"
     log_level: str
     stream_replicas: int
+    #: how many streams the log's tables are split over (shared/infra/eventstore.py); a log
+    #: that has another number is refused at connect
+    stream_shards: int = 1
     #: the dealer's: the compliance role's public key file, which every hand key is sealed to
     compliance_public_key: str = ""
     #: the service's certificate and the CA it trusts (POKER_TLS_DIR, ...); None: plaintext,
@@ -181,6 +195,7 @@ class Config:
             addresses=addresses,
             log_level=log_level,
             stream_replicas=_integer(env, "POKER_STREAM_REPLICAS", 1, least=1, most=5),
+            stream_shards=stream_shards(env),
             compliance_public_key=env.get("POKER_COMPLIANCE_PUBLIC_KEY", ""),
             tls=TlsConfig.from_env(service, env),
             nats_ca=ca_file(env) or "",

@@ -5,21 +5,29 @@
 with each password taken from the environment (``$POKER_DEALER_PASSWORD``, ...), and the
 Helm values (deploy/nats/values.yaml) hold the same users (tests/unit/test_nats_accounts.py
 keeps both equal to this module; ``python -m shared.infra.natsauth`` writes accounts.conf).
+Those files are for a log of one stream; a log split over N shard streams
+(POKER_STREAM_SHARDS=N, shared/infra/eventstore.py) needs the rendering for N, which names
+every shard stream (``python -m shared.infra.natsauth --shards N``; `pokerctl up --shards N`
+renders its own).
 
 The rules:
 
 - nobody but the admin creates, edits, deletes or purges a stream, or deletes a message (the
   stream's own deny-delete/deny-purge flags do not stop a stream delete, nor an edit that
   clears them); the admin is the job that creates the stream and buckets, never a service;
-- the services append commits to ``poker.table.>`` and read the log; the dealer alone reaches
+- the services append commits to ``poker.table.>`` (and each shard's ``poker.s<k>.table.>``)
+  and read the log, on every stream of it; the dealer alone reaches
   the running hands' decks (the POKER_DECKS bucket), the table service alone the clock leases
   (POKER_LEASES) and the countdown nudges (``poker.clock.>``);
 - the wallet (services/wallet) alone appends to the money ledger (``POKER_WALLET`` over
   ``poker.wallet.>``) and reads it; it reaches no other stream, not even the table log;
 - the reader (audit, history, bots' audit, the money audit) reads the log, a mirror's copy
   and the money ledger, and writes nothing;
-- the mirror writes only its own stream (``POKER_MIRROR`` over ``poker.mirror.table.>``), and
-  may look at the primary stream's info (to refuse a target that holds the primary);
+- the mirror writes only its own streams (``POKER_MIRROR`` over ``poker.mirror.table.>``, and
+  ``POKER_MIRROR_S<k>`` over ``poker.mirror.s<k>.table.>``), and may look at the primary
+  streams' info (to refuse a target that holds the primary);
+- whoever reads the log may list the streams' names (``$JS.API.STREAM.NAMES``): that is how
+  a process finds whether the log is one stream or shards;
 - a connection without a user is refused (there is no ``no_auth_user``).
 """
 
@@ -31,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .eventstore import MIRROR_PREFIX, MIRROR_STREAM, STREAM, SUBJECT_PREFIX
+from .eventstore import STREAM, SUBJECT_PREFIX, LogLayout
 from .lease import DEFAULT_BUCKET as LEASES
 from .vault import BUCKET as DECKS
 
@@ -68,11 +76,35 @@ def _bucket(bucket: str) -> list[str]:
             f"$JS.API.CONSUMER.DELETE.{stream}.>"]
 
 
-#: append commits and read the log (with the ephemeral consumers nats-py may make)
-_LOG = [SUBJECT_PREFIX + ">", "$JS.API.INFO", *_read(STREAM),
-        f"$JS.API.CONSUMER.CREATE.{STREAM}", f"$JS.API.CONSUMER.CREATE.{STREAM}.>",
-        f"$JS.API.CONSUMER.INFO.{STREAM}.>", f"$JS.API.CONSUMER.MSG.NEXT.{STREAM}.>",
-        f"$JS.API.CONSUMER.DELETE.{STREAM}.>", "$JS.FC.>", f"$JS.ACK.{STREAM}.>", "_INBOX.>"]
+#: list the streams' names: how a process finds the log's layout (one stream or shards,
+#: shared/infra/eventstore.py); names only, no stream's contents or config
+STREAM_NAMES = "$JS.API.STREAM.NAMES"
+
+
+def primary_layout(shards: int = 1) -> LogLayout:
+    """The primary log's streams a deployment of ``shards`` shards may hold: ``POKER`` alone,
+    or ``POKER`` (its legacy stream, if it was one stream before) and ``POKER_S0``.. ."""
+    return LogLayout(STREAM, SUBJECT_PREFIX, shards, legacy=shards > 1)
+
+
+def _log(shards: int) -> list[str]:
+    """Append commits and read the log, on every stream of it (with the ephemeral consumers
+    nats-py may make). NATS wildcards match whole tokens only (``POKER_S*`` is no pattern),
+    so every shard stream is named."""
+    streams = primary_layout(shards).streams
+    out = [*(s.subjects for s in streams), "$JS.API.INFO", STREAM_NAMES]
+    for s in streams:
+        out += [*_read(s.name), f"$JS.API.CONSUMER.CREATE.{s.name}",
+                f"$JS.API.CONSUMER.CREATE.{s.name}.>", f"$JS.API.CONSUMER.INFO.{s.name}.>",
+                f"$JS.API.CONSUMER.MSG.NEXT.{s.name}.>", f"$JS.API.CONSUMER.DELETE.{s.name}.>"]
+    return [*out, "$JS.FC.>", *(f"$JS.ACK.{s.name}.>" for s in streams), "_INBOX.>"]
+
+
+def _log_subjects(shards: int) -> list[str]:
+    """The log's subjects, to subscribe to (a Watch follows its table's)."""
+    return [s.subjects for s in primary_layout(shards).streams]
+
+
 #: managing streams: the admin's alone
 _EDIT_STREAMS = ["$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>",
                  "$JS.API.STREAM.PURGE.>", "$JS.API.STREAM.MSG.DELETE.>",
@@ -101,36 +133,55 @@ class User:
         return re.sub(r"[^A-Z0-9]", "_", self.name.upper()) + "_PASSWORD"
 
 
-USERS: tuple[User, ...] = (
-    User(ADMIN, comment="creates the stream and the KV buckets (replicas 3); never a service"),
-    User(DEALER, publish=[*_LOG, *_bucket(DECKS)], publish_deny=NEVER_EDIT,
-         subscribe=["_INBOX.>", SUBJECT_PREFIX + ">"],
-         comment="the dealer: the log, and the running hands' decks (it alone)"),
-    User(TABLE, publish=[*_LOG, *_bucket(LEASES), CLOCK_SUBJECTS],
-         publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS],
-         subscribe=["_INBOX.>", SUBJECT_PREFIX + ">", CLOCK_SUBJECTS, f"$KV.{LEASES}.>"],
-         subscribe_deny=[f"$KV.{DECKS}.>"],
-         comment="the table service: the log, the clock leases and the countdown nudges"),
-    User(SERVICE, publish=_LOG, publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS],
-         subscribe=["_INBOX.>", SUBJECT_PREFIX + ">"], subscribe_deny=[f"$KV.{DECKS}.>"],
-         comment="betting, showdown and rake: append to the log and read it"),
-    User(WALLET, publish=[WALLET_SUBJECTS, "$JS.API.INFO", *_read(WALLET_STREAM), "_INBOX.>"],
-         publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
-         comment="the wallet: appends to the money ledger and reads it; no other stream"),
-    User(READER, publish=["$JS.API.INFO", *_read(STREAM), *_read(MIRROR_STREAM),
-                          *_read(WALLET_STREAM), ACCESS_SUBJECTS, *_read(ACCESS_STREAM),
-                          "_INBOX.>"],
-         publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
-         comment="audit, history, bots' audit, the money audit: read the log (or a mirror's "
-                 "copy) and the money ledger; append to the access log alone (each read "
-                 "that opens sealed cards)"),
-    User(MIRROR, publish=[MIRROR_PREFIX + ">", "$JS.API.INFO",
-                          f"$JS.API.STREAM.CREATE.{MIRROR_STREAM}", *_read(MIRROR_STREAM),
-                          f"$JS.API.STREAM.INFO.{STREAM}", "_INBOX.>"],
-         publish_deny=[*_EDIT_STREAMS, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
-         comment="pokerctl mirror: writes its own stream only (it may make it), and looks at "
-                 "the primary's stream info to refuse a server that holds the primary"),
-)
+def users(shards: int = 1) -> tuple[User, ...]:
+    """Every user of the poker account, for a log of ``shards`` shard streams
+    (POKER_STREAM_SHARDS): whoever may read or write the ``POKER`` stream has the same rights
+    on each shard stream, and the mirror on each of its streams."""
+    primary = primary_layout(shards)
+    mirror = primary.mirrored()
+    log, log_subjects = _log(shards), _log_subjects(shards)
+    return (
+        User(ADMIN, comment="creates the streams and the KV buckets (replicas 3); never a "
+                            "service"),
+        User(DEALER, publish=[*log, *_bucket(DECKS)], publish_deny=NEVER_EDIT,
+             subscribe=["_INBOX.>", *log_subjects],
+             comment="the dealer: the log, and the running hands' decks (it alone)"),
+        User(TABLE, publish=[*log, *_bucket(LEASES), CLOCK_SUBJECTS],
+             publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS],
+             subscribe=["_INBOX.>", *log_subjects, CLOCK_SUBJECTS, f"$KV.{LEASES}.>"],
+             subscribe_deny=[f"$KV.{DECKS}.>"],
+             comment="the table service: the log, the clock leases and the countdown nudges"),
+        User(SERVICE, publish=log, publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS],
+             subscribe=["_INBOX.>", *log_subjects], subscribe_deny=[f"$KV.{DECKS}.>"],
+             comment="betting, showdown and rake: append to the log and read it"),
+        User(WALLET, publish=[WALLET_SUBJECTS, "$JS.API.INFO", *_read(WALLET_STREAM),
+                              "_INBOX.>"],
+             publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
+             comment="the wallet: appends to the money ledger and reads it; no other stream"),
+        User(READER, publish=["$JS.API.INFO", STREAM_NAMES,
+                              *(r for s in primary.streams for r in _read(s.name)),
+                              *(r for s in mirror.streams for r in _read(s.name)),
+                              *_read(WALLET_STREAM), ACCESS_SUBJECTS, *_read(ACCESS_STREAM),
+                              "_INBOX.>"],
+             publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
+             comment="audit, history, bots' audit, the money audit: read the log (or a "
+                     "mirror's copy) and the money ledger; append to the access log alone "
+                     "(each read that opens sealed cards)"),
+        User(MIRROR, publish=[*(s.subjects for s in mirror.streams), "$JS.API.INFO",
+                              STREAM_NAMES,
+                              *(f"$JS.API.STREAM.CREATE.{s.name}" for s in mirror.streams),
+                              *(r for s in mirror.streams for r in _read(s.name)),
+                              *(f"$JS.API.STREAM.INFO.{s.name}" for s in primary.streams),
+                              "_INBOX.>"],
+             publish_deny=[*_EDIT_STREAMS, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
+             comment="pokerctl mirror: writes its own streams only (it may make them), and "
+                     "looks at the primary's stream info to refuse a server that holds the "
+                     "primary"),
+    )
+
+
+#: the users of a log of one stream (deploy/nats/accounts.conf, the Helm values)
+USERS: tuple[User, ...] = users()
 SYS = User(SYS_USER)
 
 
@@ -184,21 +235,27 @@ HEADER = """\
 """
 
 
-def accounts_conf(passwords: Mapping[str, str] | None = None) -> str:
+def accounts_conf(passwords: Mapping[str, str] | None = None, shards: int = 1) -> str:
     """The ``accounts`` block of a nats-server config: each user's password from
-    ``passwords`` (user -> password), or None: from its environment variable."""
+    ``passwords`` (user -> password), or None: from its environment variable; the rights on
+    a log of ``shards`` shard streams (:func:`users`)."""
     lines = ["accounts {", f"  {ACCOUNT} {{", "    jetstream: enabled", "    users: ["]
-    for u in USERS:
+    for u in users(shards):
         lines += _user_block(u, _password(u, passwords), "      ")
     lines += ["    ]", "  }", "  SYS {", "    users: ["]
     lines += _user_block(SYS, _password(SYS, passwords), "      ")
     lines += ["    ]", "  }", "}", "system_account: SYS"]
-    return (HEADER if passwords is None else "") + "\n".join(lines) + "\n"
+    header = ""
+    if passwords is None:
+        header = HEADER if shards == 1 else \
+            HEADER + f"# For a log of {shards} shard streams (POKER_STREAM_SHARDS={shards}).\n"
+    return header + "\n".join(lines) + "\n"
 
 
-def helm_users() -> dict[str, list[dict]]:
+def helm_users(shards: int = 1) -> dict[str, list[dict]]:
     """The same accounts as the Helm chart's ``config.merge.accounts`` holds them (users with
-    their permissions; passwords as ``<< $VAR >>``, compared as text by the tests)."""
+    their permissions; passwords as ``<< $VAR >>``, compared as text by the tests), for a log
+    of ``shards`` shard streams."""
     def one(u: User) -> dict:
         out: dict = {"user": u.name, "password": f"<< ${u.password_variable} >>"}
         if u.publish is not None:
@@ -210,12 +267,29 @@ def helm_users() -> dict[str, list[dict]]:
                 subscribe["deny"] = list(u.subscribe_deny)
             out["permissions"] = {"publish": publish, "subscribe": subscribe}
         return out
-    return {ACCOUNT: [one(u) for u in USERS], "SYS": [one(SYS)]}
+    return {ACCOUNT: [one(u) for u in users(shards)], "SYS": [one(SYS)]}
 
 
 ACCOUNTS_FILE = Path(__file__).resolve().parents[2] / "deploy" / "nats" / "accounts.conf"
 
 
+def main(argv: list[str]) -> None:
+    """No arguments: write deploy/nats/accounts.conf (a log of one stream). ``--shards N``:
+    print the rendering for a log of N shard streams (POKER_STREAM_SHARDS=N) on stdout, for a
+    deployment's own accounts.conf (its Helm values: :func:`helm_users` of N)."""
+    if not argv:
+        ACCOUNTS_FILE.write_text(accounts_conf())
+        print(f"wrote {ACCOUNTS_FILE}", file=sys.stderr)
+        return
+    from .config import stream_shards
+    if len(argv) != 2 or argv[0] != "--shards":
+        raise SystemExit("usage: python -m shared.infra.natsauth [--shards N]")
+    try:
+        shards = stream_shards({"POKER_STREAM_SHARDS": argv[1]})
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    sys.stdout.write(accounts_conf(shards=shards))
+
+
 if __name__ == "__main__":
-    ACCOUNTS_FILE.write_text(accounts_conf())
-    print(f"wrote {ACCOUNTS_FILE}", file=sys.stderr)
+    main(sys.argv[1:])

@@ -186,6 +186,7 @@ def test_the_config_map_configures_a_replicated_stream_and_every_peer(overlay):
     _, objects = overlay
     data = objects[("ConfigMap", "poker-config")]["data"]
     assert data["POKER_STREAM_REPLICAS"] == "3"
+    assert data["POKER_STREAM_SHARDS"] == "1"  # the one stream POKER, as deploy/nats names
     assert data["POKER_BIND"] == "0.0.0.0"
     assert data["POKER_METRICS_PORT"] == "9090"
     for svc in SERVICES:
@@ -239,12 +240,16 @@ def test_the_compose_file_runs_a_three_node_cluster_and_every_service_with_its_e
         env = spec["environment"]
         assert env["POKER_NATS_URL"].startswith("tls://poker-")
         assert env["POKER_STREAM_REPLICAS"] == "3"
+        assert env["POKER_STREAM_SHARDS"] == "1"
         assert "POKER_SEAT_SECRET" not in env
         for peer in SERVICES:
             assert env[f"POKER_{peer.upper()}_ADDR"] == f"{peer}:{50050 + PORT_OFFSETS[peer]}"
         assert spec["depends_on"]["nats-init"]["condition"] == "service_completed_successfully"
     assert services["wallet"]["environment"]["POKER_NATS_URL"] == \
         "tls://poker-wallet:${POKER_WALLET_PASSWORD:-dev-wallet}@nats-1:4222"
+    # the init job makes the streams the services expect: as many shards
+    assert services["nats-init"]["environment"]["POKER_STREAM_SHARDS"] == \
+        services["table"]["environment"]["POKER_STREAM_SHARDS"]
     build = services["nats-init"]["build"]
     assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
     # only the dealer is given the compliance public key, mounted read-only
@@ -366,8 +371,9 @@ def test_the_init_job_creates_the_wallet_stream_with_the_others(monkeypatch):
         async def close(self):
             made.append(("closed", 0))
 
-    async def connect(url, name, settings, connect_timeout):
+    async def connect(url, name, settings, connect_timeout, shards):
         made.append(("POKER", settings.replicas))
+        made.append(("shards", shards))
         return Store()
 
     async def wallet(js, replicas):
@@ -382,6 +388,7 @@ def test_the_init_job_creates_the_wallet_stream_with_the_others(monkeypatch):
 
     monkeypatch.setenv("POKER_NATS_URL", "tls://poker-admin:x@nats:4222")
     monkeypatch.setenv("POKER_STREAM_REPLICAS", "3")
+    monkeypatch.delenv("POKER_STREAM_SHARDS", raising=False)
     monkeypatch.setattr(module.EventStore, "connect", staticmethod(connect))
     monkeypatch.setattr(module, "ensure_wallet_stream", wallet)
 
@@ -394,6 +401,7 @@ def test_the_init_job_creates_the_wallet_stream_with_the_others(monkeypatch):
     asyncio.run(module.main())
     assert ("POKER", 3) in made and ("POKER_WALLET", 3) in made and ("POKER_ACCESS", 3) in made
     assert ("decks", 3) in made and ("leases", 3) in made
+    assert ("shards", 1) in made  # POKER_STREAM_SHARDS unset: the one stream
     assert made[-1] == ("closed", 0)
 
 

@@ -2,26 +2,153 @@
 several sizes, all-ins), the same policy as the in-process driver's bots.
 
 Each bot is a player of its own: it calls with its own token (from the :class:`Sponsor`'s
-identity provider) and buys in from its own wallet, which the sponsor funds first."""
+identity provider) and buys in from its own wallet, which the sponsor funds first.
+
+Clients reach the table service through :func:`table_channel`: one address, or a
+comma-separated list of them (POKER_TABLE_ADDR, ``--table``; read by :func:`parse_addresses`,
+the one place a client's list is read), balanced call by call over the instances. Every call
+a bot makes is idempotent (a command id of its own, the same on every attempt) and retried
+through an instance that goes away (:func:`retrying`): the services deduplicate by command
+id, so an action retried after its first attempt landed is applied once."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import ipaddress
 import random
+import re
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
 
-from services.table.calls import call_with_retry
+from services.table.calls import RETRYABLE, call_with_retry
 from shared.infra.identity import OPERATOR, PLAYER, DevIssuer, bearer_metadata
 from shared.infra.limits import retry_after_s
 from shared.infra.protomap import ACTION_KIND
 from shared.infra.seattokens import new_seat_token
+from shared.infra.tls import TlsConfig, channel
 from shared.poker.betting import LegalActions
 from shared.poker.driver import random_policy
+
+# --- addresses ---------------------------------------------------------------------------
+
+
+class AddressError(ValueError):
+    """An address list that does not parse; the message says what is wrong and what to give."""
+
+
+#: gRPC target schemes a single address may carry (``dns:///table:50051``: a name that
+#: resolves to several instances, balanced as a list is)
+_SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]")
+
+
+def parse_addresses(text: str, what: str = "table service") -> list[str]:
+    """The addresses of ``text``: ``host:port``, or a comma-separated list of them (spaces
+    around an entry are dropped), as shared/infra/tls.channel balances them (round robin).
+
+    A list is handed to gRPC as one ``ipv4:`` target, so each of its entries must be an IPv4
+    address and port (``127.0.0.1:50051,127.0.0.1:50071``); a single entry may also be a host
+    name (``table:50051``), ``[::1]:50051`` or a gRPC target (``dns:///table:50051``). The TLS
+    check does not depend on the address: the server must prove the service's identity
+    whichever instance answers. :class:`AddressError` for an empty list or entry, a
+    duplicate, a port that is not 1..65535, or a host that cannot be in a list."""
+    if not text or not text.strip():
+        raise AddressError(f"no {what} address: give host:port, or a comma-separated list "
+                           "of them (127.0.0.1:50051,127.0.0.1:50071)")
+    entries = [entry.strip() for entry in text.split(",")]
+    if any(not entry for entry in entries):
+        raise AddressError(f"{what} address list {text!r} has an empty entry: give "
+                           "host:port[,host:port...] with no empty item")
+    if len(entries) == 1 and entries[0].lower().startswith(_SCHEMES):
+        return entries
+    out: list[str] = []
+    for entry in entries:
+        if entry.lower().startswith(_SCHEMES):
+            raise AddressError(f"{what} address {entry!r} in a list: a gRPC target "
+                               "(dns:///NAME:PORT, ...) must be the only address given")
+        host, port = _host_port(entry, what)
+        if len(entries) > 1:
+            try:
+                ipaddress.IPv4Address(host)
+            except ValueError:
+                raise AddressError(
+                    f"{what} address {entry!r} in a list: every entry of a list must be an "
+                    "IPv4 address and port (127.0.0.1:50051); for a name that resolves to "
+                    "every instance give it alone (dns:///NAME:PORT)") from None
+        address = f"{host}:{port}"
+        if address in out:
+            raise AddressError(f"{what} address {address} is twice in the list {text!r}")
+        out.append(address)
+    return out
+
+
+def _host_port(entry: str, what: str) -> tuple[str, int]:
+    host, colon, port = entry.rpartition(":")
+    if not colon or not host:
+        raise AddressError(f"{what} address {entry!r} is not host:port (127.0.0.1:50051)")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise AddressError(f"{what} address {entry!r}: the port must be a number from 1 to "
+                           "65535")
+    if not _HOST.fullmatch(host) or (":" in host and not host.startswith("[")):
+        raise AddressError(f"{what} address {entry!r}: {host!r} is not a host name or IP "
+                           "address (an IPv6 address goes in brackets: [::1]:50051)")
+    return host, int(port)
+
+
+def address_list(text: str) -> str:
+    """An argparse ``type`` for ``--table`` (its default, POKER_TABLE_ADDR, is checked the
+    same way): the list as :func:`parse_addresses` reads it, comma-joined."""
+    try:
+        return ",".join(parse_addresses(text))
+    except AddressError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (--table, or POKER_TABLE_ADDR)") from None
+
+
+def table_channel(addresses: str, tls: TlsConfig | None,
+                  options=()) -> grpc.aio.Channel:
+    """A channel to the table service over every instance of ``addresses`` (round robin;
+    the server must present the ``table`` certificate, whatever its address)."""
+    return channel(",".join(parse_addresses(addresses)), tls, service="table",
+                   options=options)
+
+
+# --- retries ---------------------------------------------------------------------------------
+
+#: how long a bot keeps trying one call while the table service instances it reaches are
+#: away (0: one attempt), and how long one attempt may take
+RETRY_S = 30.0
+ATTEMPT_S = 10.0
+
+
+async def retrying(fn: Callable[..., Awaitable], request, metadata: tuple = (),
+                   retry_s: float | None = None):
+    """``fn(request, metadata=...)``, attempted again with the very same request (the same
+    command id: a retry of a command that landed gets its first outcome, never a second
+    decision) while it fails with UNAVAILABLE (an instance that died: the channel's next
+    pick is another), ABORTED or DEADLINE_EXCEEDED (an attempt over :data:`ATTEMPT_S`),
+    backing off from 50 ms to 1 s, while ``retry_s`` have not passed (0: one attempt); then
+    the last error is raised. Any other status (FAILED_PRECONDITION: the decision is stale)
+    is raised at once. ``fn``: a stub's method, or anything called like one; ``retry_s``
+    None: :data:`RETRY_S`."""
+    retry_s = RETRY_S if retry_s is None else retry_s
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + retry_s
+    delay = 0.05
+    while True:
+        try:  # the attempt's deadline goes to the server too (not asyncio.wait_for, which
+            # on Python 3.11 can swallow the caller's cancellation)
+            return await fn(request, metadata=metadata, timeout=ATTEMPT_S)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() not in RETRYABLE or loop.time() + delay > deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(2 * delay, 1.0)
 
 
 def legal_from(seat: int, legal: table_pb2.Legal) -> LegalActions:
@@ -65,6 +192,8 @@ class BotTable:
     players: dict[int, str] = field(default_factory=dict)
     auth: dict[int, tuple] = field(default_factory=dict)  # seat -> its player's call metadata
     sponsor: Sponsor | None = None
+    #: how long each call is retried through a table service that is away (:func:`retrying`)
+    retry_s: float = RETRY_S
 
     def watcher(self) -> tuple:
         """Metadata to spectate the table (any player may watch a public table)."""
@@ -72,8 +201,11 @@ class BotTable:
 
 
 async def seat_bots(stub: table_pb2_grpc.TableServiceStub, table_id: str, seats: int,
-                    buy_in: int, sponsor: Sponsor) -> BotTable:
-    bots = BotTable(table_id, buy_in=buy_in, sponsor=sponsor)
+                    buy_in: int, sponsor: Sponsor, retry_s: float | None = None) -> BotTable:
+    """``seats`` bots at the table, each funded and sat down (``retry_s``: how long each of
+    their calls is retried, default :data:`RETRY_S`)."""
+    bots = BotTable(table_id, buy_in=buy_in, sponsor=sponsor,
+                    retry_s=RETRY_S if retry_s is None else retry_s)
     for seat in range(1, seats + 1):
         player = f"bot-{table_id}-{seat}"
         await sponsor.fund(player, buy_in)
@@ -81,10 +213,10 @@ async def seat_bots(stub: table_pb2_grpc.TableServiceStub, table_id: str, seats:
         # The bot's own seat token: only its digest goes to the table, and the command id is
         # random, so nobody who knows the table can replay this SitDown for the token.
         token, token_sha256 = new_seat_token()
-        await stub.SitDown(table_pb2.SitDownRequest(
+        await retrying(stub.SitDown, table_pb2.SitDownRequest(
             table_id=table_id, seat=seat, buy_in=buy_in,
             command_id=f"sit-{seat}-{secrets.token_hex(8)}", seat_token_sha256=token_sha256),
-            metadata=auth)
+            auth, bots.retry_s)
         bots.tokens[seat], bots.players[seat], bots.auth[seat] = token, player, auth
     return bots
 
@@ -94,19 +226,24 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
                leave: bool = False) -> BotTable:
     """Act for whichever bot is on turn. When hand ``hands`` starts every bot sits out (from
     the next hand), so the table stops once that hand is over; ``leave``: then every bot
-    leaves, its chips cashed out to its wallet."""
+    leaves, its chips cashed out to its wallet.
+
+    Every call is retried while the instance it reached is away (UNAVAILABLE: the channel
+    picks another of its addresses), for ``bots.retry_s``, with the same command id: the
+    services apply a command once whatever the number of attempts. A refused action
+    (FAILED_PRECONDITION: decided on a view that is stale) is not retried: the bot reads
+    the table again and decides anew, with a new command id."""
     policy = random_policy(rng)
     loop = asyncio.get_running_loop()
     leaving = False
     watch = bots.watcher()
-    view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id), metadata=watch)
+    view = await _state(stub, bots, watch)
     while True:
         if view.hand_no >= hands and not leaving:
             await _sit_out_all(stub, bots)
             leaving = True
         if view.to_act == 0:
-            view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id),
-                                       metadata=watch)
+            view = await _state(stub, bots, watch)
             if view.to_act == 0:
                 if leaving:
                     break
@@ -114,8 +251,7 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
                     # Between hands: bots that went broke buy back in; else the next hand
                     # comes once the table's driver gets to it, unless the table is over.
                     if await _rebuy(stub, bots, view):
-                        view = await stub.GetState(
-                            table_pb2.ViewRequest(table_id=bots.table_id), metadata=watch)
+                        view = await _state(stub, bots, watch)
                     else:
                         later = await _next_hand(stub, bots, view, watch)
                         if later is None:
@@ -135,11 +271,10 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
             request.amount = to
         started = loop.time()
         try:
-            reply = await stub.Act(request, metadata=bots.auth[seat])
+            reply = await retrying(stub.Act, request, bots.auth[seat], bots.retry_s)
         except grpc.aio.AioRpcError as exc:
             if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
-                view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id),
-                                           metadata=watch)
+                view = await _state(stub, bots, watch)
                 continue
             wait = retry_after_s(exc)
             if wait is not None:  # over the seat's rate: wait as told, then decide again
@@ -153,10 +288,18 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
     bots.hands_seen = view.hand_no
     if leave:
         for seat, token in bots.tokens.items():
-            await stub.Leave(table_pb2.SeatRequest(
+            await retrying(stub.Leave, table_pb2.SeatRequest(
                 table_id=bots.table_id, seat=seat, seat_token=token,
-                command_id=f"leave-{seat}-{secrets.token_hex(4)}"), metadata=bots.auth[seat])
+                command_id=f"leave-{seat}-{secrets.token_hex(4)}"), bots.auth[seat],
+                bots.retry_s)
     return bots
+
+
+async def _state(stub: table_pb2_grpc.TableServiceStub, bots: BotTable,
+                 watch: tuple) -> table_pb2.TableView:
+    """The table as a spectator sees it (retried: a read)."""
+    return await retrying(stub.GetState, table_pb2.ViewRequest(table_id=bots.table_id), watch,
+                          bots.retry_s)
 
 
 #: how long bots wait between hands for the table to deal the next one (a driver held up by
@@ -181,8 +324,7 @@ async def _next_hand(stub: table_pb2_grpc.TableServiceStub, bots: BotTable,
     while _can_deal(view, bots) and loop.time() < deadline:
         await asyncio.sleep(delay)  # a client polling its table, backing off
         delay = min(2 * delay, 0.5)
-        view = await stub.GetState(table_pb2.ViewRequest(table_id=bots.table_id),
-                                   metadata=watch)
+        view = await _state(stub, bots, watch)
         if view.to_act or view.phase not in ("waiting", "done"):
             return view
     return None
@@ -197,20 +339,20 @@ async def _rebuy(stub: table_pb2_grpc.TableServiceStub, bots: BotTable,
     for s in broke:
         if bots.sponsor is not None:
             await bots.sponsor.fund(bots.players[s.seat], bots.buy_in)
-        await stub.TopUp(table_pb2.TopUpRequest(seat=table_pb2.SeatRequest(
+        await retrying(stub.TopUp, table_pb2.TopUpRequest(seat=table_pb2.SeatRequest(
             table_id=bots.table_id, seat=s.seat, seat_token=bots.tokens[s.seat],
             command_id=f"rebuy-{view.version}-{s.seat}"), amount=bots.buy_in),
-            metadata=bots.auth[s.seat])
+            bots.auth[s.seat], bots.retry_s)
     return True
 
 
 async def _sit_out_all(stub: table_pb2_grpc.TableServiceStub, bots: BotTable) -> None:
     for seat, token in bots.tokens.items():
         try:
-            await stub.SitOut(table_pb2.SitOutRequest(
+            await retrying(stub.SitOut, table_pb2.SitOutRequest(
                 seat=table_pb2.SeatRequest(table_id=bots.table_id, seat=seat, seat_token=token,
                                            command_id=f"out-{seat}"), sit_out=True),
-                metadata=bots.auth[seat])
+                bots.auth[seat], bots.retry_s)
         except grpc.aio.AioRpcError as exc:
             if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
                 raise

@@ -17,7 +17,10 @@ in its data directory, and its own wallet, into which the bots deposit what they
 its chips go back to its wallet.
 
 The table service, the wallet and NATS default to what `pokerctl up` runs (POKER_TABLE_ADDR,
-POKER_WALLET_ADDR, POKER_NATS_URL override them).
+POKER_WALLET_ADDR, POKER_NATS_URL override them). ``--table`` (and POKER_TABLE_ADDR) may list
+several instances of the table service, comma-separated (``127.0.0.1:50051,127.0.0.1:50071``,
+as `pokerctl up --replicas 2` prints it): the bots' calls are balanced over them round robin,
+and a call that reaches an instance that died is retried on another with the same command id.
 """
 
 from __future__ import annotations
@@ -47,7 +50,15 @@ from shared.infra.tls import TlsConfig, channel
 from shared.poker.options import Game, Structure, TableOptions, table_options
 from shared.poker.table import buy_in_limits
 
-from .botclient import BotTable, Sponsor, play, seat_bots
+from .botclient import (
+    BotTable,
+    Sponsor,
+    address_list,
+    play,
+    retrying,
+    seat_bots,
+    table_channel,
+)
 from .certs_cmd import client_tls_or_exit
 from .keys_cmd import add_key_argument, keyring_from
 from .token_cmd import identity_dir
@@ -135,26 +146,30 @@ class Played:
 
 
 async def create_and_seat(stub: table_pb2_grpc.TableServiceStub, plan: TablePlan,
-                          seats: int, sponsor: Sponsor) -> BotTable:
+                          seats: int, sponsor: Sponsor,
+                          retry_s: float | None = None) -> BotTable:
+    """Create the table (retried like every bot call: botclient.retrying) and seat the bots."""
     options = plan.options  # validated here: a bad plan fails before anything is appended
-    await stub.CreateTable(table_pb2.CreateTableRequest(
-        table_id=plan.table_id, settings=plan.settings(), command_id=f"create-{plan.table_id}"),
-        metadata=sponsor.operator())
+    created = table_pb2.CreateTableRequest(
+        table_id=plan.table_id, settings=plan.settings(), command_id=f"create-{plan.table_id}")
+    await retrying(stub.CreateTable, created, sponsor.operator(), retry_s)
     return await seat_bots(stub, plan.table_id, min(seats, options.max_seats), plan.buy_in(),
-                           sponsor)
+                           sponsor, retry_s)
 
 
 async def play_tables(stub: table_pb2_grpc.TableServiceStub, plans: list[TablePlan],
                       hands: int, seats: int, sponsor: Sponsor, seed: object = None,
-                      leave: bool = True) -> list[Played]:
+                      leave: bool = True, retry_s: float | None = None) -> list[Played]:
     """Every table at once: each is created, seated and played in its own task; an error
-    (a gRPC status) ends that table only and is reported in its result."""
+    (a gRPC status) ends that table only and is reported in its result. ``retry_s``: how
+    long each bot call is retried through a table service that is away (default
+    botclient.RETRY_S; 0: not at all)."""
     async def one(i: int, plan: TablePlan) -> Played:
         started = time.perf_counter()
         rng = random.Random(f"{seed}/{i}") if seed is not None else random.Random()
         bots = BotTable(plan.table_id, buy_in=plan.buy_in())
         try:
-            bots = await create_and_seat(stub, plan, seats, sponsor)
+            bots = await create_and_seat(stub, plan, seats, sponsor, retry_s)
             bots = await play(stub, bots, hands, rng, leave=leave)
         except grpc.aio.AioRpcError as exc:
             return Played(plan, bots, time.perf_counter() - started,
@@ -269,13 +284,15 @@ async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan]
                    keyring: Keyring | None = None, *, tls: TlsConfig | None,
                    wallet_addr: str | None = None, wallet_tls: TlsConfig | None = None,
                    issuer: DevIssuer | None = None) -> int:
-    """Play and audit; ``tls``: the CA and certificate the table service is reached with
-    (None: plaintext, POKER_INSECURE); ``wallet_tls``: the admin's, for the wallet's
-    cashier; ``issuer``: who signs the bots' tokens (default: `up`'s)."""
+    """Play and audit; ``table_addr``: the table service's address, or a comma-separated
+    list of its instances (botclient.parse_addresses); ``tls``: the CA and certificate the
+    table service is reached with (None: plaintext, POKER_INSECURE); ``wallet_tls``: the
+    admin's, for the wallet's cashier; ``issuer``: who signs the bots' tokens (default:
+    `up`'s)."""
     out = sys.stdout if out is None else out
     started = time.perf_counter()
     issuer = issuer or DevIssuer.create(identity_dir(None))
-    async with channel(table_addr, tls, service="table") as chan, \
+    async with table_channel(table_addr, tls) as chan, \
             channel(wallet_addr or default_wallet_addr(), wallet_tls, service="wallet") as wch:
         sponsor = Sponsor(issuer, wallet_pb2_grpc.WalletServiceStub(wch))
         played = await play_tables(table_pb2_grpc.TableServiceStub(chan), plans, hands,
@@ -319,8 +336,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_client_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--table", default=default_table_addr(),
-                   help="table service address (default POKER_TABLE_ADDR or %(default)s)")
+    p.add_argument("--table", default=default_table_addr(), type=address_list,
+                   help="table service address, or a comma-separated list of its instances "
+                        "(balanced round robin; default POKER_TABLE_ADDR or %(default)s)")
     p.add_argument("--nats", default=default_nats_url(), help=NATS_HELP)
     p.add_argument("--wallet", default=None,
                    help="the wallet's address, for the bots' deposits (default "

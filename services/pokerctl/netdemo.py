@@ -3,7 +3,8 @@
 1. `pokerctl up` in a temporary data directory (nats-server from the wheel with JetStream,
    every service as its own process, on free ports), waiting until all are healthy;
 2. bots at one table of each game and structure play through the TableService API, every
-   table at once;
+   table at once, over every instance of the table service (round robin, as a client given
+   `up`'s POKER_TABLE_ADDR list does);
 3. every table's log is read back from JetStream and audited: the hash chain and the fold,
    chips conserved (seats' stacks + rake = buy-ins), every deck revealed against its
    commitment and the cards dealt from it; then the money: every buy-in, cash-out and rake
@@ -23,6 +24,7 @@ from poker.table.v1 import table_pb2_grpc
 
 from shared.infra.natsauth import READER
 
+from .botclient import table_channel
 from .bots_cmd import audit_money_of, audit_tables, plan_tables, play_tables, print_report
 from .up import ClusterError, LocalCluster
 
@@ -49,7 +51,7 @@ async def run_networked_demo(hands: int, seats: int, seed, out=None) -> int:
             print(f"\nbots play {hands} hands at {len(plans)} tables ({seats} seats each)...\n",
                   file=out, flush=True)
             play_started = time.perf_counter()
-            async with cluster.channel("table") as channel:
+            async with table_channel(cluster.client_address("table"), cluster.tls()) as channel:
                 stub = table_pb2_grpc.TableServiceStub(channel)
                 played = await play_tables(stub, plans, hands, seats, cluster.sponsor(), seed)
             audits = await audit_tables(cluster.nats_url_for(READER),

@@ -19,7 +19,10 @@ clock adds the table's reconnect bonus once per decision. ``--command-id``: the 
 makes a retry harmless. Prints the seat afterwards (``--json``: the whole view as JSON). Exit
 1 if the service refuses (with its reason), 2 for bad arguments.
 
-The table service defaults to what `pokerctl up` runs (POKER_TABLE_ADDR overrides it).
+The table service defaults to what `pokerctl up` runs (POKER_TABLE_ADDR overrides it);
+``--table`` (or POKER_TABLE_ADDR) may list several instances, comma-separated: the command
+goes to one that answers, and is sent again with the same command id for a few seconds while
+the one it reached is away (UNAVAILABLE).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import argparse
 import os
 import re
 import sys
+import time
 import uuid
 
 import grpc
@@ -37,12 +41,32 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 from shared.infra.identity import bearer_metadata
 from shared.infra.tls import sync_channel
 
+from .botclient import AddressError, address_list, parse_addresses
 from .certs_cmd import client_tls_or_exit
 from .up import default_table_addr
 
 ACTIONS = ("sit-out", "return", "top-up", "leave", "disconnect", "reconnect")
 #: what a bearer token may be made of (RFC 6750; a JWT is of these)
 BEARER_TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
+#: how long a command is sent again while the instance it reached is away
+RETRY_S = 5.0
+
+
+def call_retrying(stub: table_pb2_grpc.TableServiceStub, args: argparse.Namespace,
+                  retry_s: float = RETRY_S, timeout: float = 10.0) -> table_pb2.TableReply:
+    """:func:`call`, again with the same command id (applied once, whatever the attempts)
+    while it fails with UNAVAILABLE, backing off, for ``retry_s``."""
+    deadline = time.monotonic() + retry_s
+    delay = 0.05
+    while True:
+        try:
+            return call(stub, args, timeout)
+        except grpc.RpcError as exc:
+            if exc.code() is not grpc.StatusCode.UNAVAILABLE or \
+                    time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(2 * delay, 1.0)
 
 
 def call(stub: table_pb2_grpc.TableServiceStub, args: argparse.Namespace,
@@ -105,9 +129,14 @@ def run(args: argparse.Namespace) -> int:
         print("pokerctl seat: --post-big-blind goes with return only", file=sys.stderr)
         return 2
     args.command_id = args.command_id or f"cli-{args.action}-{uuid.uuid4().hex[:16]}"
-    with sync_channel(args.table, client_tls_or_exit(), service="table") as channel:
+    try:
+        target = ",".join(parse_addresses(args.table))  # argparse checked it: a caller's args
+    except AddressError as exc:
+        print(f"pokerctl seat: {exc}", file=sys.stderr)
+        return 2
+    with sync_channel(target, client_tls_or_exit(), service="table") as channel:
         try:
-            reply = call(table_pb2_grpc.TableServiceStub(channel), args)
+            reply = call_retrying(table_pb2_grpc.TableServiceStub(channel), args)
         except grpc.RpcError as exc:
             print(f"pokerctl seat {args.action}: {exc.code().name}: {exc.details()}",
                   file=sys.stderr)
@@ -133,6 +162,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--command-id", default=None,
                    help="idempotency key (default: a fresh one); reuse it to retry")
     p.add_argument("--json", action="store_true", help="print the whole view as JSON")
-    p.add_argument("--table", default=default_table_addr(),
-                   help="table service address (default POKER_TABLE_ADDR or %(default)s)")
+    p.add_argument("--table", default=default_table_addr(), type=address_list,
+                   help="table service address, or a comma-separated list of its instances "
+                        "(default POKER_TABLE_ADDR or %(default)s)")
     p.set_defaults(run=run)

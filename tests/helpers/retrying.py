@@ -18,8 +18,8 @@ class RetryingStub:
     def __getattr__(self, method: str):
         call = getattr(self._stub, method)
 
-        async def retrying(request, metadata=()):
+        async def retrying(request, metadata=(), timeout: float | None = None):
             return await call_with_retry(call, request, attempts=self._attempts,
-                                         timeout=self._timeout, metadata=metadata)
+                                         timeout=timeout or self._timeout, metadata=metadata)
 
         return retrying

@@ -123,7 +123,8 @@ async def test_a_service_replica_killed_mid_hand_while_its_twin_serves_reaches_n
         async with cluster.channel("table") as ch:
             stub = table_pb2_grpc.TableServiceStub(ch)  # no retries: an error would show
             playing = asyncio.create_task(play_tables(stub, plans, hands=4, seats=3,
-                                                      sponsor=cluster.sponsor(), seed=5))
+                                                      sponsor=cluster.sponsor(), seed=5,
+                                                      retry_s=0))  # one attempt per call
 
             async def some_play():
                 info = await store.js.stream_info(STREAM)

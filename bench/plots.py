@@ -1,0 +1,99 @@
+"""PNG plots of the networked benchmarks (matplotlib, Agg backend: no display), written to
+bench/out/ (git-ignored)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import cpu
+
+OUT_DIR = Path(__file__).resolve().parent / "out"
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
+    """Latency (p50, p99) and throughput (Act, raw, their ratio) against offered load, and the
+    CPU per action by process, from bench_services' load points."""
+    plt = _pyplot()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tables = [p["tables"] for p in points]
+    paths = []
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for key, style in (("p50", "o-"), ("p90", "^:"), ("p99", "s-"), ("p99.9", "x--")):
+        ax.plot(tables, [p["act"]["lat_us"][key] / 1e3 for p in points], style,
+                label=f"Act {key}")
+    ax.plot(tables, [p["raw"]["lat_us"]["p99"] / 1e3 for p in points], "k.--",
+            label="raw append p99")
+    ax.set(xscale="log", yscale="log", xlabel="offered load (tables, 6 bots each)",
+           ylabel="latency (ms)", title="Act latency against offered load")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    paths.append(_save(fig, out_dir / "services_latency.png"))
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.plot(tables, [p["act"]["per_s"] for p in points], "o-", label="Act (actions/s)")
+    ax.plot(tables, [p["raw"]["per_s"] for p in points], "s--",
+            label="raw guarded appends/s (N subjects)")
+    ax.set(xscale="log", yscale="log", xlabel="offered load (tables / subjects)",
+           ylabel="per second", title="Throughput against offered load")
+    ax.grid(True, which="both", alpha=0.3)
+    right = ax.twinx()
+    right.plot(tables, [p["ratio"] for p in points], "g^:", label="Act / raw")
+    right.set_ylabel("Act / raw")
+    right.set_ylim(bottom=0)
+    lines = ax.get_legend_handles_labels()
+    more = right.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper left")
+    paths.append(_save(fig, out_dir / "services_throughput.png"))
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    columns = (*cpu.SERVICE_ORDER, "nats", cpu.CLIENT)
+    grouped = [cpu.group(p["act"]["cpu_ms"], columns) for p in points]
+    bottom = [0.0] * len(points)
+    xs = range(len(points))
+    for c in columns:
+        values = [g[c] for g in grouped]
+        ax.bar(xs, values, bottom=bottom, label=c)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    ax.axhline(1.5, color="k", linestyle=":", label="goal: services+NATS 1.5 ms")
+    ax.set_xticks(list(xs), [str(t) for t in tables])
+    ax.set(xlabel="offered load (tables)", ylabel="CPU ms per action",
+           title="CPU per action by process")
+    ax.legend(fontsize="small", ncol=2)
+    paths.append(_save(fig, out_dir / "services_cpu.png"))
+    return paths
+
+
+def plot_shards(rows: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
+    """Aggregate throughput (raw and Act) against shards on the 3-node cluster."""
+    plt = _pyplot()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    shards = [r["shards"] for r in rows]
+    xs = range(len(rows))
+    ax.bar([x - 0.2 for x in xs], [r["raw"]["per_s"] for r in rows], 0.4, label="raw appends/s")
+    ax.bar([x + 0.2 for x in xs], [r["act"]["per_s"] if r.get("act") else 0 for r in rows],
+           0.4, label="Act actions/s")
+    ax.set_xticks(list(xs), [str(s) for s in shards])
+    ax.set(xlabel="shards (streams) on 3 nodes, R3", ylabel="per second",
+           title="Aggregate throughput against shards")
+    ax.legend()
+    return [_save(fig, out_dir / "cluster_shards.png")]
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path

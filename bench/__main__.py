@@ -9,7 +9,8 @@ import importlib
 
 BENCHMARKS = ("bench.bench_evaluator", "bench.bench_hands", "bench.bench_values",
               "bench.bench_services", "bench.bench_audit",
-              "bench.bench_cluster")
+              "bench.bench_cluster",
+              "bench.bench_phh")
 
 
 def main() -> None:

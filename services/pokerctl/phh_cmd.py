@@ -22,13 +22,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from shared.phh.export import export
 from shared.phh.parse import PHHError, load
 from shared.phh.replay import plain, replay
-from shared.poker.deck import shuffled
-from shared.poker.driver import Dealer, new_table, random_policy, run_hand
-from shared.poker.events import TableCreated
-from shared.poker.options import InvalidOptions, table_options
+
+# ``phh export`` imports what only it needs (the bots, the exporter) when it runs.
 
 GAMES = ("holdem", "omaha", "omaha_hilo", "stud", "stud_hilo")
 STRUCTURES = ("fixed_limit", "pot_limit", "no_limit")
@@ -104,6 +101,12 @@ def stakes(game: str, structure: str) -> dict[str, int]:
 def export_hands(game: str, structure: str, hands: int, seed: int | None,
                  players: int = 6) -> list[str]:
     """Bots play ``hands`` hands at one table; each hand as PHH text."""
+    from shared.phh.export import export
+    from shared.poker.deck import shuffled
+    from shared.poker.driver import Dealer, new_table, random_policy, run_hand
+    from shared.poker.events import TableCreated
+    from shared.poker.options import table_options
+
     rng = random.Random(seed)
     options = table_options(game, structure, suit_order="bridge", rake_basis_points=0,
                             **stakes(game, structure))
@@ -129,6 +132,8 @@ def export_hands(game: str, structure: str, hands: int, seed: int | None,
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from shared.poker.options import InvalidOptions
+
     try:
         texts = export_hands(args.game, args.structure, args.hands, args.seed, args.players)
     except InvalidOptions as exc:

@@ -26,16 +26,22 @@ import tomllib
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TypedDict
 
-from shared.poker.cards import Card, InvalidCard
+from shared.poker.cards import RANK_CHARS, SUIT_CHARS, UNKNOWN_CARD, Card, InvalidCard, card
 from shared.poker.cards import cards as parse_cards
+
+from . import toml_subset
 
 #: Fields this module reads; any other field is kept in ``HandHistory.other_fields``.
 _KNOWN = ("variant", "antes", "blinds_or_straddles", "bring_in", "small_bet", "big_bet",
           "min_bet", "starting_stacks", "actions", "finishing_stacks", "winnings", "players",
           "ante_trimming_status")
 _PLAYER = re.compile(r"p([1-9][0-9]*)$")
+_PLAYER_LABELS = {f"p{n}": n for n in range(1, 100)}  # what _PLAYER reads, looked up
+#: Every card as written the usual way ("Ah", "td", "??"); any other text is read by
+#: :func:`shared.poker.cards.cards` (spaces, "10s", and its errors).
+_CARD_TEXTS = {r + s: card(r + s) for r in RANK_CHARS + RANK_CHARS.lower()
+               for s in SUIT_CHARS + SUIT_CHARS.upper()} | {"??": UNKNOWN_CARD}
 
 
 class PHHError(ValueError):
@@ -70,14 +76,6 @@ class Action:
         return self.kind == "sm" and self.cards == ()
 
 
-class _Where(TypedDict):
-    """The fields of an :class:`Action` that say where it is written."""
-
-    index: int
-    text: str
-    line: int | None
-
-
 @dataclass(frozen=True, slots=True)
 class HandHistory:
     """One hand as written. Amounts are exact ``Decimal``; arrays have one entry per player."""
@@ -109,7 +107,10 @@ class HandHistory:
 
     def field(self, name: str, default: object = None) -> object:
         """An optional or user-defined field (e.g. ``_suit_order``) by name."""
-        return dict(self.other_fields).get(name, default)
+        for key, value in self.other_fields:
+            if key == name:
+                return value
+        return default
 
 
 # --- files -----------------------------------------------------------------------------------
@@ -126,18 +127,32 @@ def load(path: str | Path) -> list[HandHistory]:
 
 
 def loads(text: str, path: str = "<string>", multi: bool = False) -> list[HandHistory]:
-    """Hands from PHH text; ``multi``: a ``.phhs`` text of ``[1]``, ``[2]`` ... tables."""
-    try:
-        doc = tomllib.loads(text, parse_float=Decimal)
-    except tomllib.TOMLDecodeError as exc:
-        raise PHHError(f"{path}: not valid TOML: {exc}") from None
+    """Hands from PHH text; ``multi``: a ``.phhs`` text of ``[1]``, ``[2]`` ... tables.
+
+    The text is read by :mod:`.toml_subset` (the TOML that PHH files are written in, read
+    fast); a text outside it by ``tomllib``, which reads any TOML and names the line and
+    column of what is not."""
+    subset = toml_subset.read(text)
+    if subset is not None:
+        doc = subset.root
+    else:
+        try:
+            doc = tomllib.loads(text, parse_float=Decimal)
+        except ValueError as exc:  # TOMLDecodeError; an integer of more than 4300 digits
+            raise PHHError(f"{path}: not valid TOML: {exc}") from None
+        except RecursionError:
+            raise PHHError(f"{path}: not valid TOML: arrays nested too deeply") from None
+
+    def action_lines(*table: str) -> list[int] | None:
+        return subset.lines((*table, "actions")) if subset is not None else None
+
     if not multi:
-        return [parse_hand(doc, path, 1, text)]
+        return [parse_hand(doc, path, 1, text, action_lines())]
     hands = []
     for i, (name, table) in enumerate(doc.items(), start=1):
         if not isinstance(table, dict):
             raise PHHError(f"{path}: {name!r} is not a hand table ([1], [2] ...)")
-        hands.append(parse_hand(table, path, i, text))
+        hands.append(parse_hand(table, path, i, text, action_lines(name)))
     return hands
 
 
@@ -148,7 +163,10 @@ def loads_one(text: str, path: str = "<string>") -> HandHistory:
 # --- one hand --------------------------------------------------------------------------------
 
 
-def parse_hand(doc: dict, path: str, index: int, text: str = "") -> HandHistory:
+def parse_hand(doc: dict, path: str, index: int, text: str = "",
+               action_lines: list[int] | None = None) -> HandHistory:
+    """One hand's table. ``action_lines``: the line of each action (else they are looked
+    for in ``text``)."""
     where = f"{path} hand {index}"
 
     def need(name: str) -> object:
@@ -166,7 +184,7 @@ def parse_hand(doc: dict, path: str, index: int, text: str = "") -> HandHistory:
     raw_actions = need("actions")
     if not isinstance(raw_actions, list) or not all(isinstance(a, str) for a in raw_actions):
         raise PHHError(f"{where}: actions must be an array of strings")
-    actions = _parse_actions(raw_actions, where, n, text)
+    actions = _parse_actions(raw_actions, where, n, text, action_lines)
     players = doc.get("players")
     if players is not None and (not isinstance(players, list) or len(players) != n):
         raise PHHError(f"{where}: players must name all {n} players")
@@ -191,13 +209,21 @@ def _amount(value: object, name: str, where: str) -> Decimal | None:
     return None if value is None else _number(value, name, where)
 
 
-def _number(value: object, name: str, where: str) -> Decimal:
-    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
-        raise PHHError(f"{where}: {name} must be a number, not {value!r}")
+def _number(value: object, name: str, where: str, i: int | None = None) -> Decimal:
+    """``value`` as an amount; ``name`` (``name[i]``) says which in an error."""
+    if value.__class__ is int:  # the common case, ahead of the checks below
+        if value >= 0:
+            return Decimal(value)
+    elif isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+        raise PHHError(f"{where}: {_name(name, i)} must be a number, not {value!r}")
     d = Decimal(value)
     if d < 0:
-        raise PHHError(f"{where}: {name} must not be negative ({value})")
+        raise PHHError(f"{where}: {_name(name, i)} must not be negative ({value})")
     return d
+
+
+def _name(name: str, i: int | None) -> str:
+    return name if i is None else f"{name}[{i}]"
 
 
 def _amounts(value: object, name: str, where: str, n: int | None) -> tuple[Decimal, ...]:
@@ -209,7 +235,7 @@ def _amounts(value: object, name: str, where: str, n: int | None) -> tuple[Decim
         if len(value) > n:
             raise PHHError(f"{where}: {name} has {len(value)} entries for {n} players")
         value = value + [0] * (n - len(value))
-    return tuple(_number(v, f"{name}[{i}]", where) for i, v in enumerate(value))
+    return tuple([_number(v, name, where, i) for i, v in enumerate(value)])
 
 
 def _optional_amounts(doc: dict, name: str, where: str, n: int) -> tuple[Decimal, ...] | None:
@@ -237,57 +263,74 @@ def _line_finder(text: str):
     return find
 
 
-def _parse_actions(raw: list[str], where: str, n: int, text: str) -> tuple[Action, ...]:
+def _parse_actions(raw: list[str], where: str, n: int, text: str,
+                   lines: list[int] | None) -> tuple[Action, ...]:
+    if lines is not None:
+        return tuple([parse_action(s, i, n, where, line)
+                      for i, (s, line) in enumerate(zip(raw, lines, strict=True))])
     find_line = _line_finder(text)
-    return tuple(parse_action(s, i, n, where, find_line(s) if text else None)
-                 for i, s in enumerate(raw))
+    return tuple([parse_action(s, i, n, where, find_line(s) if text else None)
+                  for i, s in enumerate(raw)])
 
 
 def parse_action(text: str, index: int = 0, players: int = 10, where: str = "",
                  line: int | None = None) -> Action:
     """One action notation; ``players`` bounds the ``pN`` labels."""
-    body = text.split("#", 1)[0]
-    words = body.split()
-
-    def fail(why: str) -> PHHError:
-        at = f" (line {line})" if line else ""
-        return PHHError(f"{where}: action {index} {text!r}{at}: {why}")
-
-    def player(label: str) -> int:
-        m = _PLAYER.match(label)
-        if not m or not 1 <= int(m.group(1)) <= players:
-            raise fail(f"{label!r} is not a player (p1 to p{players})")
-        return int(m.group(1))
-
-    def card_list(s: str) -> tuple[Card, ...]:
-        try:
-            return parse_cards(s)
-        except InvalidCard as exc:
-            raise fail(str(exc)) from None
-
-    base = _Where(index=index, text=text, line=line)
+    words = text.split("#", 1)[0].split()
     if not words:
-        return Action(kind="noop", **base)
+        return Action(index, text, "noop", line=line)
     actor, verb, args = words[0], words[1] if len(words) > 1 else "", words[2:]
     if actor == "d":
         if verb == "db" and len(args) == 1:
-            return Action(kind="db", cards=card_list(args[0]), **base)
+            return Action(index, text, "db", None, _cards(args[0], text, index, where, line),
+                          line=line)
         if verb == "dh" and len(args) == 2:
-            return Action(kind="dh", player=player(args[0]), cards=card_list(args[1]), **base)
-        raise fail("the dealer deals 'd db CARDS' or 'd dh pN CARDS'")
-    who = player(actor)
+            return Action(index, text, "dh", _player(args[0], players, text, index, where, line),
+                          _cards(args[1], text, index, where, line), line=line)
+        raise _fail(text, index, where, line, "the dealer deals 'd db CARDS' or 'd dh pN CARDS'")
+    who = _player(actor, players, text, index, where, line)
     if verb in ("pb", "f", "cc") and not args:
-        return Action(kind=verb, player=who, **base)
+        return Action(index, text, verb, who, line=line)
     if verb == "cbr" and len(args) == 1:
         try:
             amount = Decimal(args[0].replace(",", ""))
         except InvalidOperation:
-            raise fail(f"{args[0]!r} is not an amount") from None
+            raise _fail(text, index, where, line, f"{args[0]!r} is not an amount") from None
         if not amount.is_finite() or amount <= 0:
-            raise fail("the amount must be a positive number")
-        return Action(kind="cbr", player=who, amount=amount, **base)
+            raise _fail(text, index, where, line, "the amount must be a positive number")
+        return Action(index, text, "cbr", who, amount=amount, line=line)
     if verb in ("sd", "sm") and len(args) <= 1:
         if verb == "sm" and args == ["-"]:
-            return Action(kind="sm", player=who, cards=None, **base)
-        return Action(kind=verb, player=who, cards=card_list(args[0]) if args else (), **base)
-    raise fail(f"unknown action {verb!r} (pb, f, cc, cbr AMOUNT, sd [CARDS], sm [CARDS|-])")
+            return Action(index, text, "sm", who, None, line=line)
+        shown = _cards(args[0], text, index, where, line) if args else ()
+        return Action(index, text, verb, who, shown, line=line)
+    raise _fail(text, index, where, line,
+                f"unknown action {verb!r} (pb, f, cc, cbr AMOUNT, sd [CARDS], sm [CARDS|-])")
+
+
+def _fail(text: str, index: int, where: str, line: int | None, why: str) -> PHHError:
+    at = f" (line {line})" if line else ""
+    return PHHError(f"{where}: action {index} {text!r}{at}: {why}")
+
+
+def _player(label: str, players: int, text: str, index: int, where: str,
+            line: int | None) -> int:
+    n = _PLAYER_LABELS.get(label)
+    if n is None:
+        m = _PLAYER.match(label)
+        n = int(m.group(1)) if m else 0
+    if not 1 <= n <= players:
+        raise _fail(text, index, where, line, f"{label!r} is not a player (p1 to p{players})")
+    return n
+
+
+def _cards(s: str, text: str, index: int, where: str, line: int | None) -> tuple[Card, ...]:
+    try:
+        if len(s) % 2 == 0:
+            return tuple([_CARD_TEXTS[s[i:i + 2]] for i in range(0, len(s), 2)])
+    except KeyError:
+        pass
+    try:
+        return parse_cards(s)
+    except InvalidCard as exc:
+        raise _fail(text, index, where, line, str(exc)) from None

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any, TypedDict
 
 from shared.poker import decide as D
@@ -162,6 +163,8 @@ def amount_scale(hh: HandHistory) -> int:
     for v in _all_amounts(hh):
         if not v.is_finite():
             raise ReplayError(f"the amount {v} cannot be played (unknown stacks are 'inf')")
+        if v == v.to_integral_value():  # whole: it needs no power of ten (most amounts)
+            continue
         exponent = v.normalize().as_tuple().exponent
         assert isinstance(exponent, int)  # a finite amount's exponent is a number
         k = max(k, -exponent)
@@ -231,9 +234,9 @@ def setup(hh: HandHistory, scale: int) -> tuple[TableOptions, int, list[tuple[in
     ante = max(antes)
     try:
         if game.is_stud:
-            opts = table_options(game, structure, small_bet=need("small_bet"),
-                                 big_bet=need("big_bet"), bring_in=need("bring_in"),
-                                 ante=ante, **common)
+            opts = _table_options(game, structure, small_bet=need("small_bet"),
+                                  big_bet=need("big_bet"), bring_in=need("bring_in"),
+                                  ante=ante, **common)
         else:
             ante_type = "big_blind" if [s for s in seats if antes[s - 1]] == [bb_seat] \
                 else "per_seat"
@@ -246,12 +249,31 @@ def setup(hh: HandHistory, scale: int) -> tuple[TableOptions, int, list[tuple[in
                     raise ReplayError(f"variant {hh.variant} needs 'min_bet' or a big blind")
                 limits = _Limits(big_blind=big)
             small = sb if 0 < sb <= (limits.get("big_blind") or sb) else None
-            opts = table_options(game, structure, small_blind=small, ante=ante,
-                                 ante_type=ante_type, **limits, **common)
+            opts = _table_options(game, structure, small_blind=small, ante=ante,
+                                  ante_type=ante_type, **limits, **common)
     except PokerError as exc:
         raise ReplayError(f"the table cannot be set up: {exc}") from None
     stacks = [(s, chips(hh.starting_stacks[s - 1], scale)) for s in seats]
     return opts, button, stacks, forced
+
+
+_PLAIN = (int, bool, str, type(None))
+
+
+@lru_cache(maxsize=256)
+def _cached_options(game: Game, structure: Structure, kwargs: tuple) -> TableOptions:
+    return table_options(game, structure, **{k: v for k, _, v in kwargs})
+
+
+def _table_options(game: Game, structure: Structure, **kwargs: Any) -> TableOptions:
+    """``table_options``, remembered: the hands of a session share their table's options
+    (they are frozen; a refused set of options is not remembered, it raises again). Only
+    plain values make a key (an equal key then means the same call): a user field written
+    as an array, a float or a Decimal is checked afresh every time."""
+    if not all(type(v) in _PLAIN for v in kwargs.values()):
+        return table_options(game, structure, **kwargs)
+    return _cached_options(game, structure,
+                           tuple((k, type(v), v) for k, v in sorted(kwargs.items())))
 
 
 class _Limits(TypedDict, total=False):
@@ -277,6 +299,10 @@ def _user_options(hh: HandHistory, scale: int) -> dict[str, Any]:
 # --- the hand --------------------------------------------------------------------------------
 
 
+#: The events the replay reads as they pass (the awards, the antes, the pots).
+_WATCHED = (E.PotAwarded, E.ForcedBetPosted, E.PotsFormed)
+
+
 class _Replay:
     """Drives the engine's steps, taking players' and dealer's choices from the file."""
 
@@ -300,6 +326,8 @@ class _Replay:
         while True:
             for e in new:
                 table = apply(table, e)
+                if not isinstance(e, _WATCHED):  # most events: one check, not three
+                    continue
                 if isinstance(e, E.PotAwarded):
                     for share in e.shares:
                         collected[share.seat] += share.amount

@@ -1,0 +1,126 @@
+"""The floor under an action: what one bare gRPC unary call costs in CPU, between two Python
+processes on this machine, over mutual TLS as the services talk (and in plaintext beside it).
+
+An Act crosses at least two such calls (client -> table service, table service -> betting)
+and one guarded JetStream append, whatever the services do; a hand adds about a dozen more
+calls for its automated steps. The server here answers the gRPC health check (no work of its
+own), so the figure is gRPC's (Python's grpc.aio, its poller thread, HTTP/2, TLS) alone.
+
+    .venv/bin/python -m bench bench_grpc
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from shared.infra.natsserver import free_port
+from shared.infra.tls import TlsConfig, channel, generate
+
+from .cpu import cpu_seconds
+from .load import median
+
+CONCURRENCY = 10
+
+_SERVER = """
+import asyncio, sys
+from pathlib import Path
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from shared.infra.rpc import Server
+from shared.infra.tls import TlsConfig
+async def main():
+    tls = TlsConfig(*map(Path, sys.argv[2:5])) if len(sys.argv) > 2 else None
+    s = Server("bench", port=int(sys.argv[1]), tls=tls)
+    await s.server.start()
+    await s.health.set("", health_pb2.HealthCheckResponse.SERVING)
+    await s.server.wait_for_termination()
+asyncio.run(main())
+"""
+
+
+async def _calls(target: str, tls: TlsConfig | None, seconds: float) -> tuple[int, float]:
+    """Health checks from CONCURRENCY callers for ``seconds``: calls made, client CPU s."""
+    chan = channel(target, tls, service="table")
+    stub = health_pb2_grpc.HealthStub(chan)
+    request = health_pb2.HealthCheckRequest()
+    await stub.Check(request, wait_for_ready=True, timeout=30)  # connected and warm
+    for _ in range(200):
+        await stub.Check(request)
+    done = 0
+    stop = time.perf_counter() + seconds
+
+    async def caller() -> None:
+        nonlocal done
+        while time.perf_counter() < stop:
+            await stub.Check(request)
+            done += 1
+
+    cpu0 = time.process_time()
+    await asyncio.gather(*(caller() for _ in range(CONCURRENCY)))
+    cpu = time.process_time() - cpu0
+    await chan.close()
+    return done, cpu
+
+
+def one(tls_dir: Path | None, seconds: float) -> dict:
+    port = free_port()
+    args = [str(port)]
+    tls = None
+    if tls_dir is not None:  # the server is "table" (clients may call it), the client "client"
+        args += [str(tls_dir / "ca.pem"), str(tls_dir / "table.pem"), str(tls_dir / "table.key")]
+        tls = TlsConfig(tls_dir / "ca.pem", tls_dir / "client.pem", tls_dir / "client.key")
+    proc = subprocess.Popen([sys.executable, "-c", _SERVER, *args],
+                            cwd=Path(__file__).resolve().parents[1])
+    try:
+        server0 = None
+
+        async def run() -> tuple[int, float]:
+            nonlocal server0
+            chan = channel(f"127.0.0.1:{port}", tls, service="table")
+            await health_pb2_grpc.HealthStub(chan).Check(
+                health_pb2.HealthCheckRequest(), wait_for_ready=True, timeout=30)
+            await chan.close()
+            server0 = cpu_seconds(proc.pid)
+            return await _calls(f"127.0.0.1:{port}", tls, seconds)
+
+        calls, client_cpu = asyncio.run(run())
+        server_cpu = (cpu_seconds(proc.pid) or 0.0) - (server0 or 0.0)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    return {"calls": calls, "per_s": calls / seconds,
+            "client_ms": client_cpu / calls * 1e3, "server_ms": server_cpu / calls * 1e3}
+
+
+def run(seconds: float = 2.0, repeats: int = 3) -> dict[str, dict]:
+    with tempfile.TemporaryDirectory(prefix="poker-bench-grpc-") as tmp:
+        tls_dir = generate(Path(tmp) / "tls", identities=("table", "client"))
+        rows: dict[str, dict] = {}
+        for label, where in (("mutual TLS", tls_dir), ("plaintext", None)):
+            runs = [one(where, seconds) for _ in range(repeats)]
+            rows[label] = {k: median(r[k] for r in runs) for k in runs[0]}
+        return rows
+
+
+def main(seconds: float = 2.0) -> None:
+    rows = run(seconds)
+    print(f"bare gRPC unary calls between two Python processes ({CONCURRENCY} callers, "
+          f"medians of 3)")
+    print(f"{'transport':<12}{'calls/s':>10}{'client ms':>11}{'server ms':>11}{'both ms':>9}")
+    for label, r in rows.items():
+        print(f"{label:<12}{r['per_s']:>10,.0f}{r['client_ms']:>11.3f}{r['server_ms']:>11.3f}"
+              f"{r['client_ms'] + r['server_ms']:>9.3f}")
+    tls = rows["mutual TLS"]
+    both = tls["client_ms"] + tls["server_ms"]
+    print(f"an Act's two calls alone: {2 * both:.2f} ms of CPU; with a hand's ~0.7 automated "
+          f"steps per action: {2.7 * both:.2f} ms (before any work, NATS or the bots)")
+
+
+if __name__ == "__main__":
+    main()

@@ -10,7 +10,7 @@ import importlib
 BENCHMARKS = ("bench.bench_evaluator", "bench.bench_hands", "bench.bench_values",
               "bench.bench_services", "bench.bench_audit",
               "bench.bench_cluster",
-              "bench.bench_phh")
+              "bench.bench_phh", "bench.bench_grpc")
 
 
 def main() -> None:

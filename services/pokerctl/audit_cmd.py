@@ -354,8 +354,8 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(a.ok for a in audits) and not source.get("problems") else 1
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("audit", help="audit the event log: chain, decisions, decks, chips")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    p = sub.add_parser("audit", help=help)
     which = p.add_mutually_exclusive_group()
     which.add_argument("--all", action="store_true", help="every table of the stream")
     p.add_argument("--table", dest="table_id", default=None, help="one table")

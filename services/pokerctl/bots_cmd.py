@@ -345,8 +345,8 @@ def add_client_args(p: argparse.ArgumentParser) -> None:
                         "POKER_WALLET_ADDR, else `pokerctl up`'s)")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bots", help="bots play hands at new tables; the log is audited")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    p = sub.add_parser("bots", help=help)
     p.add_argument("--tables", type=int, default=None,
                    help="tables to create (default: one of each game and structure)")
     p.add_argument("--hands", type=int, default=20, help="hands per table (default 20)")

@@ -67,8 +67,8 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    certs = sub.add_parser("certs", help="the private CA and certificates for mutual TLS")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    certs = sub.add_parser("certs", help=help)
     csub = certs.add_subparsers(dest="certs_command", required=True)
     g = csub.add_parser("generate", help="make a CA (or reuse DIR's) and certificates in DIR")
     g.add_argument("dir", metavar="DIR")

@@ -20,7 +20,7 @@ from typing import NamedTuple
 class Command(NamedTuple):
     name: str
     module: str  # in this package; its register(sub) adds the parser named ``name``
-    help: str  # as the module's register gives it (a unit test holds the two equal)
+    help: str  # its line in `pokerctl --help` (given to the module's register)
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -55,7 +55,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for c in COMMANDS:
         if c.name == command:
-            command_module(c).register(sub)
+            command_module(c).register(sub, help=c.help)
         else:
             sub.add_parser(c.name, help=c.help, add_help=False)
     return parser

@@ -59,8 +59,8 @@ def run_in_process(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="start everything, bots play every game, audit the log")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    p = sub.add_parser("demo", help=help)
     p.add_argument("--hands", type=int, default=20, help="hands per table (default 20)")
     p.add_argument("--seats", type=int, default=6, help="bots per table (default 6)")
     p.add_argument("--seed", type=int, default=None, help="seed for the bots' choices")

@@ -149,8 +149,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("history", help="hand histories of a table from the event log")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    p = sub.add_parser("history", help=help)
     p.add_argument("--table", required=True, help="table id")
     p.add_argument("--hand", type=int, default=None, help="one hand (default: every hand)")
     p.add_argument("--format", choices=FORMATS, default="pokerstars")

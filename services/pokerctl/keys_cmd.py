@@ -61,8 +61,8 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    keys = sub.add_parser("keys", help="the compliance key pair that opens sealed cards")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    keys = sub.add_parser("keys", help=help)
     ksub = keys.add_subparsers(dest="keys_command", required=True)
     g = ksub.add_parser("generate", help="make a compliance key pair in DIR")
     g.add_argument("dir", metavar="DIR")

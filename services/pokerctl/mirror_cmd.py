@@ -93,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mirror", help="copy the event log to an independent store; reconcile")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    p = sub.add_parser("mirror", help=help)
     p.add_argument("action", choices=("sync", "check"),
                    help="sync: copy what is new, then reconcile; check: reconcile only")
     p.add_argument("--from", dest="source", default=default_nats_url(),

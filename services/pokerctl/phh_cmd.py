@@ -152,8 +152,8 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("phh", help="replay or export hands in the PHH format")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    p = sub.add_parser("phh", help=help)
     phh = p.add_subparsers(dest="phh_command", required=True)
     r = phh.add_parser("replay", help="replay PHH files through the engine")
     r.add_argument("paths", nargs="+", metavar="PATH", help=".phh/.phhs files or directories")

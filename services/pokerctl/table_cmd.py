@@ -145,9 +145,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("seat", help="a seated player's commands: sit out, return, top up, "
-                                    "leave, disconnect, reconnect")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    p = sub.add_parser("seat", help=help)
     p.add_argument("action", choices=ACTIONS)
     p.add_argument("--table-id", required=True)
     p.add_argument("--seat", type=int, required=True)

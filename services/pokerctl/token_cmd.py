@@ -47,9 +47,8 @@ def _token(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("token", help="print a token from the embedded setup's identity "
-                                     "provider (for a player, an operator, compliance)")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    p = sub.add_parser("token", help=help)
     p.add_argument("--player", required=True, metavar="ID",
                    help="the token's subject: a player id (also an operator's name)")
     p.add_argument("--role", action="append", choices=ROLES, metavar="ROLE",

@@ -143,8 +143,8 @@ def _shards(raw: str) -> int:
                                                           1)) from None
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("up", help="run nats-server and every service here until Ctrl-C")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    p = sub.add_parser("up", help=help)
     p.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT,
                    help=f"services listen at this + 1..6 (default {DEFAULT_BASE_PORT})")
     p.add_argument("--nats-port", type=int, default=DEFAULT_NATS_PORT,

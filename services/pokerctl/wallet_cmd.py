@@ -123,9 +123,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("wallet", help="the reference wallet's cashier: deposits, withdrawals, "
-                                      "balances (as the admin)")
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    p = sub.add_parser("wallet", help=help)
     wsub = p.add_subparsers(dest="action", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--wallet", default=None,

@@ -19,12 +19,13 @@ CORPUS = ROOT.parent / "shared" / "phh"
 
 def test_the_listing_is_what_the_modules_register():
     """``pokerctl --help`` from the table's stand-ins prints what it would print with every
-    command's module imported and registered: same names, order and help lines."""
+    command's module imported and registered (each under its own name, with the table's help
+    line: the one place it is written)."""
     lazy = cli.build_parser()
     eager = argparse.ArgumentParser(prog=lazy.prog, description=lazy.description)
     sub = eager.add_subparsers(dest="command", required=True)
     for command in cli.COMMANDS:
-        cli.command_module(command).register(sub)
+        cli.command_module(command).register(sub, help=command.help)
     assert lazy.format_help() == eager.format_help()
     assert [c.name for c in cli.COMMANDS] == list(sub.choices)
 

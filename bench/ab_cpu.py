@@ -1,0 +1,102 @@
+"""CPU per action by process, this tree against another one (an earlier commit's checkout with
+its gen/ built), alternated: what a change to the Act path bought, measured the same way on
+both sides. Not part of ``make bench`` (it needs the other tree):
+
+    git worktree add /tmp/before <rev>
+    (cd /tmp/before && mkdir -p gen && ../main/.venv/bin/python -m grpc_tools.protoc -Iprotos \\
+        --python_out=gen --pyi_out=gen --grpc_python_out=gen $(find protos -name '*.proto'))
+    .venv/bin/python -m bench.ab_cpu /tmp/before [--tables 10] [--seconds 10] [--rounds 2]
+
+Each side runs in a process of its own with its tree first on its path and in PYTHONPATH
+(the services it spawns inherit it): bots at fixed-limit hold'em tables through every service as its own process
+(services/pokerctl/up.LocalCluster), CPU from /proc over the window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMES = ("table", "betting", "dealer", "showdown", "rake", "wallet", "nats")
+
+
+def _ticks(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def one_side(tables: int, seconds: float) -> None:
+    """In the side's own process: start, play, print one line of figures."""
+    from poker.table.v1 import table_pb2_grpc
+
+    from services.pokerctl.botclient import play
+    from services.pokerctl.bots_cmd import TablePlan, create_and_seat
+    from services.pokerctl.up import LocalCluster
+
+    with tempfile.TemporaryDirectory(prefix="poker-ab-") as tmp:
+        cluster = LocalCluster(Path(tmp), base_port=None, log_level="WARNING")
+        await cluster.start()
+        try:
+            chan = cluster.channel("table")
+            stub = table_pb2_grpc.TableServiceStub(chan)
+            bots = [await create_and_seat(stub, TablePlan(f"ab{i}", "holdem", "fixed_limit",
+                                                          {"small_bet": 10}), 6,
+                                          cluster.sponsor()) for i in range(tables)]
+            pids = {n: cluster.pid(n) for n in NAMES}
+            before = {n: _ticks(p) for n, p in pids.items()}
+            latencies: list[float] = []
+            started = time.perf_counter()
+            tasks = [asyncio.create_task(play(stub, b, 10**6, random.Random(i), latencies))
+                     for i, b in enumerate(bots)]
+            await asyncio.sleep(seconds)  # the measurement window: the bots act meanwhile
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            elapsed = time.perf_counter() - started
+            after = {n: _ticks(p) for n, p in pids.items()}
+            n = len(latencies)
+            latencies.sort()
+            ms = {k: (after[k] - before[k]) / n * 1e3 for k in NAMES}
+            print(f"{n / elapsed:8.0f} {latencies[int(0.99 * n)] * 1e3:8.1f} "
+                  f"{sum(ms.values()):8.2f} " + " ".join(f"{ms[k]:8.2f}" for k in NAMES))
+            await chan.close()
+        finally:
+            await cluster.stop()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("other", nargs="?", help="the other tree (omit: this side alone)")
+    p.add_argument("--tables", type=int, default=10)
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--side", help=argparse.SUPPRESS)  # the tree this process measures
+    args = p.parse_args()
+    if args.side:
+        tree = Path(args.side)
+        sys.path[:0] = [str(tree), str(tree / "gen")]  # its code before this tree's
+        asyncio.run(one_side(args.tables, args.seconds))
+        return
+    trees = {"this": ROOT} | ({"other": Path(args.other).resolve()} if args.other else {})
+    print(f"{'side':<6}{'act/s':>8} {'p99 ms':>8} {'svc ms':>8} "
+          + " ".join(f"{k:>8}" for k in NAMES) + "   (CPU ms per action)")
+    for _ in range(args.rounds):
+        for label, tree in reversed(trees.items()):  # the other first, then this
+            env = dict(os.environ, PYTHONPATH=f"{tree}{os.pathsep}{tree / 'gen'}")
+            out = subprocess.run([sys.executable, __file__, "--side", str(tree),
+                                  "--tables", str(args.tables), "--seconds", str(args.seconds)],
+                                 cwd=tree, env=env, capture_output=True, text=True, check=True)
+            print(f"{label:<6}{out.stdout.rstrip().splitlines()[-1]}")
+
+
+if __name__ == "__main__":
+    main()

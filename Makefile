@@ -1,7 +1,7 @@
 # make install: .venv with the project and its dependencies (.venv/bin/pokerctl is the CLI)
 # make lint:    install, then ruff (pyflakes, bugbear, import order) and mypy (shared/; strict on
 #               shared/poker), both configured in pyproject.toml
-# make test:    install, lint, then every test
+# make test:    install, lint, Debian's chromium if missing, then every test
 # make demo:    install, then bots play hands of every game and the audit is printed
 # make bench:   install, then the benchmarks (figures printed, nothing asserted)
 PYTHON ?= python3
@@ -13,7 +13,7 @@ GEN := gen
 PROTO_FILES := $(shell find protos -name '*.proto')
 PROTO_STAMP := $(GEN)/.stamp
 
-.PHONY: install protos lint test demo bench clean
+.PHONY: install protos lint browser test demo bench clean
 
 install: $(STAMP) $(PROTO_STAMP)
 
@@ -38,8 +38,14 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: install lint
+test: install lint browser
 	$(BIN)/python -m pytest -q
+
+# The web pages are tested in Debian's chromium, driven by Playwright (which downloads no
+# browser of its own): installed here when missing.
+browser:
+	@command -v chromium >/dev/null || { \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
 demo: install
 	$(BIN)/pokerctl demo

@@ -62,6 +62,7 @@ from shared.infra.config import (
     DEFAULT_BASE_PORT,
     DEFAULT_NATS_URL,
     PORT_OFFSETS,
+    WEB_PORT_OFFSET,
     service_address,
     stream_shards,
 )
@@ -90,6 +91,11 @@ _EXEC_WITH_PARENT_DEATH = (
     "    sys.exit(1)\n"
     "os.execv(sys.argv[2], sys.argv[2:])\n"
 )
+
+
+#: the web pages' process (on the base port + WEB_PORT_OFFSET) and how long its token lasts
+WEB = "web"
+WEB_TOKEN_TTL_S = 30 * 24 * 3600
 
 
 class ClusterError(RuntimeError):
@@ -264,6 +270,8 @@ class LocalCluster:
     insecure: bool = False
     #: streams the log's tables are split over (POKER_STREAM_SHARDS of every process)
     shards: int = 1
+    #: also run the web pages (services/web) as process "web", on base port + 8
+    web: bool = False
     _cashier: object = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -292,6 +300,9 @@ class LocalCluster:
                 self.replicas[extra] = name
                 self.ports[extra] = (self._free_port() if self.base_port is None else
                                      self.base_port + 20 * i + PORT_OFFSETS[name])
+        if self.web and WEB not in self.ports:
+            self.ports[WEB] = (self._free_port() if self.base_port is None
+                               else self.base_port + WEB_PORT_OFFSET)
         for service, names in self.instances.items():
             for i, name in enumerate(names):
                 self.metrics_ports.setdefault(name, (
@@ -420,6 +431,9 @@ class LocalCluster:
             for name in names:
                 self._start_process(name)
             await self.wait_healthy(names)
+            if self.web:  # a client of the table service: once it serves
+                self._start_process(WEB)
+                await self.wait_healthy([WEB])
         except BaseException:
             await self.stop()
             raise
@@ -477,8 +491,54 @@ class LocalCluster:
         if name in self.procs and self.procs[name].poll() is None:
             raise ClusterError(f"{name} is already running (pid {self.procs[name].pid})")
         service = self.replicas.get(name, name)
+        env = self.web_env() if name == WEB else self.env(name)
         self.procs[name] = _spawn([sys.executable, "-m", f"services.{service}"],
-                                  self.log_dir / f"{name}.log", env=self.env(name))
+                                  self.log_dir / f"{name}.log", env=env)
+
+    @property
+    def web_url(self) -> str | None:
+        """The web pages' address (None: not run)."""
+        return f"http://{HOST}:{self.ports[WEB]}/" if WEB in self.ports else None
+
+    def web_env(self) -> dict[str, str]:
+        """The web service's environment: a client of every table-service instance (with the
+        client certificate and a token of its own, no role) and a reader of the log."""
+        env = {k: v for k, v in os.environ.items() if k not in TLS_ENV}
+        env.update({
+            "POKER_TABLE_ADDR": self.client_address("table"),
+            "POKER_NATS_URL": self.nats_url_for(natsauth.READER),
+            "POKER_NATS_CA": self.nats_ca,
+            "POKER_WEB_PORT": str(self.ports[WEB]),
+            "POKER_BIND": HOST,
+            "POKER_WEB_TOKEN": self.issuer.token("web", (), ttl_s=WEB_TOKEN_TTL_S),
+            "PYTHONUNBUFFERED": "1",
+        })
+        if self.tls_dir is None:
+            env["POKER_INSECURE"] = "1"
+        else:
+            env["POKER_TLS_DIR"] = str(self.tls_dir)  # its "client" certificate
+        return env
+
+    async def _wait_web(self, deadline: float) -> None:
+        """Until the web pages answer /healthz (HTTP 200)."""
+        import urllib.request
+
+        def answers() -> bool:
+            try:
+                with urllib.request.urlopen(f"{self.web_url}healthz", timeout=0.5) as reply:
+                    return reply.status == 200
+            except OSError:
+                return False
+
+        while not await asyncio.to_thread(answers):
+            proc = self.procs.get(WEB)
+            if proc is not None and proc.poll() is not None:
+                raise ClusterError(f"web exited with code {proc.returncode}; see "
+                                   f"{self.log_dir / 'web.log'}")
+            if time.monotonic() > deadline:
+                raise ClusterError(f"the web pages did not answer at {self.web_url} within "
+                                   f"{self.health_timeout} s; see {self.log_dir / 'web.log'}")
+            await asyncio.sleep(0.05)  # polling a process that is starting
 
     async def add_replica(self, service: str, name: str,
                           env: dict[str, str] | None = None) -> None:
@@ -501,6 +561,8 @@ class LocalCluster:
         await asyncio.gather(*(self._wait_one(name, deadline) for name in names))
 
     async def _wait_one(self, name: str, deadline: float) -> None:
+        if name == WEB:
+            return await self._wait_web(deadline)
         options = [("grpc.initial_reconnect_backoff_ms", 50),
                    ("grpc.min_reconnect_backoff_ms", 50),
                    ("grpc.max_reconnect_backoff_ms", 250)]

@@ -40,7 +40,7 @@ from pathlib import Path
 from shared.infra.config import DEFAULT_BASE_PORT, stream_shards
 from shared.infra.tls import INSECURE_WARNING
 
-from .up import DEFAULT_NATS_PORT, ClusterError, LocalCluster
+from .up import DEFAULT_NATS_PORT, WEB, ClusterError, LocalCluster
 
 
 def default_data_dir() -> Path:
@@ -79,7 +79,8 @@ async def serve(cluster: LocalCluster, out=None) -> int:
         print("every service is healthy:", file=out)
         for name, addr in addrs.items():
             pid = cluster.pid(name)
-            print(f"  {name:<9} {addr:<24} pid {pid}", file=out)
+            shown = cluster.web_url if name == WEB else addr
+            print(f"  {name:<9} {shown:<24} pid {pid}", file=out)
         print(f"data {cluster.data_dir}  logs {cluster.log_dir}", file=out)
         if cluster.tls_dir is None:
             print(f"WARNING: {INSECURE_WARNING}; clients: export POKER_INSECURE=1", file=out)
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     cluster = LocalCluster(Path(args.data_dir), base_port=args.base_port,
                            nats_port=args.nats_port, log_level=args.log_level,
                            nats_nodes=args.cluster, replica_count=args.replicas,
-                           insecure=args.insecure, shards=args.shards)
+                           insecure=args.insecure, shards=args.shards, web=True)
     if args.insecure:
         print(f"pokerctl up: WARNING: --insecure: {INSECURE_WARNING}", file=sys.stderr,
               flush=True)

@@ -30,6 +30,8 @@ DEFAULT_CLOCK_TICK_MS = 200
 #: service name -> offset from the base port used by `pokerctl up`
 PORT_OFFSETS = {"table": 1, "dealer": 2, "betting": 3, "showdown": 4, "rake": 5,
                 "wallet": 6}
+#: the web pages (services/web) listen at the base port plus this (HTTP, not a gRPC peer)
+WEB_PORT_OFFSET = 8
 #: the services that check their callers' tokens (the others accept the table service's
 #: certificate only): only they build ``Config.identity``
 TOKEN_CHECKED = frozenset({"table"})

@@ -12,6 +12,7 @@ import ssl
 import subprocess
 import sys
 import time
+import urllib.request
 
 import nats
 import pytest
@@ -36,9 +37,9 @@ UP = ("import argparse, sys\n"
 def free_base_port() -> int:
     for _ in range(50):
         base = free_port()
-        # the services at base + 1..5, their metrics at base + 11..15
+        # the services at base + 1..6, the web pages at base + 8, metrics at base + 11..16
         if base < 65000 and not any(port_in_use(base + k)
-                                    for k in (*range(1, 6), *range(11, 16))):
+                                    for k in (*range(1, 9), *range(11, 17))):
             return base
     raise RuntimeError("no free ports for the services and their metrics")
 
@@ -68,6 +69,10 @@ async def test_up_then_bots_then_sigterm(tmp_path, monkeypatch):
         await _line_with(proc, "Ctrl-C stops everything", seen, timeout=30)
         out = "".join(seen)
         assert f"table     127.0.0.1:{base + 1}" in out and f"127.0.0.1:{nats_port}" in out
+        web = f"http://127.0.0.1:{base + 8}/"  # the web pages, served by `up` too
+        assert f"web       {web}" in out
+        lobby = await asyncio.to_thread(lambda: urllib.request.urlopen(web, timeout=5).read())
+        assert b'id=lobby' in lobby
         assert (tmp_path / "data" / "keys" / "compliance.key").stat().st_mode & 0o077 == 0
         certs = tmp_path / "data" / "tls"  # up's CA, made on first use, printed for clients
         assert f"mutual TLS, CA {certs / 'ca.pem'}" in out and "INSECURE" not in out

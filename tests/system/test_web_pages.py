@@ -1,0 +1,140 @@
+"""The web pages in a real browser: Debian's Chromium (``make test`` installs it when missing),
+driven by Playwright pointed at that binary, against the web app served by uvicorn on a free
+port, a client of the in-process services (real gRPC with mutual TLS, a real nats-server).
+
+The lobby lists the tables bots created; a spectator's table page follows the table live and
+never holds a hole card before the showdown, in its DOM or in the traffic it receives (the
+server-sent events, read from Chromium's own network events over CDP). Screenshots of each
+page are saved in test-artifacts/ (POKER_TEST_ARTIFACTS overrides it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+import uvicorn
+from playwright.async_api import async_playwright
+from poker.table.v1 import table_pb2_grpc
+
+from services.pokerctl.botclient import play
+from services.pokerctl.bots_cmd import TablePlan, create_and_seat
+from services.web.app import Backend, create_app
+from shared.infra.eventstore import EventStore
+from shared.infra.waiting import until
+
+CHROMIUM = "/usr/bin/chromium"
+#: as the machine's notes start it: no background connections to a network there is not
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = Path(os.environ.get("POKER_TEST_ARTIFACTS")
+                 or Path(__file__).resolve().parents[2] / "test-artifacts")
+
+
+@pytest.fixture
+async def web(stack):
+    """The web app on 127.0.0.1, port 0, calling the table service as "web" (no role)."""
+    chan = stack.channel("table", token=stack.token("web"))
+    store = await EventStore.connect(stack.nats_url, create=False)
+    app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
+                                           lifespan="off"))
+    serving = asyncio.create_task(server.serve())
+
+    async def started():
+        return server.started or serving.done()
+
+    await until(started, 15, "web server start")
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    await asyncio.wait_for(serving, 15)
+    await store.close()
+    await chan.close()
+
+
+@pytest.fixture
+async def browser():
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it"
+    async with async_playwright() as p:
+        b = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        await b.close()
+
+
+async def seated(stack, table_id: str):
+    """Bots seated at a new fixed-limit hold'em table; ``start(hands)`` has them play."""
+    stub = table_pb2_grpc.TableServiceStub(stack.channel("table"))
+    plan = TablePlan(table_id, "holdem", "fixed_limit", {"small_bet": 10})
+    bots = await create_and_seat(stub, plan, 3, stack.sponsor())
+
+    def start(hands: int) -> asyncio.Task:
+        return asyncio.create_task(play(stub, bots, hands, random.Random(7)))
+    return start
+
+
+def shot(name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS / f"{name}.png"
+
+
+async def test_the_lobby_lists_the_tables_bots_created(stack, web, browser):
+    playing = (await seated(stack, "web-lobby"))(2)
+    page = await browser.new_page()
+    await page.goto(web + "/")
+    row = page.locator('tr[data-table="web-lobby"]')
+    await row.wait_for(timeout=20_000)
+    assert "holdem" in await row.inner_text() and "fixed_limit" in await row.inner_text()
+    await page.screenshot(path=shot("lobby"))
+    await playing
+    link = row.locator("a")
+    assert await link.get_attribute("href") == "/table/web-lobby"
+
+
+async def test_a_spectator_never_holds_a_hole_card_before_the_showdown(stack, web, browser):
+    start = await seated(stack, "web-watch")
+    page = await browser.new_page()
+    cdp = await page.context.new_cdp_session(page)
+    await cdp.send("Network.enable")
+    received: list[dict] = []
+    cdp.on("Network.eventSourceMessageReceived",
+           lambda event: received.append(json.loads(event["data"])))
+    await page.goto(web + "/table/web-watch")
+    await page.locator(".seat").first.wait_for(timeout=20_000)
+    playing = start(6)  # the page watches from before the first action
+    dom_checks = 0
+    while not playing.done():  # look at the DOM as the table moves on
+        wrong = await page.evaluate("""() => [...document.querySelectorAll(
+            '.seat[data-shown="false"] img.card')].map(i => i.dataset.card)
+            .filter(c => c !== '??')""")
+        assert wrong == [], f"a spectator's page shows {wrong} of a seat not shown"
+        dom_checks += 1
+        await asyncio.wait([playing], timeout=0.05)  # the next look, or the end of play
+    await playing
+    await page.screenshot(path=shot("table-spectator"))
+
+    async def all_views():
+        return received and int(received[-1]["version"]) >= 1 and received
+    await until(all_views, 10, "views over the network")
+    dealt = 0
+    for view in received:  # every view the page was sent
+        for seat in view["seats"]:
+            if not seat["shown"]:
+                assert set(seat["cards"]) <= {"??"}, (view["version"], seat)
+                dealt += bool(seat["cards"])
+    assert dealt > 0 and dom_checks > 0  # hands were dealt while the page watched
+
+
+async def test_bad_table_ids_and_unknown_tables_get_a_clear_status(stack, web, browser):
+    page = await browser.new_page()
+    bad = await page.goto(web + "/table/" + "x" * 65)
+    assert bad.status == 400
+    missing = await page.request.get(web + "/api/tables/nope/events")
+    assert missing.status == 404 and "nope" in (await missing.json())["error"]
+    card = await page.request.get(web + "/cards/Zz.svg")
+    assert card.status == 404
+    headers = (await page.request.get(web + "/")).headers
+    assert "default-src 'self'" in headers["content-security-policy"]

@@ -1,7 +1,7 @@
 # make install: .venv with the project and its dependencies (.venv/bin/pokerctl is the CLI)
 # make lint:    install, then ruff (pyflakes, bugbear, import order) and mypy (shared/; strict on
 #               shared/poker), both configured in pyproject.toml
-# make test:    install, lint, Debian's chromium if missing, then every test
+# make test:    install, lint, Debian's chromium and kubectl if missing, then every test
 # make demo:    install, then bots play hands of every game and the audit is printed
 # make bench:   install, then the benchmarks (figures printed, nothing asserted)
 PYTHON ?= python3
@@ -13,7 +13,7 @@ GEN := gen
 PROTO_FILES := $(shell find protos -name '*.proto')
 PROTO_STAMP := $(GEN)/.stamp
 
-.PHONY: install protos lint browser test demo bench clean
+.PHONY: install protos lint tools test demo bench clean
 
 install: $(STAMP) $(PROTO_STAMP)
 
@@ -38,14 +38,20 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: install lint browser
+test: install lint tools
 	$(BIN)/python -m pytest -q
 
-# The web pages are tested in Debian's chromium, driven by Playwright (which downloads no
-# browser of its own): installed here when missing.
-browser:
-	@command -v chromium >/dev/null || { \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+# What the tests drive besides Python, from Debian's packages, installed here when missing:
+# chromium (the web pages' tests, through Playwright, which downloads no browser of its own)
+# and kubectl (the deploy tests render the manifests with `kubectl kustomize`).
+tools:
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v kubectl >/dev/null || missing="$$missing kubectl"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing (Debian packages)"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
 
 demo: install
 	$(BIN)/pokerctl demo

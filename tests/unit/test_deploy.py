@@ -1,18 +1,12 @@
-"""deploy/: the Kubernetes manifests render (kustomize, base + overlays) and validate against
-the Kubernetes schemas offline; the compose file parses and runs every service with its
-environment; the NATS settings keep every acknowledged write and forbid services to edit
-streams. No Docker, no cluster, no kustomize binary needed.
-
-The renderer below is the subset of kustomize the manifests use (resources, namespace,
-images, labels, strategic-merge patches by kind and name); `kubectl kustomize` rendered the
-same objects when this was written (2026-11-30), a check kept out of the suite because not
-every machine has kubectl.
+"""deploy/: the Kubernetes manifests render (the real `kubectl kustomize`, base + overlays)
+and validate against the Kubernetes schemas offline; the compose file parses and runs every
+service with its environment; the NATS settings keep every acknowledged write and forbid
+services to edit streams. No Docker and no cluster needed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import importlib.util
 import re
 import subprocess
@@ -36,36 +30,15 @@ PROBE = ["python", "-m", "shared.infra.probe"]
 K8S_VERSION = "1.33"  # validated against this release's schemas
 
 
-# --- a tiny kustomize ------------------------------------------------------------------------
+# --- rendering: the real kustomize -----------------------------------------------------------
 
-def _merge(base, patch):
-    """Strategic merge as far as these manifests need it: maps merge key by key, lists of
-    named maps (containers, ports, env) merge by name, anything else is replaced."""
-    if isinstance(base, dict) and isinstance(patch, dict):
-        out = dict(base)
-        for key, value in patch.items():
-            out[key] = _merge(base[key], value) if key in base else copy.deepcopy(value)
-        return out
-    if (isinstance(base, list) and isinstance(patch, list) and patch
-            and all(isinstance(x, dict) and "name" in x for x in base + patch)):
-        out = [copy.deepcopy(x) for x in base]
-        for item in patch:
-            at = next((i for i, x in enumerate(out) if x["name"] == item["name"]), None)
-            if at is None:
-                out.append(copy.deepcopy(item))
-            else:
-                out[at] = _merge(out[at], item)
-        return out
-    return copy.deepcopy(patch)
-
-
-def _set_image(container: dict, images: list[dict]) -> None:
-    name, _, tag = container["image"].partition(":")
-    for image in images:
-        if image["name"] == name:
-            name = image.get("newName", name)
-            tag = image.get("newTag", tag)
-    container["image"] = f"{name}:{tag}" if tag else name
+def render(directory: Path) -> list[dict]:
+    """The objects `kubectl kustomize` renders from ``directory`` (kubectl: Debian's package,
+    which `make test` installs when missing)."""
+    out = subprocess.run(["kubectl", "kustomize", str(directory)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, f"kubectl kustomize {directory}: {out.stderr}"
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
 
 
 def _containers(obj: dict) -> list[dict]:
@@ -73,31 +46,6 @@ def _containers(obj: dict) -> list[dict]:
     if obj["kind"] in ("Deployment", "Job", "StatefulSet"):
         return spec["template"]["spec"]["containers"]
     return []
-
-
-def render(directory: Path) -> list[dict]:
-    kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
-    objects: list[dict] = []
-    for resource in kustomization.get("resources", []):
-        path = directory / resource
-        if path.is_dir():
-            objects += render(path)
-        else:
-            objects += [d for d in yaml.safe_load_all(path.read_text()) if d]
-    for entry in kustomization.get("patches", []):
-        for patch in yaml.safe_load_all((directory / entry["path"]).read_text()):
-            matches = [o for o in objects if o["kind"] == patch["kind"]
-                       and o["metadata"]["name"] == patch["metadata"]["name"]]
-            assert len(matches) == 1, f"patch {patch['kind']}/{patch['metadata']['name']}"
-            objects[objects.index(matches[0])] = _merge(matches[0], patch)
-    for obj in objects:
-        for container in _containers(obj):
-            _set_image(container, kustomization.get("images", []))
-        for labels in kustomization.get("labels", []):
-            obj["metadata"].setdefault("labels", {}).update(labels["pairs"])
-        if "namespace" in kustomization:
-            obj["metadata"]["namespace"] = kustomization["namespace"]
-    return objects
 
 
 def by_kind_name(objects: list[dict]) -> dict[tuple[str, str], dict]:
@@ -500,3 +448,25 @@ def test_the_wallet_egresses_to_nats_only(overlay):
         "kubernetes.io/metadata.name": "kube-system"}}
     assert peer["podSelector"] == {"matchLabels": {"k8s-app": "kube-dns"}}
     assert {p["port"] for p in dns["ports"]} == {53}
+
+
+def test_the_web_pages_run_as_a_reader_of_the_log_and_a_client_of_the_table_service(overlay):
+    _, objects = overlay
+    web = objects[("Deployment", "poker-web")]
+    pod = web["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["args"] == ["services.web"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["POKER_WEB_TOKEN"]["valueFrom"]["secretKeyRef"]["key"] == "web-token"
+    assert env["POKER_NATS_URL"]["value"].startswith("tls://poker-reader:")  # reads only
+    assert "POKER_TLS_CA" in env and "POKER_TLS_KEY" not in env  # its token is its identity
+    port = env["POKER_WEB_PORT"]["value"]
+    assert {p["containerPort"] for p in container["ports"]} == {int(port)}
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"]["path"] == "/healthz"
+    assert container["resources"]["requests"] and container["resources"]["limits"]
+    assert pod["securityContext"]["runAsNonRoot"]
+    assert container["securityContext"]["readOnlyRootFilesystem"]
+    service = objects[("Service", "web")]
+    assert service["spec"]["ports"][0]["targetPort"] == "http"
+    assert ("PodDisruptionBudget", "poker-web") in objects

@@ -410,8 +410,11 @@ class LedgerStore:
         if book is not None and not fresh:
             return book
         book = book or Book(account)
+        # fresh: the end of the subject as its stream's leader has it (a replica's direct
+        # read may be behind a deposit another wallet instance just made)
+        read = self.store.read_current if fresh else self.store.read
         try:
-            for stored in await self.store.read(account.token, after_seq=book.last_seq):
+            for stored in await read(account.token, after_seq=book.last_seq):
                 book.apply(stored.seq, _parse(stored.seq, stored.data))
         except LedgerCorrupt as exc:
             self._books.pop(account, None)  # folded again from the start next time

@@ -625,6 +625,29 @@ class EventStore:
         return Stored(msg.seq, msg.data or b"", headers.get("Nats-Msg-Id", ""),
                       shard=stream.shard)
 
+    async def read_current(self, table_id: str, after_seq: int = 0) -> list[Stored]:
+        """:meth:`read`, confirmed against the stream's leader: a direct get may be answered by
+        a follower that has not applied the last writes yet (on a replicated stream), so the
+        subject's last sequence is asked of the leader (``STREAM.MSG.GET``, which only it
+        answers) and anything the read missed is read from the leader. For reads a decision
+        hangs on: a balance, a catch-up after a refused append."""
+        out = await self.read(table_id, after_seq)
+        last = out[-1].seq if out else after_seq
+        stream = await self.stream_of(table_id)
+        subj = stream.subject(table_id)
+        try:
+            newest = await self.js.get_msg(stream.name, subject=subj)  # the leader's
+        except NotFoundError:
+            return out
+        assert newest.seq is not None  # a stored message has its sequence
+        while last < newest.seq:  # the read came from a follower behind: the rest
+            msg = await self.js.get_msg(stream.name, seq=last + 1, subject=subj, next=True)
+            assert msg.seq is not None
+            out.append(Stored(msg.seq, msg.data or b"", (msg.headers or {}).get(
+                "Nats-Msg-Id", ""), shard=stream.shard))
+            last = msg.seq
+        return out
+
     async def read(self, table_id: str, after_seq: int = 0) -> list[Stored]:
         """Every commit of the table after stream sequence ``after_seq``, in order."""
         stream = await self.stream_of(table_id)

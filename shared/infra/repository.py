@@ -191,10 +191,12 @@ class TableRepository:
             lock = self._locks[table_id] = asyncio.Lock()
         return lock
 
-    async def load(self, table_id: str, min_version: int | None = None) -> LoadedTable:
+    async def load(self, table_id: str, min_version: int | None = None,
+                   leader: bool = False) -> LoadedTable:
         """The table caught up to the end of its log; or, given ``min_version``, the cached
         fold if it is at least that version (no read: a decision on it that turns out stale
-        loses its guarded append and is made again on a fresh read)."""
+        loses its guarded append and is made again on a fresh read). ``leader``: to the end
+        as the stream's leader has it (EventStore.read_current), after a refused append."""
         stopped = self._stopped.get(table_id)
         if stopped is not None:
             raise CorruptLog(stopped)
@@ -202,7 +204,7 @@ class TableRepository:
         if min_version is not None and cached.state is not None and cached.seq >= min_version:
             return cached
         try:
-            lt = await self._read_on(table_id, cached)
+            lt = await self._read_on(table_id, cached, leader)
         except CorruptLog as exc:
             if not cached.seq:
                 raise CorruptLog(self._stop(table_id, exc)) from None
@@ -210,15 +212,17 @@ class TableRepository:
             # does not have (they are checked against the cached chain only): the log alone
             # decides, from its first commit.
             try:
-                lt = await self._read_on(table_id, LoadedTable())
+                lt = await self._read_on(table_id, LoadedTable(), leader)
             except CorruptLog as again:
                 raise CorruptLog(self._stop(table_id, again)) from None
         self._tables[table_id] = lt
         return lt
 
-    async def _read_on(self, table_id: str, lt: LoadedTable) -> LoadedTable:
+    async def _read_on(self, table_id: str, lt: LoadedTable,
+                       leader: bool = False) -> LoadedTable:
         """``lt`` with the commits the log has after it folded (CorruptLog if one does not)."""
-        for stored in await self.store.read(table_id, after_seq=lt.seq):
+        read = self.store.read_current if leader else self.store.read
+        for stored in await read(table_id, after_seq=lt.seq):
             lt = fold_commit(lt, stored, self.keyring)
             self._remember(table_id, stored)
         return lt
@@ -242,12 +246,13 @@ class TableRepository:
         return [c for c in recent if after_seq < c.seq <= upto]
 
     async def _after_conflict(self, table_id: str, refused: LoadedTable) -> None:
-        """The log refused an append based on ``refused``: catch up with it. If it has
+        """The log refused an append based on ``refused``: catch up with it, as the stream's
+        leader has it (a follower's read may not hold the commit that won). If it has
         nothing after that fold's sequence, the fold is not the log's (it folded a commit
         from a reply or a caller's tail that the log does not hold): fold it afresh."""
-        if (await self.load(table_id)).seq == refused.seq:
+        if (await self.load(table_id, leader=True)).seq == refused.seq:
             self.forget(table_id)
-            await self.load(table_id)
+            await self.load(table_id, leader=True)
 
     def _stop(self, table_id: str, exc: CorruptLog) -> str:
         why = (f"table {table_id} is stopped: {exc}. Nothing is served or played there until "

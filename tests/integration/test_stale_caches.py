@@ -154,3 +154,34 @@ async def test_a_tail_that_does_not_chain_or_parse_is_ignored(nats_server):
     finally:
         await a_store.close()
         await b_store.close()
+
+
+class BehindStore(EventStore):
+    """The real store whose direct reads come from a replica a few commits behind (what a
+    follower of a replicated stream may answer): its reads drop the last ``behind``."""
+
+    behind = 0
+
+    async def read(self, table_id: str, after_seq: int = 0):
+        out = await super().read(table_id, after_seq)
+        return out[:len(out) - self.behind] if self.behind else out
+
+
+async def test_a_read_a_decision_hangs_on_is_completed_from_the_streams_leader(nats_server):
+    """read_current: what a behind replica's read misses is read from the stream's leader,
+    so a balance or a catch-up after a refused append sees every commit written."""
+    store = await BehindStore.connect(nats_server.url)
+    try:
+        seq, sent = 0, []
+        for i in range(5):
+            seq, _ = await store.append(TID, f"commit {i}".encode(), seq, f"m{i}")
+            sent.append((seq, f"commit {i}".encode()))
+        store.behind = 2
+        assert len(await store.read(TID)) == 3  # the replica is behind
+        current = await store.read_current(TID)  # what the wallet and a catch-up use
+        assert [(s.seq, s.data) for s in current] == sent
+        assert [s.msg_id for s in current] == [f"m{i}" for i in range(5)]
+        assert [(s.seq, s.data) for s in await store.read_current(TID, sent[1][0])] == sent[2:]
+        assert await store.read_current("no-such-table") == []
+    finally:
+        await store.close()

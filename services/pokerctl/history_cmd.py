@@ -33,36 +33,17 @@ import sys
 
 from shared.audit.access import AccessNotRecorded
 from shared.audit.export import ExportError, load_lines
-from shared.history import hands, phh, pokerstars, to_json
+from shared.history import phh, pokerstars, to_json
+from shared.history.log import table_hands
 from shared.infra.eventstore import StoreError
-from shared.infra.repository import CorruptLog, LoadedTable, fold_commit, read_commit
-from shared.infra.secrecy import Keyring, SecrecyError
+from shared.infra.repository import CorruptLog
+from shared.infra.secrecy import SecrecyError
 
 from .bots_cmd import connect_store, record_read
 from .keys_cmd import add_key_argument, keyring_from
 from .up import NATS_HELP, default_nats_url
 
 FORMATS = ("pokerstars", "json", "phh")
-
-
-def decode_log(stored: list, keyring: Keyring | None = None
-               ) -> tuple[list[object], list[int], list[int]]:
-    """Every event of the commits with its time (unix ms) and its commit's log position (the
-    hand ids of the PokerStars text: the stream sequence, set apart per shard stream); the
-    chain and fold are checked. ``keyring``: the
-    compliance keyring that opens the cards nobody saw (without it they read ``??``)."""
-    lt = LoadedTable()
-    events: list[object] = []
-    times: list[int] = []
-    seqs: list[int] = []
-    for s in stored:
-        parsed = read_commit(s)  # raises CorruptLog
-        lt = fold_commit(lt, s, keyring, parsed)  # raises CorruptLog; decodes the events
-        for k, event in enumerate(parsed.events(keyring)):
-            events.append(event)
-            times.append(parsed.envelope(k).occurred_at_unix_ms or None)
-            seqs.append(s.log_position)  # the same hand ids from a mirror
-    return events, times, seqs
 
 
 def read_export(path: str, table_id: str) -> list:
@@ -120,8 +101,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"pokerctl history: no table {args.table!r} in the log", file=sys.stderr)
         return 1
     try:
-        events, times, seqs = decode_log(stored, keyring)
-        records = hands(events, times, seqs=seqs)
+        records = table_hands(stored, keyring)
     except (CorruptLog, ValueError) as exc:
         print(f"pokerctl history: table {args.table}: {exc}", file=sys.stderr)
         return 1

@@ -34,7 +34,8 @@ async def serve(env: dict[str, str]) -> None:
                    service="table", interceptors=bearer(token))
     store = await EventStore.connect(env["POKER_NATS_URL"], name="poker-web", create=False,
                                      ca=env.get("POKER_NATS_CA") or None)
-    app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids))
+    app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
+                             store.read))
     port = int(env.get("POKER_WEB_PORT") or base_port(env) + WEB_PORT_OFFSET)
     server = uvicorn.Server(uvicorn.Config(app, host=env.get("POKER_BIND", "127.0.0.1"),
                                            port=port, log_level="warning"))

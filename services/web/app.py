@@ -9,6 +9,11 @@ truth.
   ``/api/tables/{id}/events`` stream is the table service's Watch, one view per commit. A
   spectator's view has no hole card before the showdown: the table service never puts one
   in it, and the web service holds no seat token.
+- ``/table/{id}/hands/{n}``: a hand that is over, step by step (``hand.js`` replays it from the
+  JSON of ``/api/tables/{id}/hands/{n}``), with its PokerStars text and PHH to download
+  (``.../pokerstars.txt``, ``.../hand.phh``). Read from the log without a key, so the cards
+  nobody saw read ``??`` (the compliance replay, with the key, is for the compliance role);
+  a private table's hands are not shown.
 - ``/cards/{card}.svg``: the cards, drawn here; every asset is served by the app itself (no
   CDN), under a Content-Security-Policy that allows this origin only.
 
@@ -35,7 +40,12 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from shared.history import phh, pokerstars, to_json
+from shared.history.log import table_hands
+from shared.history.record import HandRecord
+from shared.infra.eventstore import Stored
 from shared.infra.protomap import GAME, STRUCTURE
+from shared.infra.repository import CorruptLog
 from shared.poker.table import TABLE_ID
 
 STATIC = Path(__file__).parent / "static"
@@ -60,6 +70,34 @@ class Backend:
 
     stub: table_pb2_grpc.TableServiceStub
     table_ids: Callable[[], Awaitable[list[str]]]
+    read: Callable[[str], Awaitable[list[Stored]]]  # a table's commits
+
+
+class NotShown(Exception):
+    """A hand the pages do not show: the HTTP status and why."""
+
+    def __init__(self, status: int, why: str) -> None:
+        super().__init__(why)
+        self.status = status
+
+
+async def hand_record(backend: Backend, table_id: str, hand_no: int) -> HandRecord:
+    """Hand ``hand_no`` of the table, over, from the log (its hidden cards sealed)."""
+    stored = await backend.read(table_id)
+    if not stored:
+        raise NotShown(404, f"there is no table {table_id!r}")
+    try:
+        records = table_hands(stored)
+    except CorruptLog as exc:
+        raise NotShown(503, f"table {table_id}'s log does not check: {exc}") from None
+    record = next((r for r in records if r.hand_no == hand_no), None)
+    if record is None:
+        raise NotShown(404, f"table {table_id} has no hand {hand_no}")
+    if record.options.private:
+        raise NotShown(403, f"table {table_id} is private: its hands are not shown here")
+    if not record.complete:
+        raise NotShown(409, f"hand {hand_no} of table {table_id} is still running")
+    return record
 
 
 def view_json(view: table_pb2.TableView) -> dict:
@@ -142,7 +180,7 @@ def create_app(backend: Backend) -> Starlette:
         body = (f'<h1>Table <span id=table-id>{html.escape(table_id)}</span></h1>'
                 f'<div id=felt data-table="{html.escape(table_id)}"><div id=board></div>'
                 '<div id=pot></div><div id=seats></div></div><p id=status></p>'
-                '<p><a href="/">lobby</a></p>')
+                '<p><a id=last-hand></a></p><p><a href="/">lobby</a></p>')
         return _page(f"Table {table_id}", body, "table.js")
 
     async def table_events(request: Request) -> Response:
@@ -168,6 +206,59 @@ def create_app(backend: Backend) -> Starlette:
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={**HEADERS, "Cache-Control": "no-store"})
 
+    async def hand_of(request: Request) -> HandRecord | Response:
+        table_id = _table_id(request)
+        if isinstance(table_id, Response):
+            return table_id
+        hand_no = request.path_params["hand_no"]
+        if not 1 <= hand_no <= 10**12:
+            return JSONResponse({"error": "a hand number is a whole number from 1"},
+                                status_code=400, headers=HEADERS)
+        try:
+            return await hand_record(backend, table_id, hand_no)
+        except NotShown as exc:
+            return JSONResponse({"error": str(exc)}, status_code=exc.status, headers=HEADERS)
+
+    async def hand_page(request: Request) -> Response:
+        record = await hand_of(request)
+        if isinstance(record, Response):
+            return record
+        tid, n = html.escape(record.table_id), record.hand_no
+        base = f"/api/tables/{tid}/hands/{n}"
+        body = (f'<h1>Table <a href="/table/{tid}">{tid}</a>, hand {n}</h1>'
+                f'<div id=felt data-hand="{base}"><div id=board></div><div id=pot></div>'
+                '<div id=seats></div></div><p id=step></p>'
+                '<p><button id=prev type=button>previous</button> '
+                '<button id=next type=button>next</button> <span id=where></span></p>'
+                f'<p>download: <a id=pokerstars href="{base}/pokerstars.txt">PokerStars '
+                f'text</a> · <a id=phh href="{base}/hand.phh">PHH</a></p>'
+                f'<pre id=text>{html.escape(pokerstars(record))}</pre>')
+        return _page(f"Table {record.table_id}, hand {n}", body, "hand.js")
+
+    async def hand_json(request: Request) -> Response:
+        record = await hand_of(request)
+        if isinstance(record, Response):
+            return record
+        return JSONResponse(to_json(record), headers=HEADERS)
+
+    def _download(text: str, name: str, media: str) -> Response:
+        return Response(text, media_type=media, headers={
+            **HEADERS, "Content-Disposition": f'attachment; filename="{name}"'})
+
+    async def hand_text(request: Request) -> Response:
+        record = await hand_of(request)
+        if isinstance(record, Response):
+            return record
+        return _download(pokerstars(record) + "\n",
+                         f"{record.table_id}-{record.hand_no}.txt", "text/plain")
+
+    async def hand_phh(request: Request) -> Response:
+        record = await hand_of(request)
+        if isinstance(record, Response):
+            return record
+        return _download(phh(record), f"{record.table_id}-{record.hand_no}.phh",
+                         "application/toml")
+
     async def card_svg(request: Request) -> Response:
         code = request.path_params["card"]
         if not CARD.fullmatch(code):
@@ -185,6 +276,10 @@ def create_app(backend: Backend) -> Starlette:
         Route("/api/lobby/events", lobby_events),
         Route("/table/{table_id}", table_page),
         Route("/api/tables/{table_id}/events", table_events),
+        Route("/table/{table_id}/hands/{hand_no:int}", hand_page),
+        Route("/api/tables/{table_id}/hands/{hand_no:int}", hand_json),
+        Route("/api/tables/{table_id}/hands/{hand_no:int}/pokerstars.txt", hand_text),
+        Route("/api/tables/{table_id}/hands/{hand_no:int}/hand.phh", hand_phh),
         Route("/cards/{card}.svg", card_svg),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ])

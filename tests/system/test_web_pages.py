@@ -23,6 +23,7 @@ from poker.table.v1 import table_pb2_grpc
 from services.pokerctl.botclient import play
 from services.pokerctl.bots_cmd import TablePlan, create_and_seat
 from services.web.app import Backend, create_app
+from shared.phh.parse import loads_one
 from shared.infra.eventstore import EventStore
 from shared.infra.waiting import until
 
@@ -39,7 +40,8 @@ async def web(stack):
     """The web app on 127.0.0.1, port 0, calling the table service as "web" (no role)."""
     chan = stack.channel("table", token=stack.token("web"))
     store = await EventStore.connect(stack.nats_url, create=False)
-    app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids))
+    app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
+                             store.read))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                                            lifespan="off"))
     serving = asyncio.create_task(server.serve())
@@ -126,6 +128,48 @@ async def test_a_spectator_never_holds_a_hole_card_before_the_showdown(stack, we
                 assert set(seat["cards"]) <= {"??"}, (view["version"], seat)
                 dealt += bool(seat["cards"])
     assert dealt > 0 and dom_checks > 0  # hands were dealt while the page watched
+
+
+async def test_a_hand_replays_step_by_step_and_downloads_as_pokerstars_text_and_phh(
+        stack, web, browser):
+    await (await seated(stack, "web-hand"))(3)
+    page = await browser.new_page()
+    await page.goto(web + "/table/web-hand/hands/1")
+    where = page.locator("#where")
+    await where.wait_for()
+    first = await _stacks(page)
+    total = int((await where.inner_text()).rsplit(" ", 1)[1])
+    assert total > 5  # seats, blinds, deals, actions, the win
+    for _ in range(total - 1):
+        await page.click("#next")
+    assert await where.inner_text() == f"step {total} of {total}"
+    last = await _stacks(page)
+    rake = (await (await page.request.get(web + "/api/tables/web-hand/hands/1")).json())["rake"]
+    hand_json = (await (await page.request.get(web + "/api/tables/web-hand/hands/1")).json())
+    assert await page.locator("#pot").inner_text() == "pot 0", json.dumps(hand_json)
+    # the replay conserves the chips: what the players had is what they have plus the rake
+    assert sum(last.values()) + rake == sum(first.values())
+    await page.screenshot(path=shot("hand-replay"))
+    text = await page.request.get(web + "/api/tables/web-hand/hands/1/pokerstars.txt")
+    assert text.status == 200 and "attachment" in text.headers["content-disposition"]
+    assert "PokerStars Hand #" in await text.text()
+    assert (await text.text()).strip() == (await page.locator("#text").inner_text()).strip()
+    phh = await page.request.get(web + "/api/tables/web-hand/hands/1/hand.phh")
+    hand = loads_one(await phh.text())
+    # the PHH's finishing stacks (in its order of players, by name) are the replay's last
+    names = dict(await page.evaluate("""() => [...document.querySelectorAll('.seat')].map(s =>
+        [s.querySelector('.name').textContent.split(': ')[1], Number(s.dataset.seat)])"""))
+    assert {p: int(x) for p, x in zip(hand.players, hand.finishing_stacks)} == {
+        name: last[seat] for name, seat in names.items()}
+    running = await page.request.get(web + "/api/tables/web-hand/hands/99")
+    assert running.status == 404
+
+
+async def _stacks(page) -> dict[int, int]:
+    seats = await page.evaluate("""() => [...document.querySelectorAll('.seat')].map(s =>
+        [Number(s.dataset.seat), Number(s.querySelector('.chips').textContent
+            .match(/stack (\\d+)/)[1])])""")
+    return dict(seats)
 
 
 async def test_bad_table_ids_and_unknown_tables_get_a_clear_status(stack, web, browser):

@@ -21,6 +21,11 @@ function render(v) {
   const board = document.getElementById("board");
   board.replaceChildren(...v.board.map(card));
   const pots = v.pots.map((p) => String(p.amount)).join(" + ");
+  const last = document.getElementById("last-hand");
+  if (Number(v.hand_no) > 1) {
+    last.href = "/table/" + encodeURIComponent(tableId) + "/hands/" + (Number(v.hand_no) - 1);
+    last.textContent = "hand " + (Number(v.hand_no) - 1) + ", step by step";
+  }
   document.getElementById("pot").textContent =
     "hand " + v.hand_no + " · " + v.phase + " · pot " + v.pot + (pots ? " (" + pots + ")" : "");
   const seats = document.getElementById("seats");

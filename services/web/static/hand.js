@@ -1,0 +1,101 @@
+// A hand that is over, step by step, from its JSON (shared/history/render.to_json).
+"use strict";
+const felt = document.getElementById("felt");
+
+function card(code) {
+  const img = document.createElement("img");
+  img.className = "card";
+  img.src = "/cards/" + encodeURIComponent(code) + ".svg";
+  img.alt = code;
+  img.dataset.card = code;
+  return img;
+}
+
+// The hand as a list of states, each with the line that led to it.
+function steps(h) {
+  const seats = new Map(h.players.map((p) => [p.seat, {
+    seat: p.seat, name: p.name, stack: p.stack, bet: 0, cards: [], folded: false }]));
+  let board = [], pot = 0;
+  const out = [];
+  const snap = (line) => out.push({ line, board: [...board], pot,
+    seats: [...seats.values()].map((s) => ({ ...s, cards: [...s.cards] })) });
+  const collect = () => { for (const s of seats.values()) { pot += s.bet; s.bet = 0; } };
+  snap("the players take their seats; the button is seat " + h.button);
+  for (const f of h.forced_bets) {
+    const s = seats.get(f.seat);
+    s.stack -= f.amount; s.bet += f.amount;
+    snap(f.name + " posts " + f.kind.replace("_", " ") + " " + f.amount);
+  }
+  h.streets.forEach((st, i) => {
+    if (i > 0) collect(); // the bets of the street before go to the pot
+    board = [...board, ...st.board]; // each street's JSON holds the cards it dealt
+    for (const d of st.hole) seats.get(d.seat).cards.push(...d.cards);
+    snap("dealing " + st.name);
+    for (const a of st.actions) {
+      const s = seats.get(a.seat);
+      if (a.action === "uncalled_returned") {
+        s.stack += a.amount; s.bet -= a.amount;
+        snap("uncalled bet (" + a.amount + ") returned to " + a.name);
+        continue;
+      }
+      if (a.action === "fold" || a.action === "timed_out") s.folded = true;
+      if (a.added) { s.stack -= a.added; s.bet = a.to; }
+      snap(a.name + " " + a.action.replace("_", " ") + (a.added ? " " + a.added : "") +
+           (a.all_in ? " and is all in" : ""));
+    }
+  });
+  collect();
+  board = h.board;
+  for (const sh of h.shows) {
+    const s = seats.get(sh.seat);
+    if (sh.mucked) { snap(sh.name + " mucks"); continue; }
+    s.cards = sh.cards;
+    snap(sh.name + " shows " + sh.cards.join(" "));
+  }
+  for (const a of h.awards) {
+    for (const share of a.shares) {
+      seats.get(share.seat).stack += share.amount;
+      pot -= share.amount;
+      snap(share.name + " wins " + share.amount + (a.hand ? " with " + a.hand : ""));
+    }
+  }
+  if (h.rake) {
+    pot -= h.rake;
+    snap("the house takes " + h.rake + " in rake");
+  }
+  return out;
+}
+
+function render(step, i, n) {
+  document.getElementById("board").replaceChildren(...step.board.map(card));
+  document.getElementById("pot").textContent = "pot " + step.pot;
+  const seats = document.getElementById("seats");
+  seats.replaceChildren();
+  for (const s of step.seats) {
+    const div = document.createElement("div");
+    div.className = "seat" + (s.folded ? " folded" : "");
+    div.dataset.seat = String(s.seat);
+    const name = document.createElement("div");
+    name.className = "name";
+    name.textContent = s.seat + ": " + s.name;
+    const chips = document.createElement("div");
+    chips.className = "chips";
+    chips.textContent = "stack " + s.stack + (s.bet ? " · bet " + s.bet : "");
+    const cards = document.createElement("div");
+    cards.className = "cards";
+    cards.replaceChildren(...s.cards.map(card));
+    div.append(name, chips, cards);
+    seats.appendChild(div);
+  }
+  document.getElementById("step").textContent = step.line;
+  document.getElementById("where").textContent = "step " + (i + 1) + " of " + n;
+}
+
+fetch(felt.dataset.hand).then((r) => r.json()).then((hand) => {
+  const all = steps(hand);
+  let at = 0;
+  const show = () => render(all[at], at, all.length);
+  document.getElementById("prev").onclick = () => { if (at > 0) { at--; show(); } };
+  document.getElementById("next").onclick = () => { if (at < all.length - 1) { at++; show(); } };
+  show();
+});

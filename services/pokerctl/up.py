@@ -512,6 +512,7 @@ class LocalCluster:
             "POKER_BIND": HOST,
             "POKER_WEB_TOKEN": self.issuer.token("web", (), ttl_s=WEB_TOKEN_TTL_S),
             "PYTHONUNBUFFERED": "1",
+            **self.issuer.env(),  # players sign in with the dev issuer's tokens
         })
         if self.tls_dir is None:
             env["POKER_INSECURE"] = "1"

@@ -19,6 +19,15 @@ truth.
 
 The app calls the table service as itself (``token``: a token of its own, with no role), so a
 private table is neither listed nor watchable here.
+
+Players sign in with the platform's token (``POST /api/session``; checked by the identity
+provider's keys, ``Backend.verify``); the session (an HttpOnly, SameSite=Strict cookie naming
+a random id) keeps the token and, per table, the seat and its seat token, which the web makes
+and never sends to the page. A signed-in player sits down (``/api/tables/{id}/sit``), follows
+the table with their own cards and legal actions (the seated Watch), and acts
+(``/api/tables/{id}/act``): every call goes to the table service with the player's token, so
+the table service's own rules decide, and its refusal comes back as the matching HTTP status.
+POSTs must be JSON from this origin (no other site can send them) and small (``MAX_BODY``).
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ import asyncio
 import html
 import json
 import re
+import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +55,10 @@ from shared.history import phh, pokerstars, to_json
 from shared.history.log import table_hands
 from shared.history.record import HandRecord
 from shared.infra.eventstore import Stored
-from shared.infra.protomap import GAME, STRUCTURE
+from shared.infra.identity import Principal, Unauthenticated, bearer_metadata
+from shared.infra.protomap import ACTION_KIND, GAME, STRUCTURE, UnknownEnumValue
 from shared.infra.repository import CorruptLog
+from shared.infra.seattokens import new_seat_token
 from shared.poker.table import TABLE_ID
 
 STATIC = Path(__file__).parent / "static"
@@ -71,6 +84,44 @@ class Backend:
     stub: table_pb2_grpc.TableServiceStub
     table_ids: Callable[[], Awaitable[list[str]]]
     read: Callable[[str], Awaitable[list[Stored]]]  # a table's commits
+    #: a player's token checked (Unauthenticated if it is not the platform's, or expired)
+    verify: Callable[[str], Awaitable[Principal]] | None = None
+    #: the web service's own call metadata (its token, no role): what a spectator's calls
+    #: carry; a signed-in player's carry theirs
+    own: tuple = ()
+
+
+#: the most bytes a POST may carry, and the sessions kept (the oldest go first)
+MAX_BODY = 4096
+MAX_SESSIONS = 10_000
+COOKIE = "poker_session"
+#: a refusal of the table service as the page's HTTP status
+HTTP_STATUS = {grpc.StatusCode.INVALID_ARGUMENT: 400, grpc.StatusCode.UNAUTHENTICATED: 401,
+               grpc.StatusCode.PERMISSION_DENIED: 403, grpc.StatusCode.NOT_FOUND: 404,
+               grpc.StatusCode.FAILED_PRECONDITION: 409, grpc.StatusCode.ALREADY_EXISTS: 409,
+               grpc.StatusCode.RESOURCE_EXHAUSTED: 429, grpc.StatusCode.UNAVAILABLE: 503,
+               grpc.StatusCode.DEADLINE_EXCEEDED: 504}
+
+
+@dataclass
+class Session:
+    """A signed-in player: their token and, per table, the seat they hold with its token."""
+
+    token: str
+    principal: Principal
+    seats: dict[str, tuple[int, str]]  # table -> (seat, seat token)
+
+    @property
+    def metadata(self) -> tuple:
+        return bearer_metadata(self.token)
+
+
+class Refused(Exception):
+    """A request the pages refuse: the HTTP status and a message a person can act on."""
+
+    def __init__(self, status: int, why: str) -> None:
+        super().__init__(why)
+        self.status = status
 
 
 class NotShown(Exception):
@@ -124,7 +175,7 @@ async def lobby_rows(backend: Backend) -> list[dict]:
     for table_id in await backend.table_ids():
         try:
             view = await backend.stub.GetState(table_pb2.ViewRequest(table_id=table_id),
-                                               timeout=5)
+                                               metadata=backend.own, timeout=5)
         except grpc.aio.AioRpcError:
             continue  # private (refused to a spectator), stopped, or away: not listed
         rows.append(lobby_row(view))
@@ -145,8 +196,133 @@ def _sse(data: dict) -> bytes:
 
 
 def create_app(backend: Backend) -> Starlette:
+    sessions: dict[str, Session] = {}
+
+    def session_of(request: Request) -> Session | None:
+        session = sessions.get(request.cookies.get(COOKIE, ""))
+        if session is not None and session.principal.expires_at <= time.time():
+            sessions.pop(request.cookies.get(COOKIE, ""), None)
+            return None
+        return session
+
+    async def body_of(request: Request) -> dict:
+        """A POST's JSON object: from this origin, at most MAX_BODY bytes."""
+        origin = request.headers.get("origin")
+        if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
+            raise Refused(403, "requests come from this site's own pages only")
+        if request.headers.get("content-type", "").split(";")[0].strip() != \
+                "application/json":
+            raise Refused(415, "send JSON (Content-Type: application/json)")
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+            raise Refused(413, f"a request body is at most {MAX_BODY} bytes")
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY:
+                raise Refused(413, f"a request body is at most {MAX_BODY} bytes")
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            raise Refused(400, "the body is not JSON") from None
+        if not isinstance(body, dict):
+            raise Refused(400, "the body is a JSON object")
+        return body
+
+    def refused(exc: Exception) -> Response:
+        if isinstance(exc, Refused):
+            return JSONResponse({"error": str(exc)}, status_code=exc.status, headers=HEADERS)
+        assert isinstance(exc, grpc.aio.AioRpcError)
+        return JSONResponse({"error": exc.details() or exc.code().name},
+                            status_code=HTTP_STATUS.get(exc.code(), 502), headers=HEADERS)
+
+    def _int(body: dict, key: str, least: int = 1) -> int:
+        value = body.get(key)
+        if type(value) is not int or not least <= value <= 10**12:
+            raise Refused(400, f"{key} is a whole number from {least}")
+        return value
+
+    async def sign_in(request: Request) -> Response:
+        try:
+            body = await body_of(request)
+            token = body.get("token")
+            if not isinstance(token, str) or not 0 < len(token) <= 3000:
+                raise Refused(400, "give your token (the JWT your platform signed you in with)")
+            if backend.verify is None:
+                raise Refused(503, "signing in is not set up here (no identity provider)")
+            try:
+                principal = await backend.verify(token)
+            except Unauthenticated as exc:
+                raise Refused(401, f"that token is not accepted: {exc}") from None
+        except Refused as exc:
+            return refused(exc)
+        if len(sessions) >= MAX_SESSIONS:
+            sessions.pop(next(iter(sessions)))
+        sid = secrets.token_urlsafe(32)
+        sessions[sid] = Session(token, principal, {})
+        reply = JSONResponse({"subject": principal.subject}, headers=HEADERS)
+        reply.set_cookie(COOKIE, sid, httponly=True, samesite="strict", path="/")
+        return reply
+
+    async def whoami(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return JSONResponse({"subject": None}, headers=HEADERS)
+        return JSONResponse({"subject": session.principal.subject,
+                             "seats": {t: s for t, (s, _) in session.seats.items()}},
+                            headers=HEADERS)
+
+    async def sit(request: Request) -> Response:
+        table_id = _table_id(request)
+        if isinstance(table_id, Response):
+            return table_id
+        session = session_of(request)
+        try:
+            if session is None:
+                raise Refused(401, "sign in first")
+            body = await body_of(request)
+            seat, buy_in = _int(body, "seat"), _int(body, "buy_in")
+            token, digest = new_seat_token()
+            await backend.stub.SitDown(table_pb2.SitDownRequest(
+                table_id=table_id, seat=seat, buy_in=buy_in, seat_token_sha256=digest,
+                command_id=f"web-{secrets.token_hex(8)}"), metadata=session.metadata,
+                timeout=15)
+        except (Refused, grpc.aio.AioRpcError) as exc:
+            return refused(exc)
+        session.seats[table_id] = (seat, token)
+        return JSONResponse({"seat": seat}, headers=HEADERS)
+
+    async def act(request: Request) -> Response:
+        table_id = _table_id(request)
+        if isinstance(table_id, Response):
+            return table_id
+        session = session_of(request)
+        try:
+            if session is None or table_id not in session.seats:
+                raise Refused(403, "you hold no seat at this table: sit down first")
+            body = await body_of(request)
+            seat, seat_token = session.seats[table_id]  # the session's own seat only
+            try:
+                action = ACTION_KIND.to_pb(ACTION_KIND.from_pb_name(
+                    "ACTION_KIND_" + str(body.get("action", "")).upper()))
+            except UnknownEnumValue:
+                raise Refused(400, f"{body.get('action')!r} is not an action") from None
+            act_request = table_pb2.ActRequest(
+                table_id=table_id, seat=seat, seat_token=seat_token,
+                hand_no=_int(body, "hand_no"), action=action,
+                command_id=f"web-{secrets.token_hex(8)}")
+            if body.get("amount") is not None:
+                act_request.amount = _int(body, "amount")
+            reply = await backend.stub.Act(act_request, metadata=session.metadata, timeout=15)
+        except (Refused, grpc.aio.AioRpcError) as exc:
+            return refused(exc)
+        return JSONResponse(view_json(reply.view), headers=HEADERS)
+
     async def lobby(request: Request) -> Response:
-        return _page("Poker tables", "<h1>Tables</h1><table id=lobby><thead><tr>"
+        return _page("Poker tables", "<h1>Tables</h1><form id=signin><label>token "
+                     "<input id=token name=token autocomplete=off></label> "
+                     "<button type=submit>sign in</button> <span id=who></span></form>"
+                     "<table id=lobby><thead><tr>"
                      "<th>table</th><th>game</th><th>structure</th><th>seats</th>"
                      "<th>hand</th><th>phase</th></tr></thead><tbody></tbody></table>",
                      "lobby.js")
@@ -180,6 +356,10 @@ def create_app(backend: Backend) -> Starlette:
         body = (f'<h1>Table <span id=table-id>{html.escape(table_id)}</span></h1>'
                 f'<div id=felt data-table="{html.escape(table_id)}"><div id=board></div>'
                 '<div id=pot></div><div id=seats></div></div><p id=status></p>'
+                '<form id=sit hidden><label>seat <input id=sit-seat type=number min=1>'
+                '</label> <label>buy-in <input id=sit-buy-in type=number min=1></label> '
+                '<button type=submit>sit down</button></form>'
+                '<div id=actions></div><p id=error role=alert></p>'
                 '<p><a id=last-hand></a></p><p><a href="/">lobby</a></p>')
         return _page(f"Table {table_id}", body, "table.js")
 
@@ -187,20 +367,26 @@ def create_app(backend: Backend) -> Starlette:
         table_id = _table_id(request)
         if isinstance(table_id, Response):
             return table_id
+        session = session_of(request)
+        held = session.seats.get(table_id) if session is not None else None
+        # a seated player follows with their own cards and options, as themselves; anyone
+        # else as a spectator (the web service's own call)
+        view_request = table_pb2.ViewRequest(table_id=table_id)
+        metadata: tuple = backend.own
+        if held is not None and session is not None:
+            view_request.seat, view_request.seat_token = held
+            metadata = session.metadata
         try:
-            first = await backend.stub.GetState(table_pb2.ViewRequest(table_id=table_id),
-                                                timeout=5)
+            first = await backend.stub.GetState(view_request, metadata=metadata, timeout=5)
         except grpc.aio.AioRpcError as exc:
-            code = {grpc.StatusCode.NOT_FOUND: 404, grpc.StatusCode.PERMISSION_DENIED: 403,
-                    grpc.StatusCode.INVALID_ARGUMENT: 400}.get(exc.code(), 503)
-            return JSONResponse({"error": exc.details()}, status_code=code, headers=HEADERS)
+            return refused(exc)
 
         async def stream() -> AsyncIterator[bytes]:
-            yield _sse(view_json(first))
-            call = backend.stub.Watch(table_pb2.ViewRequest(table_id=table_id))
+            yield _sse({**view_json(first), "you": held[0] if held else 0})
+            call = backend.stub.Watch(view_request, metadata=metadata)
             try:
                 async for view in call:
-                    yield _sse(view_json(view))
+                    yield _sse({**view_json(view), "you": held[0] if held else 0})
             finally:
                 call.cancel()
         return StreamingResponse(stream(), media_type="text/event-stream",
@@ -273,6 +459,10 @@ def create_app(backend: Backend) -> Starlette:
         Route("/", lobby),
         Route("/healthz", healthz),
         Route("/api/tables", tables),
+        Route("/api/session", sign_in, methods=["POST"]),
+        Route("/api/session", whoami, methods=["GET"]),
+        Route("/api/tables/{table_id}/sit", sit, methods=["POST"]),
+        Route("/api/tables/{table_id}/act", act, methods=["POST"]),
         Route("/api/lobby/events", lobby_events),
         Route("/table/{table_id}", table_page),
         Route("/api/tables/{table_id}/events", table_events),

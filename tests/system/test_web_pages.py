@@ -4,7 +4,10 @@ port, a client of the in-process services (real gRPC with mutual TLS, a real nat
 
 The lobby lists the tables bots created; a spectator's table page follows the table live and
 never holds a hole card before the showdown, in its DOM or in the traffic it receives (the
-server-sent events, read from Chromium's own network events over CDP). Screenshots of each
+server-sent events, read from Chromium's own network events over CDP); two players in two
+browser contexts sign in, sit down and play a hand by clicking, and the log, its audit and the
+history agree with the clicks; forged tokens, another's seat and oversized or cross-site
+posts get a clear status and append nothing; a hand replays step by step. Screenshots of each
 page are saved in test-artifacts/ (POKER_TEST_ARTIFACTS overrides it)."""
 
 from __future__ import annotations
@@ -18,14 +21,20 @@ from pathlib import Path
 import pytest
 import uvicorn
 from playwright.async_api import async_playwright
+from poker.events.v1 import events_pb2 as ev
+from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.botclient import play
 from services.pokerctl.bots_cmd import TablePlan, create_and_seat
 from services.web.app import Backend, create_app
-from shared.phh.parse import loads_one
+from shared.audit import audit_table
+from shared.history import pokerstars
+from shared.history.log import table_hands
 from shared.infra.eventstore import EventStore
+from shared.infra.identity import bearer_metadata
 from shared.infra.waiting import until
+from shared.phh.parse import loads_one
 
 CHROMIUM = "/usr/bin/chromium"
 #: as the machine's notes start it: no background connections to a network there is not
@@ -38,10 +47,11 @@ ARTIFACTS = Path(os.environ.get("POKER_TEST_ARTIFACTS")
 @pytest.fixture
 async def web(stack):
     """The web app on 127.0.0.1, port 0, calling the table service as "web" (no role)."""
-    chan = stack.channel("table", token=stack.token("web"))
+    chan = stack.channel("table")
     store = await EventStore.connect(stack.nats_url, create=False)
     app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
-                             store.read))
+                             store.read, stack.issuer.verifier().averify,
+                             bearer_metadata(stack.token("web"))))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                                            lifespan="off"))
     serving = asyncio.create_task(server.serve())
@@ -170,6 +180,117 @@ async def _stacks(page) -> dict[int, int]:
         [Number(s.dataset.seat), Number(s.querySelector('.chips').textContent
             .match(/stack (\\d+)/)[1])])""")
     return dict(seats)
+
+
+async def _create(stack, table_id: str) -> None:
+    async with stack.as_operator() as chan:
+        await table_pb2_grpc.TableServiceStub(chan).CreateTable(tpb.CreateTableRequest(
+            table_id=table_id, command_id="create", settings=tpb.TableSettings(
+                game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_FIXED_LIMIT, small_bet=10)))
+
+
+async def _signed_in(browser, web: str, token: str):
+    context = await browser.new_context()
+    page = await context.new_page()
+    await page.goto(web + "/")
+    await page.fill("#token", token)
+    await page.click("#signin button")
+    await page.locator("#who").filter(has_text="signed in as").wait_for()
+    return page
+
+
+async def test_two_players_sign_in_sit_down_and_play_a_hand_by_clicking(stack, web, browser):
+    await _create(stack, "web-play")
+    pages = {}
+    for seat, player in ((1, "alice"), (2, "bob")):
+        await stack.deposit(player, 500)
+        page = await _signed_in(browser, web, stack.token(player))
+        await page.goto(web + "/table/web-play")
+        await page.locator("#sit").wait_for()
+        await page.fill("#sit-seat", str(seat))
+        await page.fill("#sit-buy-in", "200")
+        await page.click("#sit button")
+        try:
+            await page.locator(f'.seat[data-seat="{seat}"]').wait_for(timeout=15_000)
+        except Exception:
+            raise AssertionError(await page.locator("#error").inner_text()) from None
+        pages[seat] = page
+    clicks = 0
+    store = await EventStore.connect(stack.nats_url, create=False)
+    try:
+        async def hand_over():
+            records = [r for r in table_hands(await store.read("web-play"), stack.keyring())
+                       if r.hand_no == 1]
+            return records and records[0].complete and records[0]
+
+        while not await hand_over():  # whoever has buttons acts: call, else check
+            for seat, page in pages.items():
+                buttons = page.locator("#actions button")
+                if await buttons.count():
+                    # a seat sees its own two cards, never the other's
+                    mine = await page.locator(f'.seat[data-seat="{seat}"] img.card')\
+                        .evaluate_all("els => els.map(e => e.dataset.card)")
+                    other = await page.locator(f'.seat[data-seat="{3 - seat}"] img.card')\
+                        .evaluate_all("els => els.map(e => e.dataset.card)")
+                    assert len(mine) == 2 and "??" not in mine and set(other) <= {"??"}
+                    wanted = page.locator('#actions button[data-action="call"]')
+                    if not await wanted.count():
+                        wanted = page.locator('#actions button[data-action="check"]')
+                    version = await _version(page)
+                    await wanted.click()
+                    try:  # the next view: the action is in
+                        await page.wait_for_function(
+                            "v => Number(document.getElementById('felt').dataset.version) > v",
+                            arg=version, timeout=15_000)
+                    except Exception:
+                        raise AssertionError(await page.locator("#error").inner_text()) \
+                            from None
+                    clicks += 1
+            assert clicks < 40, "a hand of checks and calls is over in fewer clicks"
+        record = await hand_over()
+        await pages[1].screenshot(path=shot("table-player"))
+        assert audit_table("web-play", await store.read("web-play"), stack.keyring()).ok
+        # the log, the history and the clicks agree: every click is one action in hand 1
+        actions = [e for e in record.events if type(e).__name__ == "ActionTaken"]
+        assert len(actions) == clicks and {e.seat for e in actions} == {1, 2}
+        assert "alice" in pokerstars(record) and "bob" in pokerstars(record)
+    finally:
+        await store.close()
+
+
+async def _version(page) -> int:
+    return int(await page.evaluate("() => document.getElementById('felt').dataset.version"))
+
+
+async def test_the_web_refuses_forged_tokens_others_seats_and_oversized_bodies(
+        stack, web, browser):
+    await _create(stack, "web-refuse")
+    context = await browser.new_context()
+    api = context.request
+    forged = await api.post(web + "/api/session", data={"token": "eyJhbGciOi.forged.x"})
+    assert forged.status == 401 and "not accepted" in (await forged.json())["error"]
+    nobody = await api.post(web + "/api/tables/web-refuse/act",
+                            data={"action": "call", "hand_no": 1})
+    assert nobody.status == 403  # no session holds a seat there
+    page = await _signed_in(browser, web, stack.token("carol"))
+    huge = await page.request.post(web + "/api/tables/web-refuse/sit",
+                                   data={"seat": 1, "buy_in": 200, "pad": "x" * 10_000})
+    assert huge.status == 413
+    form = await page.request.post(web + "/api/tables/web-refuse/sit",
+                                   form={"seat": "1", "buy_in": "200"})
+    assert form.status == 415  # a cross-site form cannot post JSON
+    other_site = await page.request.post(web + "/api/tables/web-refuse/sit",
+                                         data={"seat": 1, "buy_in": 200},
+                                         headers={"Origin": "http://evil.example"})
+    assert other_site.status == 403
+    broke = await page.request.post(web + "/api/tables/web-refuse/sit",
+                                    data={"seat": 1, "buy_in": 200})
+    assert broke.status == 409 and "wallet" in (await broke.json())["error"]
+    store = await EventStore.connect(stack.nats_url, create=False)
+    try:  # none of it reached the log: the table holds only its creation
+        assert len(await store.read("web-refuse")) == 1
+    finally:
+        await store.close()
 
 
 async def test_bad_table_ids_and_unknown_tables_get_a_clear_status(stack, web, browser):

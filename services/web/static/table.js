@@ -15,8 +15,67 @@ function card(code) {
   return img;
 }
 
+const actions = document.getElementById("actions");
+const error = document.getElementById("error");
+const sitForm = document.getElementById("sit");
+
+async function post(path, body) {
+  const reply = await fetch("/api/tables/" + encodeURIComponent(tableId) + path, {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body) });
+  const out = await reply.json();
+  error.textContent = reply.ok ? "" : out.error;
+  return reply.ok ? out : null;
+}
+
+function button(label, action, amount) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = label;
+  b.dataset.action = action;
+  b.onclick = () => post("/act", { action, hand_no: Number(view.hand_no),
+                                   amount: amount === undefined ? null : amount() });
+  return b;
+}
+
+// The legal actions of the player on turn, when that is this session's seat.
+function renderActions(v) {
+  actions.replaceChildren();
+  if (!v.you || v.to_act !== v.you || !v.legal) return;
+  const l = v.legal;
+  if (l.can_fold) actions.append(button("fold", "fold"));
+  if (l.can_check) actions.append(button("check", "check"));
+  if (Number(l.call) > 0) actions.append(button("call " + l.call, "call"));
+  if (Number(l.bring_in) > 0) actions.append(button("bring in " + l.bring_in, "bring_in"));
+  const kind = l.raise_kind ? l.raise_kind.replace("ACTION_KIND_", "").toLowerCase() : "";
+  if (kind) {
+    const slider = document.createElement("input");
+    slider.type = "range";
+    slider.id = "amount";
+    slider.min = String(l.min_to);
+    slider.max = String(l.max_to);
+    slider.value = String(l.min_to);
+    const shown = document.createElement("span");
+    shown.textContent = slider.value;
+    slider.oninput = () => { shown.textContent = slider.value; };
+    actions.append(button(kind + " to", kind, () => Number(slider.value)), slider, shown);
+  }
+}
+
+fetch("/api/session").then((r) => r.json()).then((s) => {
+  if (s.subject && !(s.seats && s.seats[tableId])) sitForm.hidden = false;
+});
+sitForm.onsubmit = async (e) => {
+  e.preventDefault();
+  const out = await post("/sit", { seat: Number(document.getElementById("sit-seat").value),
+                                   buy_in: Number(document.getElementById("sit-buy-in").value) });
+  if (out) location.reload(); // follow the table as seated, with this seat's own view
+};
+
 function render(v) {
   view = v;
+  felt.dataset.version = String(v.version);
+  renderActions(v);
   skew = Number(v.server_unix_ms) - Date.now();
   const board = document.getElementById("board");
   board.replaceChildren(...v.board.map(card));

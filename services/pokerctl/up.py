@@ -513,6 +513,7 @@ class LocalCluster:
             "POKER_WEB_TOKEN": self.issuer.token("web", (), ttl_s=WEB_TOKEN_TTL_S),
             "PYTHONUNBUFFERED": "1",
             **self.issuer.env(),  # players sign in with the dev issuer's tokens
+            "POKER_COMPLIANCE_KEY": str(self.key_file),  # the compliance replay's
         })
         if self.tls_dir is None:
             env["POKER_INSECURE"] = "1"

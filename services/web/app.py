@@ -14,6 +14,12 @@ truth.
   (``.../pokerstars.txt``, ``.../hand.phh``). Read from the log without a key, so the cards
   nobody saw read ``??`` (the compliance replay, with the key, is for the compliance role);
   a private table's hands are not shown.
+- ``/compliance/tables/{id}/hands/{n}``: the compliance replay, for the compliance role only
+  (a signed-in session whose token has it): every card opened with the compliance key, each
+  of the hand's commits with its hash-chain link checked, each deck commitment checked
+  against the deck and salt revealed after the hand, and the audit verdict of the table. Every
+  such view is first recorded in the access log (shared/audit/access.py: who, when, which
+  table and hand, which key); no record, no view.
 - ``/cards/{card}.svg``: the cards, drawn here; every asset is served by the app itself (no
   CDN), under a Content-Security-Policy that allows this origin only.
 
@@ -33,6 +39,7 @@ POSTs must be JSON from this origin (no other site can send them) and small (``M
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import html
 import json
 import re
@@ -51,14 +58,20 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from shared.audit import audit_table
+from shared.audit.access import AccessNotRecorded
 from shared.history import phh, pokerstars, to_json
 from shared.history.log import table_hands
 from shared.history.record import HandRecord
+from shared.infra.commits import read_envelopes
 from shared.infra.eventstore import Stored
-from shared.infra.identity import Principal, Unauthenticated, bearer_metadata
+from shared.infra.identity import COMPLIANCE, Principal, Unauthenticated, bearer_metadata
 from shared.infra.protomap import ACTION_KIND, GAME, STRUCTURE, UnknownEnumValue
 from shared.infra.repository import CorruptLog
 from shared.infra.seattokens import new_seat_token
+from shared.infra.secrecy import ComplianceKeyring
+from shared.poker import events as E
+from shared.poker.deck import commitment as deck_commitment
 from shared.poker.table import TABLE_ID
 
 STATIC = Path(__file__).parent / "static"
@@ -89,6 +102,10 @@ class Backend:
     #: the web service's own call metadata (its token, no role): what a spectator's calls
     #: carry; a signed-in player's carry theirs
     own: tuple = ()
+    #: the compliance role's keyring (POKER_COMPLIANCE_KEY), and the access log's record of
+    #: a view (purpose, table, key ids, hands, who): None, no compliance replay here
+    keyring: ComplianceKeyring | None = None
+    record_access: Callable[..., Awaitable[int]] | None = None
 
 
 #: the most bytes a POST may carry, and the sessions kept (the oldest go first)
@@ -445,6 +462,45 @@ def create_app(backend: Backend) -> Starlette:
         return _download(phh(record), f"{record.table_id}-{record.hand_no}.phh",
                          "application/toml")
 
+    async def compliance_json(request: Request) -> Response:
+        table_id = _table_id(request)
+        if isinstance(table_id, Response):
+            return table_id
+        session = session_of(request)
+        hand_no = request.path_params["hand_no"]
+        try:
+            if session is None or not session.principal.has(COMPLIANCE):
+                raise Refused(403, "the compliance replay is for the compliance role: sign in "
+                                   "with a token that has it")
+            if backend.keyring is None or backend.record_access is None:
+                raise Refused(503, "no compliance key is configured here "
+                                   "(POKER_COMPLIANCE_KEY)")
+            await backend.record_access("web-replay", [table_id], backend.keyring.key_ids,
+                                        [hand_no], f"{session.principal.subject} (web)")
+            return JSONResponse(await compliance_view(backend, table_id, hand_no),
+                                headers=HEADERS)
+        except Refused as exc:
+            return refused(exc)
+        except AccessNotRecorded as exc:
+            return refused(Refused(503, str(exc)))
+
+    async def compliance_page(request: Request) -> Response:
+        table_id = _table_id(request)
+        if isinstance(table_id, Response):
+            return table_id
+        n = request.path_params["hand_no"]
+        tid = html.escape(table_id)
+        body = (f"<h1>Compliance replay: table {tid}, hand {n}</h1>"
+                f'<div id=felt data-hand="/api/compliance/tables/{tid}/hands/{n}">'
+                "<div id=board></div><div id=pot></div><div id=seats></div></div>"
+                "<p id=step></p><p><button id=prev type=button>previous</button> "
+                "<button id=next type=button>next</button> <span id=where></span></p>"
+                "<h2>The proof</h2><p id=verdict></p><ul id=decks></ul>"
+                "<table id=chain><thead><tr><th>commit</th><th>events</th>"
+                "<th>hash-chain link</th></tr></thead><tbody></tbody></table>"
+                "<p id=error role=alert></p>")
+        return _page(f"Compliance replay {table_id} {n}", body, "hand.js")
+
     async def card_svg(request: Request) -> Response:
         code = request.path_params["card"]
         if not CARD.fullmatch(code):
@@ -470,9 +526,56 @@ def create_app(backend: Backend) -> Starlette:
         Route("/api/tables/{table_id}/hands/{hand_no:int}", hand_json),
         Route("/api/tables/{table_id}/hands/{hand_no:int}/pokerstars.txt", hand_text),
         Route("/api/tables/{table_id}/hands/{hand_no:int}/hand.phh", hand_phh),
+        Route("/compliance/tables/{table_id}/hands/{hand_no:int}", compliance_page),
+        Route("/api/compliance/tables/{table_id}/hands/{hand_no:int}", compliance_json),
         Route("/cards/{card}.svg", card_svg),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ])
+
+
+async def compliance_view(backend: Backend, table_id: str, hand_no: int) -> dict:
+    """The compliance replay of a hand: the table's audit verdict, the hand opened with the
+    key (shared/history's JSON), each of its commits with its hash-chain link checked, and
+    each deck commitment against the deck and salt revealed after the hand."""
+    stored = await backend.read(table_id)
+    if not stored:
+        raise Refused(404, f"there is no table {table_id!r}")
+    audit = audit_table(table_id, stored, backend.keyring)
+    steps, last_hash = [], b""
+    for s in stored:
+        try:
+            commit, envelopes = read_envelopes(s.data)
+        except Exception:  # noqa: BLE001 - a commit that does not parse: the audit names it
+            steps.append({"seq": s.seq, "hand_no": None, "events": [], "link_ok": False})
+            continue
+        links = []
+        for raw, env in zip(commit.events, envelopes):
+            links.append(env.prev_hash == last_hash)
+            last_hash = hashlib.sha256(raw).digest()
+        if envelopes and envelopes[0].hand_no == hand_no:
+            steps.append({"seq": s.seq, "hand_no": hand_no,
+                          "events": [env.WhichOneof("body") or "" for env in envelopes],
+                          "link_ok": all(links), "hash": last_hash.hex()})
+    out: dict = {"table_id": table_id, "hand_no": hand_no,
+                 "audit": {"ok": audit.ok, "failure": str(audit.failure or "")},
+                 "commits": steps, "decks": [], "hand": None}
+    try:
+        records = [r for r in table_hands(stored, backend.keyring) if r.hand_no == hand_no]
+    except CorruptLog as exc:
+        out["audit"] = {"ok": False, "failure": str(exc)}
+        return out
+    if not records:
+        raise Refused(404, f"table {table_id} has no hand {hand_no}")
+    record = records[0]
+    out["hand"] = to_json(record)
+    committed = [e.commitment for e in record.events if isinstance(e, E.DeckCommitted)]
+    revealed = next((e for e in record.events if isinstance(e, E.DeckRevealed)), None)
+    for i, c in enumerate(committed):
+        ok = revealed is not None and i < len(revealed.decks) and \
+            deck_commitment(revealed.decks[i], revealed.salts[i]) == c
+        out["decks"].append({"commitment": c, "verified": ok,
+                             "revealed": revealed is not None})
+    return out
 
 
 def card_svg_text(code: str) -> str:

@@ -59,11 +59,14 @@ def who() -> str:
 
 
 async def record_opened(js: JetStreamContext, purpose: str, tables: Sequence[str] | None,
-                        key_ids: Sequence[str], hands: Sequence[int] = ()) -> int:
+                        key_ids: Sequence[str], hands: Sequence[int] = (),
+                        person: str | None = None) -> int:
     """Record that the sealed cards of ``tables`` (None: every table) are about to be opened
-    for ``purpose`` with the keys ``key_ids``; the record's stream sequence.
+    for ``purpose`` with the keys ``key_ids``; the record's stream sequence. ``person``: who
+    asked (the web pages' signed-in compliance user), else the one running this command.
     AccessNotRecorded when the log does not take it (the caller must then open nothing)."""
-    record = {"at_unix_ms": int(time.time() * 1000), "who": who(), "purpose": purpose,
+    record = {"at_unix_ms": int(time.time() * 1000), "who": person or who(),
+              "purpose": purpose,
               "tables": list(tables) if tables is not None else ["*"],
               "hands": list(hands), "key_ids": sorted(key_ids)}
     data = json.dumps(record, sort_keys=True).encode()

@@ -13,6 +13,8 @@ page are saved in test-artifacts/ (POKER_TEST_ARTIFACTS overrides it)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import json
 import os
 import random
@@ -29,6 +31,7 @@ from services.pokerctl.botclient import play
 from services.pokerctl.bots_cmd import TablePlan, create_and_seat
 from services.web.app import Backend, create_app
 from shared.audit import audit_table
+from shared.audit.access import read_access, record_opened
 from shared.history import pokerstars
 from shared.history.log import table_hands
 from shared.infra.eventstore import EventStore
@@ -44,14 +47,9 @@ ARTIFACTS = Path(os.environ.get("POKER_TEST_ARTIFACTS")
                  or Path(__file__).resolve().parents[2] / "test-artifacts")
 
 
-@pytest.fixture
-async def web(stack):
-    """The web app on 127.0.0.1, port 0, calling the table service as "web" (no role)."""
-    chan = stack.channel("table")
-    store = await EventStore.connect(stack.nats_url, create=False)
-    app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
-                             store.read, stack.issuer.verifier().averify,
-                             bearer_metadata(stack.token("web"))))
+@contextlib.asynccontextmanager
+async def served(app):
+    """``app`` on 127.0.0.1, a port the OS chose: its base URL."""
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                                            lifespan="off"))
     serving = asyncio.create_task(server.serve())
@@ -60,10 +58,30 @@ async def web(stack):
         return server.started or serving.done()
 
     await until(started, 15, "web server start")
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await asyncio.wait_for(serving, 15)
+    try:
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(serving, 15)
+
+
+def backend(stack, store, chan, read=None) -> Backend:
+    """What `pokerctl up` gives the web: the table service, the log, the identity provider,
+    its own token, the compliance key and the access log."""
+    async def record(purpose, tables, key_ids, hands, person):
+        return await record_opened(store.js, purpose, tables, key_ids, hands, person)
+    return Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids, read or store.read,
+                   stack.issuer.verifier().averify, bearer_metadata(stack.token("web")),
+                   stack.keyring(), record)
+
+
+@pytest.fixture
+async def web(stack):
+    """The web app, calling the table service as "web" (no role) or as a signed-in player."""
+    chan = stack.channel("table")
+    store = await EventStore.connect(stack.nats_url, create=False)
+    async with served(create_app(backend(stack, store, chan))) as url:
+        yield url
     await store.close()
     await chan.close()
 
@@ -291,6 +309,59 @@ async def test_the_web_refuses_forged_tokens_others_seats_and_oversized_bodies(
         assert len(await store.read("web-refuse")) == 1
     finally:
         await store.close()
+
+
+async def test_the_compliance_replay_proves_a_real_hand_and_flags_a_tampered_copy(
+        stack, web, browser):
+    await (await seated(stack, "web-comp"))(2)
+    player = await _signed_in(browser, web, stack.token("pat"))
+    denied = await player.request.get(web + "/api/compliance/tables/web-comp/hands/1")
+    assert denied.status == 403  # not the compliance role
+    page = await _signed_in(browser, web, stack.token("cathy", "compliance"))
+    await page.goto(web + "/compliance/tables/web-comp/hands/1")
+    verdict = page.locator("#verdict")
+    await verdict.wait_for()
+    assert await verdict.get_attribute("data-ok") == "true"
+    decks = page.locator("#decks li")
+    assert await decks.count() >= 1
+    assert set(await decks.evaluate_all("l => l.map(e => e.dataset.verified)")) == {"true"}
+    links = await page.locator("#chain tbody tr").evaluate_all(
+        "rows => rows.map(r => r.dataset.linkOk)")
+    assert links and set(links) == {"true"}
+    total = int((await page.locator("#where").inner_text()).rsplit(" ", 1)[1])
+    for _ in range(total - 1):  # to the end of the hand: every seat's cards dealt
+        await page.click("#next")
+    cards = await page.locator(".seat img.card").evaluate_all(
+        "l => l.map(e => e.dataset.card)")
+    assert cards and "??" not in cards  # every card opened with the key
+    await page.screenshot(path=shot("compliance-replay"))
+    store = await EventStore.connect(stack.nats_url, create=False)
+    chan = stack.channel("table")
+    try:  # the view was recorded first: who, which table and hand, which key
+        records = [r for r in await read_access(store.js) if r["purpose"] == "web-replay"]
+        assert records[-1]["who"] == "cathy (web)" and records[-1]["tables"] == ["web-comp"]
+        assert records[-1]["hands"] == [1] and records[-1]["key_ids"]
+
+        real = await store.read("web-comp")
+        victim = next(i for i, c in enumerate(real) if i > 3)
+        data = bytearray(real[victim].data)
+        data[len(data) // 2] ^= 0x01  # one bit of one commit of the copy
+
+        async def tampered(table_id):
+            copy = await store.read(table_id)
+            copy[victim] = dataclasses.replace(copy[victim], data=bytes(data))
+            return copy
+
+        async with served(create_app(backend(stack, store, chan, tampered))) as copy_url:
+            page = await _signed_in(browser, copy_url, stack.token("cathy", "compliance"))
+            await page.goto(copy_url + "/compliance/tables/web-comp/hands/1")
+            await page.locator("#verdict").wait_for()
+            assert await page.locator("#verdict").get_attribute("data-ok") == "false"
+            assert "FAILED" in await page.locator("#verdict").inner_text()
+            await page.screenshot(path=shot("compliance-replay-tampered"))
+    finally:
+        await store.close()
+        await chan.close()
 
 
 async def test_bad_table_ids_and_unknown_tables_get_a_clear_status(stack, web, browser):

@@ -91,7 +91,44 @@ function render(step, i, n) {
   document.getElementById("where").textContent = "step " + (i + 1) + " of " + n;
 }
 
-fetch(felt.dataset.hand).then((r) => r.json()).then((hand) => {
+// The compliance replay's proof: the audit verdict, each deck commitment against its reveal,
+// each commit's hash-chain link.
+function renderProof(data) {
+  const verdict = document.getElementById("verdict");
+  verdict.textContent = data.audit.ok ? "audit: the table's log passes"
+    : "audit: FAILED: " + data.audit.failure;
+  verdict.dataset.ok = String(data.audit.ok);
+  const decks = document.getElementById("decks");
+  decks.replaceChildren(...data.decks.map((d) => {
+    const li = document.createElement("li");
+    li.dataset.verified = String(d.verified);
+    li.textContent = "deck commitment " + d.commitment.slice(0, 16) + "…: " +
+      (d.verified ? "verified against the revealed deck and salt" : "NOT verified");
+    return li;
+  }));
+  const body = document.querySelector("#chain tbody");
+  body.replaceChildren(...data.commits.map((c) => {
+    const tr = document.createElement("tr");
+    tr.dataset.linkOk = String(c.link_ok);
+    for (const text of [String(c.seq), c.events.join(", "), c.link_ok ? "holds" : "BROKEN"]) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      tr.appendChild(td);
+    }
+    return tr;
+  }));
+}
+
+fetch(felt.dataset.hand).then(async (r) => {
+  const data = await r.json();
+  if (!r.ok) {
+    (document.getElementById("error") || document.getElementById("step")).textContent =
+      data.error;
+    return;
+  }
+  if (data.audit) renderProof(data);
+  const hand = data.audit ? data.hand : data;
+  if (!hand) return;
   const all = steps(hand);
   let at = 0;
   const show = () => render(all[at], at, all.length);

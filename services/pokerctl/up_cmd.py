@@ -40,7 +40,7 @@ from pathlib import Path
 from shared.infra.config import DEFAULT_BASE_PORT, stream_shards
 from shared.infra.tls import INSECURE_WARNING
 
-from .up import DEFAULT_NATS_PORT, WEB, ClusterError, LocalCluster
+from .up import DEFAULT_NATS_PORT, HOST, WEB, ClusterError, LocalCluster
 
 
 def default_data_dir() -> Path:
@@ -81,6 +81,9 @@ async def serve(cluster: LocalCluster, out=None) -> int:
             pid = cluster.pid(name)
             shown = cluster.web_url if name == WEB else addr
             print(f"  {name:<9} {shown:<24} pid {pid}", file=out)
+        print("metrics (Prometheus): " + ", ".join(
+            f"{name} http://{HOST}:{port}/metrics"
+            for name, port in cluster.metrics_ports.items()), file=out)
         print(f"data {cluster.data_dir}  logs {cluster.log_dir}", file=out)
         if cluster.tls_dir is None:
             print(f"WARNING: {INSECURE_WARNING}; clients: export POKER_INSECURE=1", file=out)

@@ -74,7 +74,7 @@ from shared.poker import table as T
 from shared.poker.cards import Card, card
 from shared.poker.clock import TurnClock, is_late
 from shared.poker.errors import IllegalAction
-from shared.poker.options import table_options
+from shared.poker.options import stakes_of, table_options
 from shared.poker.players import player_key
 from shared.poker.state import TableState
 from shared.poker.view import TableView, table_view
@@ -143,7 +143,8 @@ def view_message(view: TableView, version: int, table: TableState,
         game=GAME.to_pb(table.options.game), structure=STRUCTURE.to_pb(table.options.structure),
         hand_no=view.hand_no, phase=view.phase, button=view.button, street=view.street,
         board=[str(c) for c in view.board], pot=view.pot, current_bet=view.current_bet,
-        to_act=view.to_act, rake=view.rake, paused=table.paused, closing=table.closing)
+        to_act=view.to_act, rake=view.rake, paused=table.paused, closing=table.closing,
+        stakes=stakes_of(table.options), max_seats=table.options.max_seats)
     for pot in view.pots:
         msg.pots.add(amount=pot.amount, eligible=pot.eligible)
     for s in view.seats:

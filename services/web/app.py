@@ -182,12 +182,34 @@ def lobby_row(view: table_pb2.TableView) -> dict:
     return {"table_id": view.table_id,
             "game": GAME.from_pb(view.game).value if view.game else "",
             "structure": STRUCTURE.from_pb(view.structure).value if view.structure else "",
-            "seats_taken": len(view.seats), "hand_no": view.hand_no, "phase": view.phase,
+            "stakes": view.stakes, "seats_taken": len(view.seats),
+            "max_seats": view.max_seats, "hand_no": view.hand_no, "phase": view.phase,
             "paused": view.paused, "closing": view.closing}
 
 
-async def lobby_rows(backend: Backend) -> list[dict]:
-    """The public tables of the log, as the table service shows them to a spectator."""
+#: the lobby's hands per hour are measured over at least this long
+RATE_AFTER_S = 60.0
+
+
+class HandRates:
+    """Hands per hour of each table, as this process has seen its hand numbers move (from the
+    first time it looked: None until it has looked for RATE_AFTER_S)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._first: dict[str, tuple[float, int]] = {}
+
+    def rate(self, table_id: str, hand_no: int) -> float | None:
+        now = self.clock()
+        at, first = self._first.setdefault(table_id, (now, hand_no))
+        if now - at < RATE_AFTER_S:
+            return None
+        return round((hand_no - first) * 3600 / (now - at), 1)
+
+
+async def lobby_rows(backend: Backend, rates: HandRates | None = None) -> list[dict]:
+    """The public tables of the log, as the table service shows them to a spectator (with
+    their hands per hour, given ``rates``)."""
     rows = []
     for table_id in await backend.table_ids():
         try:
@@ -195,7 +217,10 @@ async def lobby_rows(backend: Backend) -> list[dict]:
                                                metadata=backend.own, timeout=5)
         except grpc.aio.AioRpcError:
             continue  # private (refused to a spectator), stopped, or away: not listed
-        rows.append(lobby_row(view))
+        row = lobby_row(view)
+        if rates is not None:
+            row["hands_per_hour"] = rates.rate(view.table_id, view.hand_no)
+        rows.append(row)
     return rows
 
 
@@ -214,6 +239,7 @@ def _sse(data: dict) -> bytes:
 
 def create_app(backend: Backend) -> Starlette:
     sessions: dict[str, Session] = {}
+    rates = HandRates()
 
     def session_of(request: Request) -> Session | None:
         session = sessions.get(request.cookies.get(COOKIE, ""))
@@ -340,18 +366,19 @@ def create_app(backend: Backend) -> Starlette:
                      "<input id=token name=token autocomplete=off></label> "
                      "<button type=submit>sign in</button> <span id=who></span></form>"
                      "<table id=lobby><thead><tr>"
-                     "<th>table</th><th>game</th><th>structure</th><th>seats</th>"
-                     "<th>hand</th><th>phase</th></tr></thead><tbody></tbody></table>",
+                     "<th>table</th><th>game</th><th>structure</th><th>stakes</th>"
+                     "<th>seats</th><th>hand</th><th>hands/hour</th><th>phase</th></tr>"
+                     "</thead><tbody></tbody></table>",
                      "lobby.js")
 
     async def tables(request: Request) -> Response:
-        return JSONResponse(await lobby_rows(backend), headers=HEADERS)
+        return JSONResponse(await lobby_rows(backend, rates), headers=HEADERS)
 
     async def lobby_events(request: Request) -> Response:
         async def stream() -> AsyncIterator[bytes]:
             last = None
             while True:
-                rows = await lobby_rows(backend)
+                rows = await lobby_rows(backend, rates)
                 if rows != last:
                     last = rows
                     yield _sse({"tables": rows})
@@ -377,6 +404,7 @@ def create_app(backend: Backend) -> Starlette:
                 '</label> <label>buy-in <input id=sit-buy-in type=number min=1></label> '
                 '<button type=submit>sit down</button></form>'
                 '<div id=actions></div><p id=error role=alert></p>'
+                '<h2>Last actions</h2><ul id=recent></ul>'
                 '<p><a id=last-hand></a></p><p><a href="/">lobby</a></p>')
         return _page(f"Table {table_id}", body, "table.js")
 

@@ -36,7 +36,7 @@ from shared.poker import evaluator as ev
 from shared.poker import events as E
 from shared.poker.cards import UNKNOWN_CARD, Card
 from shared.poker.events import ActionKind, ForcedKind
-from shared.poker.options import Game, Structure
+from shared.poker.options import Game, Structure, stakes_of
 from shared.poker.players import printable
 
 from .record import HandRecord
@@ -96,10 +96,7 @@ def game_name(record: HandRecord) -> str:
 
 
 def stakes(record: HandRecord) -> str:
-    o = record.options
-    if o.structure is Structure.FIXED_LIMIT:
-        return f"{o.small_bet}/{o.big_bet}"
-    return f"{o.small_blind}/{o.big_blind}"
+    return stakes_of(record.options)
 
 
 def hand_id(record: HandRecord) -> int:

@@ -337,3 +337,11 @@ def _rake_cap(cap: object) -> RakeCap:
         if value is not None and (not _is_int(value) or value < 0):
             raise InvalidOptions(f"rake caps are whole non-negative chips, not {value!r}")
     return cap
+
+
+def stakes_of(o: TableOptions) -> str:
+    """A table's stakes as players name them: the small and big bet of a fixed-limit game,
+    else the blinds ("10/20")."""
+    if o.structure is Structure.FIXED_LIMIT:
+        return f"{o.small_bet}/{o.big_bet}"
+    return f"{o.small_blind}/{o.big_blind}"

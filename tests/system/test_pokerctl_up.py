@@ -71,6 +71,7 @@ async def test_up_then_bots_then_sigterm(tmp_path, monkeypatch):
         assert f"table     127.0.0.1:{base + 1}" in out and f"127.0.0.1:{nats_port}" in out
         web = f"http://127.0.0.1:{base + 8}/"  # the web pages, served by `up` too
         assert f"web       {web}" in out
+        assert f"table http://127.0.0.1:{base + 11}/metrics" in out  # Prometheus, printed
         lobby = await asyncio.to_thread(lambda: urllib.request.urlopen(web, timeout=5).read())
         assert b'id=lobby' in lobby
         assert (tmp_path / "data" / "keys" / "compliance.key").stat().st_mode & 0o077 == 0

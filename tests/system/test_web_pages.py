@@ -117,7 +117,8 @@ async def test_the_lobby_lists_the_tables_bots_created(stack, web, browser):
     await page.goto(web + "/")
     row = page.locator('tr[data-table="web-lobby"]')
     await row.wait_for(timeout=20_000)
-    assert "holdem" in await row.inner_text() and "fixed_limit" in await row.inner_text()
+    text = await row.inner_text()
+    assert "holdem" in text and "fixed_limit" in text and "10/20" in text and "3/10" in text
     await page.screenshot(path=shot("lobby"))
     await playing
     link = row.locator("a")
@@ -145,6 +146,9 @@ async def test_a_spectator_never_holds_a_hole_card_before_the_showdown(stack, we
         await asyncio.wait([playing], timeout=0.05)  # the next look, or the end of play
     await playing
     await page.screenshot(path=shot("table-spectator"))
+    recent = await page.locator("#recent li").all_inner_texts()
+    assert any(" folds" in r or " calls " in r or " checks" in r or " raises " in r
+               for r in recent), recent  # the last actions are shown
 
     async def all_views():
         return received and int(received[-1]["version"]) >= 1 and received

@@ -20,8 +20,11 @@ function render(tables) {
     cell(row, "").appendChild(link);
     cell(row, t.game);
     cell(row, t.structure);
-    cell(row, String(t.seats_taken));
+    cell(row, t.stakes);
+    cell(row, t.seats_taken + "/" + t.max_seats);
     cell(row, String(t.hand_no));
+    cell(row, t.hands_per_hour === null || t.hands_per_hour === undefined ? "…"
+      : String(t.hands_per_hour));
     cell(row, t.paused ? "paused" : t.closing ? "closing" : t.phase);
     body.appendChild(row);
   }

@@ -72,7 +72,38 @@ sitForm.onsubmit = async (e) => {
   if (out) location.reload(); // follow the table as seated, with this seat's own view
 };
 
+// The last actions, read from what changed between two views of the same hand: a seat that
+// folded, put chips in (called, bet or raised to its new bet), or checked (its turn passed).
+const recent = [];
+function noteActions(before, v) {
+  if (!before || before.hand_no !== v.hand_no) {
+    if (Number(v.hand_no)) recent.unshift("hand " + v.hand_no + " starts");
+  } else {
+    const was = new Map(before.seats.map((s) => [s.seat, s]));
+    for (const s of v.seats) {
+      const b = was.get(s.seat);
+      if (!b) continue;
+      if (s.folded && !b.folded) recent.unshift(s.player_id + " folds");
+      else if (Number(s.bet) > Number(b.bet) && before.phase === "bet")
+        recent.unshift(s.player_id + (Number(b.bet) === Number(before.current_bet) ?
+          " bets to " : Number(s.bet) > Number(before.current_bet) ? " raises to " :
+          " calls to ") + s.bet);
+      else if (before.to_act === s.seat && v.to_act !== s.seat && s.bet === b.bet &&
+               !s.folded && v.street === before.street)
+        recent.unshift(s.player_id + " checks");
+    }
+  }
+  recent.splice(8);
+  const list = document.getElementById("recent");
+  list.replaceChildren(...recent.map((line) => {
+    const li = document.createElement("li");
+    li.textContent = line;
+    return li;
+  }));
+}
+
 function render(v) {
+  noteActions(view, v);
   view = v;
   felt.dataset.version = String(v.version);
   renderActions(v);

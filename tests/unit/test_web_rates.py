@@ -1,0 +1,15 @@
+"""The lobby's hands per hour (services/web/app.HandRates): measured from the first look at a
+table, shown once it has been watched for RATE_AFTER_S."""
+
+from services.web.app import RATE_AFTER_S, HandRates
+
+
+def test_hands_per_hour_come_from_the_hand_numbers_seen_over_time():
+    now = [1000.0]
+    rates = HandRates(clock=lambda: now[0])
+    assert rates.rate("t", 5) is None  # first look: nothing measured yet
+    now[0] += RATE_AFTER_S / 2
+    assert rates.rate("t", 6) is None  # too short a window
+    now[0] = 1000.0 + 360  # six minutes after the first look, 12 hands later
+    assert rates.rate("t", 17) == 120.0
+    assert rates.rate("other", 3) is None  # each table from its own first look

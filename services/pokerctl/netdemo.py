@@ -9,7 +9,8 @@
    chips conserved (seats' stacks + rake = buy-ins), every deck revealed against its
    commitment and the cards dealt from it; then the money: every buy-in, cash-out and rake
    matched with the wallet's ledger, deposits - withdrawals = wallets + house + tables;
-4. a summary (hands, events, chips, time), and a clean stop (table service, other services,
+4. a summary (hands, events, chips, time), the web pages' addresses of a table and of a hand
+   (served while the demo runs), and a clean stop (table service, other services,
    then NATS); the temporary directory is removed.
 """
 
@@ -34,7 +35,7 @@ async def run_networked_demo(hands: int, seats: int, seed, out=None) -> int:
     out = sys.stdout if out is None else out
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="poker-demo-") as tmp:
-        cluster = LocalCluster(Path(tmp), base_port=None, log_level="WARNING")
+        cluster = LocalCluster(Path(tmp), base_port=None, log_level="WARNING", web=True)
         try:
             try:
                 await cluster.start()
@@ -46,8 +47,12 @@ async def run_networked_demo(hands: int, seats: int, seed, out=None) -> int:
             print(f"nats-server and {len(cluster.instances)} services up in {up_s:.1f} s:",
                   file=out)
             for name, addr in cluster.addresses.items():
-                print(f"  {name:<9} {addr}", file=out)
+                print(f"  {name:<9} {cluster.web_url if name == 'web' else addr}", file=out)
             plans = plan_tables()
+            web = cluster.web_url
+            print(f"\nwatch them in a browser while they play (served until the demo stops): "
+                  f"{web}table/{plans[0].table_id}, a hand step by step: "
+                  f"{web}table/{plans[0].table_id}/hands/1, the lobby: {web}", file=out)
             print(f"\nbots play {hands} hands at {len(plans)} tables ({seats} seats each)...\n",
                   file=out, flush=True)
             play_started = time.perf_counter()

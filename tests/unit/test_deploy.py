@@ -469,4 +469,5 @@ def test_the_web_pages_run_as_a_reader_of_the_log_and_a_client_of_the_table_serv
     assert container["securityContext"]["readOnlyRootFilesystem"]
     service = objects[("Service", "web")]
     assert service["spec"]["ports"][0]["targetPort"] == "http"
+    assert service["spec"]["sessionAffinity"] == "ClientIP"  # sessions live in one pod
     assert ("PodDisruptionBudget", "poker-web") in objects

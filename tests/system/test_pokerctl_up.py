@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import os
+import random
 import signal
 import ssl
 import subprocess
@@ -35,11 +36,19 @@ UP = ("import argparse, sys\n"
 
 
 def free_base_port() -> int:
-    for _ in range(50):
-        base = free_port()
+    """A base port whose service, web and metrics ports are free, below the kernel's range of
+    ephemeral ports: a port the OS hands out to outgoing connections (a browser's, a gRPC
+    channel's) could be taken between this check and `up` binding it."""
+    low = 32768
+    try:
+        low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(10_000, max(low - 40, 10_001))
         # the services at base + 1..6, the web pages at base + 8, metrics at base + 11..16
-        if base < 65000 and not any(port_in_use(base + k)
-                                    for k in (*range(1, 9), *range(11, 17))):
+        if not any(port_in_use(base + k) for k in (*range(1, 9), *range(11, 17))):
             return base
     raise RuntimeError("no free ports for the services and their metrics")
 

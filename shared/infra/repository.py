@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ import structlog
 from poker.events.v1 import events_pb2 as pb
 
 from shared.poker.clock import TurnClock, clock_after
+from shared.poker.deck import entropy
 from shared.poker.errors import InvalidEvent
 from shared.poker.fold import apply
 from shared.poker.state import TableState
@@ -147,7 +147,7 @@ def build_commit(table_id: str, hand_no: int, command_id: str, command_digest: b
     if now_ms is None:
         now_ms = wall_clock_ms()
     for event in events:
-        env = pb.EventEnvelope(event_id=uuid.uuid4().hex, table_id=table_id, hand_no=hand_no,
+        env = pb.EventEnvelope(event_id=entropy(16).hex(), table_id=table_id, hand_no=hand_no,
                                command_id=command_id, occurred_at_unix_ms=now_ms,
                                prev_hash=prev_hash, producer=producer)
         encode_body(event, env, sealing)

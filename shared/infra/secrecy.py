@@ -39,6 +39,8 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from shared.poker.deck import entropy
+
 KEY_BYTES = 32
 NONCE_BYTES = 12
 _PUBLIC_HEADER = "poker-compliance-public-key-v1"
@@ -73,10 +75,10 @@ class HandKey:
 
     @classmethod
     def generate(cls, table_id: str, hand_no: int) -> HandKey:
-        return cls(table_id, hand_no, os.urandom(KEY_BYTES))
+        return cls(table_id, hand_no, entropy(KEY_BYTES))
 
     def seal(self, data: bytes, place: str) -> bytes:
-        nonce = os.urandom(NONCE_BYTES)
+        nonce = entropy(NONCE_BYTES)
         return nonce + _aead(self.key).encrypt(nonce, data, _aad(self.table_id, self.hand_no,
                                                                   place))
 
@@ -134,10 +136,10 @@ class CompliancePublicKey:
 
     def wrap(self, hand: HandKey) -> bytes:
         """ephemeral public key (32) + nonce (12) + the sealed hand key (48)."""
-        ephemeral = X25519PrivateKey.generate()
+        ephemeral = X25519PrivateKey.from_private_bytes(entropy(KEY_BYTES))
         epk = _raw_public(ephemeral.public_key())
         shared = ephemeral.exchange(X25519PublicKey.from_public_bytes(self.raw))
-        nonce = os.urandom(NONCE_BYTES)
+        nonce = entropy(NONCE_BYTES)
         sealed = AESGCM(_wrap_key(shared, epk, self.raw)).encrypt(
             nonce, hand.key, _aad(hand.table_id, hand.hand_no, "hand key"))
         return epk + nonce + sealed
@@ -153,7 +155,7 @@ class ComplianceKey:
 
     @classmethod
     def generate(cls) -> ComplianceKey:
-        return cls(os.urandom(KEY_BYTES))
+        return cls(entropy(KEY_BYTES))
 
     @classmethod
     def from_file(cls, path: str | Path) -> ComplianceKey:

@@ -225,12 +225,14 @@ async def lobby_rows(backend: Backend, rates: HandRates | None = None) -> list[d
 
 
 def _page(title: str, body: str, script: str) -> HTMLResponse:
+    """A page: ``body``, then cards.js (the cards, shared by the pages) and ``script``."""
+    scripts = "".join(f'<script src="/static/{name}"></script>'
+                      for name in ("cards.js", script))
     return HTMLResponse(
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>{html.escape(title)}</title>"
         '<link rel=stylesheet href="/static/style.css"></head>'
-        f"<body>{body}<script src=\"/static/{script}\"></script></body></html>",
-        headers=HEADERS)
+        f"<body>{body}{scripts}</body></html>", headers=HEADERS)
 
 
 def _sse(data: dict) -> bytes:
@@ -240,6 +242,18 @@ def _sse(data: dict) -> bytes:
 def create_app(backend: Backend) -> Starlette:
     sessions: dict[str, Session] = {}
     rates = HandRates()
+    lobby_cache: list = [0.0, []]  # when, rows: one refresh every LOBBY_EVERY_S for all
+    lobby_lock = asyncio.Lock()
+
+    async def current_lobby() -> list[dict]:
+        """The lobby's rows, read at most every LOBBY_EVERY_S whatever the number of pages
+        open (each read asks the table service for every table: a stranger opening many
+        lobbies must not multiply that)."""
+        async with lobby_lock:
+            if time.monotonic() - lobby_cache[0] >= LOBBY_EVERY_S:
+                lobby_cache[1] = await lobby_rows(backend, rates)
+                lobby_cache[0] = time.monotonic()
+            return lobby_cache[1]
 
     def session_of(request: Request) -> Session | None:
         session = sessions.get(request.cookies.get(COOKIE, ""))
@@ -372,13 +386,13 @@ def create_app(backend: Backend) -> Starlette:
                      "lobby.js")
 
     async def tables(request: Request) -> Response:
-        return JSONResponse(await lobby_rows(backend, rates), headers=HEADERS)
+        return JSONResponse(await current_lobby(), headers=HEADERS)
 
     async def lobby_events(request: Request) -> Response:
         async def stream() -> AsyncIterator[bytes]:
             last = None
             while True:
-                rows = await lobby_rows(backend, rates)
+                rows = await current_lobby()
                 if rows != last:
                     last = rows
                     yield _sse({"tables": rows})

@@ -2,14 +2,7 @@
 "use strict";
 const felt = document.getElementById("felt");
 
-function card(code) {
-  const img = document.createElement("img");
-  img.className = "card";
-  img.src = "/cards/" + encodeURIComponent(code) + ".svg";
-  img.alt = code;
-  img.dataset.card = code;
-  return img;
-}
+// card(code): cards.js
 
 // The hand as a list of states, each with the line that led to it.
 function steps(h) {

@@ -6,14 +6,7 @@ const status = document.getElementById("status");
 let view = null;
 let skew = 0; // the server's clock minus ours, from the view's server time
 
-function card(code) {
-  const img = document.createElement("img");
-  img.className = "card";
-  img.src = "/cards/" + encodeURIComponent(code) + ".svg";
-  img.alt = code;
-  img.dataset.card = code;
-  return img;
-}
+// card(code): cards.js
 
 const actions = document.getElementById("actions");
 const error = document.getElementById("error");

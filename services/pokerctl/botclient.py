@@ -20,16 +20,17 @@ import random
 import re
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
 
-from services.table.calls import RETRYABLE, call_with_retry
+from shared.infra import retry
 from shared.infra.identity import OPERATOR, PLAYER, DevIssuer, bearer_metadata
 from shared.infra.limits import retry_after_s
 from shared.infra.protomap import ACTION_KIND
+from shared.infra.retry import PLAYER_RETRY, RetryPolicy
 from shared.infra.seattokens import new_seat_token
 from shared.infra.tls import TlsConfig, channel
 from shared.poker.betting import LegalActions
@@ -120,35 +121,18 @@ def table_channel(addresses: str, tls: TlsConfig | None,
 
 # --- retries ---------------------------------------------------------------------------------
 
-#: how long a bot keeps trying one call while the table service instances it reaches are
-#: away (0: one attempt), and how long one attempt may take
-RETRY_S = 30.0
-ATTEMPT_S = 10.0
+def retry_policy(retry_s: float | None) -> RetryPolicy:
+    """A player's retries (shared/infra/retry.py ``PLAYER_RETRY``) for ``retry_s`` (None: its
+    default; 0: one attempt)."""
+    return PLAYER_RETRY if retry_s is None else replace(PLAYER_RETRY, total_s=retry_s)
 
 
 async def retrying(fn: Callable[..., Awaitable], request, metadata: tuple = (),
                    retry_s: float | None = None):
-    """``fn(request, metadata=...)``, attempted again with the very same request (the same
-    command id: a retry of a command that landed gets its first outcome, never a second
-    decision) while it fails with UNAVAILABLE (an instance that died: the channel's next
-    pick is another), ABORTED or DEADLINE_EXCEEDED (an attempt over :data:`ATTEMPT_S`),
-    backing off from 50 ms to 1 s, while ``retry_s`` have not passed (0: one attempt); then
-    the last error is raised. Any other status (FAILED_PRECONDITION: the decision is stale)
-    is raised at once. ``fn``: a stub's method, or anything called like one; ``retry_s``
-    None: :data:`RETRY_S`."""
-    retry_s = RETRY_S if retry_s is None else retry_s
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + retry_s
-    delay = 0.05
-    while True:
-        try:  # the attempt's deadline goes to the server too (not asyncio.wait_for, which
-            # on Python 3.11 can swallow the caller's cancellation)
-            return await fn(request, metadata=metadata, timeout=ATTEMPT_S)
-        except grpc.aio.AioRpcError as exc:
-            if exc.code() not in RETRYABLE or loop.time() + delay > deadline:
-                raise
-        await asyncio.sleep(delay)
-        delay = min(2 * delay, 1.0)
+    """A bot's call: shared/infra/retry.py's :func:`~shared.infra.retry.retrying` for
+    ``retry_s`` (the very same request on every attempt, so a command that landed gets its
+    first outcome, never a second decision)."""
+    return await retry.retrying(fn, request, metadata, retry_policy(retry_s))
 
 
 def legal_from(seat: int, legal: table_pb2.Legal) -> LegalActions:
@@ -177,7 +161,7 @@ class Sponsor:
     async def fund(self, player: str, amount: int) -> None:
         """Deposit ``amount`` for ``player`` (retried with its key while the wallet is
         away: one deposit)."""
-        await call_with_retry(self.wallet.Deposit, wallet_pb2.Transfer(
+        await retry.retrying(self.wallet.Deposit, wallet_pb2.Transfer(
             account=wallet_pb2.Account(player_id=player), amount=amount,
             idempotency_key=f"bots/{player}/{secrets.token_hex(8)}", reference="pokerctl bots"))
 
@@ -193,7 +177,7 @@ class BotTable:
     auth: dict[int, tuple] = field(default_factory=dict)  # seat -> its player's call metadata
     sponsor: Sponsor | None = None
     #: how long each call is retried through a table service that is away (:func:`retrying`)
-    retry_s: float = RETRY_S
+    retry_s: float = PLAYER_RETRY.total_s
 
     def watcher(self) -> tuple:
         """Metadata to spectate the table (any player may watch a public table)."""
@@ -203,9 +187,9 @@ class BotTable:
 async def seat_bots(stub: table_pb2_grpc.TableServiceStub, table_id: str, seats: int,
                     buy_in: int, sponsor: Sponsor, retry_s: float | None = None) -> BotTable:
     """``seats`` bots at the table, each funded and sat down (``retry_s``: how long each of
-    their calls is retried, default :data:`RETRY_S`)."""
+    their calls is retried, default shared/infra/retry.py's PLAYER_RETRY)."""
     bots = BotTable(table_id, buy_in=buy_in, sponsor=sponsor,
-                    retry_s=RETRY_S if retry_s is None else retry_s)
+                    retry_s=PLAYER_RETRY.total_s if retry_s is None else retry_s)
     for seat in range(1, seats + 1):
         player = f"bot-{table_id}-{seat}"
         await sponsor.fund(player, buy_in)

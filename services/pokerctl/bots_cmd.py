@@ -163,7 +163,7 @@ async def play_tables(stub: table_pb2_grpc.TableServiceStub, plans: list[TablePl
     """Every table at once: each is created, seated and played in its own task; an error
     (a gRPC status) ends that table only and is reported in its result. ``retry_s``: how
     long each bot call is retried through a table service that is away (default
-    botclient.RETRY_S; 0: not at all)."""
+    shared/infra/retry.py's PLAYER_RETRY; 0: not at all)."""
     async def one(i: int, plan: TablePlan) -> Played:
         started = time.perf_counter()
         rng = random.Random(f"{seed}/{i}") if seed is not None else random.Random()

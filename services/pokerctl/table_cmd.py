@@ -31,7 +31,6 @@ import argparse
 import os
 import re
 import sys
-import time
 import uuid
 
 import grpc
@@ -39,6 +38,7 @@ from google.protobuf.json_format import MessageToJson
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.infra.identity import bearer_metadata
+from shared.infra.retry import CLI_RETRY, retrying_sync
 from shared.infra.tls import sync_channel
 
 from .botclient import AddressError, address_list, parse_addresses
@@ -48,41 +48,28 @@ from .up import default_table_addr
 ACTIONS = ("sit-out", "return", "top-up", "leave", "disconnect", "reconnect")
 #: what a bearer token may be made of (RFC 6750; a JWT is of these)
 BEARER_TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
-#: how long a command is sent again while the instance it reached is away
-RETRY_S = 5.0
 
 
-def call_retrying(stub: table_pb2_grpc.TableServiceStub, args: argparse.Namespace,
-                  retry_s: float = RETRY_S, timeout: float = 10.0) -> table_pb2.TableReply:
-    """:func:`call`, again with the same command id (applied once, whatever the attempts)
-    while it fails with UNAVAILABLE, backing off, for ``retry_s``."""
-    deadline = time.monotonic() + retry_s
-    delay = 0.05
-    while True:
-        try:
-            return call(stub, args, timeout)
-        except grpc.RpcError as exc:
-            if exc.code() is not grpc.StatusCode.UNAVAILABLE or \
-                    time.monotonic() + delay > deadline:
-                raise
-        time.sleep(delay)
-        delay = min(2 * delay, 1.0)
+def call_retrying(stub: table_pb2_grpc.TableServiceStub,
+                  args: argparse.Namespace) -> table_pb2.TableReply:
+    """The seat command ``args`` ask for, sent again with the same command id (applied once,
+    whatever the attempts) while the instance it reached is away (shared/infra/retry.py's
+    CLI_RETRY policy)."""
+    method, request = command(stub, args)
+    return retrying_sync(method, request, bearer_metadata(args.token), CLI_RETRY)
 
 
-def call(stub: table_pb2_grpc.TableServiceStub, args: argparse.Namespace,
-         timeout: float = 10.0) -> table_pb2.TableReply:
+def command(stub: table_pb2_grpc.TableServiceStub, args: argparse.Namespace):
+    """(the stub's method, its request) for the seat command ``args`` ask for."""
     seat = table_pb2.SeatRequest(table_id=args.table_id, seat=args.seat,
                                  seat_token=args.seat_token, command_id=args.command_id)
-    kw = {"timeout": timeout, "metadata": bearer_metadata(args.token)}
     if args.action in ("sit-out", "return"):
-        return stub.SitOut(table_pb2.SitOutRequest(
-            seat=seat, sit_out=args.action == "sit-out", post_big_blind=args.post_big_blind),
-            **kw)
+        return stub.SitOut, table_pb2.SitOutRequest(
+            seat=seat, sit_out=args.action == "sit-out", post_big_blind=args.post_big_blind)
     if args.action == "top-up":
-        return stub.TopUp(table_pb2.TopUpRequest(seat=seat, amount=args.amount), **kw)
-    method = {"leave": stub.Leave, "disconnect": stub.Disconnect,
-              "reconnect": stub.Reconnect}[args.action]
-    return method(seat, **kw)
+        return stub.TopUp, table_pb2.TopUpRequest(seat=seat, amount=args.amount)
+    return {"leave": stub.Leave, "disconnect": stub.Disconnect,
+            "reconnect": stub.Reconnect}[args.action], seat
 
 
 def describe(reply: table_pb2.TableReply, seat: int) -> str:

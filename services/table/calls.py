@@ -1,39 +1,14 @@
-"""Calling the services a table needs, and living with their failures: retries of
-idempotent calls, and failures reported once (the driver, the clock keeper and the cashier
-share them)."""
+"""Living with the failures of the services a table needs: failures reported once (the
+driver, the clock keeper and the cashier share them); retries of idempotent calls are
+shared/infra/retry.py's."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
-import grpc
 import structlog
 
-from shared.infra.rpc import trace_metadata
-
 log = structlog.get_logger()
-
-RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED,
-             grpc.StatusCode.DEADLINE_EXCEEDED)
-
-
-async def call_with_retry(fn, request, attempts: int = 20, timeout: float = 10.0,
-                          metadata: tuple = ()):
-    """Call an idempotent step; on UNAVAILABLE (a replica restarting) retry the same command.
-    ``metadata``: sent with every attempt (a caller's token), beside the trace id."""
-    delay = 0.05
-    for attempt in range(attempts):
-        try:
-            return await fn(request, timeout=timeout, wait_for_ready=True,
-                            metadata=(*trace_metadata(), *metadata))
-        except grpc.aio.AioRpcError as exc:
-            if exc.code() not in RETRYABLE or attempt == attempts - 1:
-                raise
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
-    raise AssertionError("unreachable")
-
 
 class Failures:
     """What keeps failing at each table, so that it is reported once and retried less often:

@@ -20,12 +20,13 @@ from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
 
 from shared.infra import failpoints
 from shared.infra.repository import TableRepository, digest
+from shared.infra.retry import RetryPolicy, retrying
 from shared.infra.rpc import Unavailable, system_command_id
 from shared.poker import table as T
 from shared.poker.errors import IllegalAction
 from shared.poker.state import Saga, SagaKind
 
-from .calls import Failures, call_with_retry
+from .calls import Failures
 
 log = structlog.get_logger()
 
@@ -40,6 +41,10 @@ def player_account(player_id: str) -> wallet_pb2.Account:
 
 
 HOUSE = wallet_pb2.Account(house=True)
+
+
+#: a call to the wallet a command waits on: a few quick attempts, then the player is told
+WALLET = RetryPolicy(total_s=0.5, attempt_s=5.0, wait_for_ready=True)
 
 
 class WalletUnavailable(Unavailable):
@@ -65,8 +70,8 @@ class Cashier:
         """Refuse a buy-in the balance cannot cover before anything is appended (the debit
         decides in the end: the balance may change meanwhile)."""
         try:
-            reply = await call_with_retry(self.wallet.Balance, wallet_pb2.BalanceRequest(
-                account=player_account(player_id)), attempts=3, timeout=5.0)
+            reply = await retrying(self.wallet.Balance, wallet_pb2.BalanceRequest(
+                account=player_account(player_id)), policy=WALLET)
         except grpc.aio.AioRpcError as exc:
             raise WalletUnavailable(f"the wallet did not answer ({exc.code().name}: "
                                     f"{exc.details()}); nothing was done: try again") from None
@@ -119,7 +124,7 @@ class Cashier:
             reference=table_id)
         if saga.kind in (SagaKind.BUY_IN, SagaKind.TOP_UP):
             try:
-                await call_with_retry(self.wallet.Debit, transfer, attempts=3, timeout=5.0)
+                await retrying(self.wallet.Debit, transfer, policy=WALLET)
             except grpc.aio.AioRpcError as exc:
                 if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
                     return exc.details() or "the wallet refused the debit"
@@ -127,5 +132,5 @@ class Cashier:
             failpoints.hit("cashier.after_debit")  # debited, not yet confirmed in the log
             return None
         failpoints.hit("cashier.before_credit")  # off the seat, not yet credited
-        await call_with_retry(self.wallet.Credit, transfer, attempts=3, timeout=5.0)
+        await retrying(self.wallet.Credit, transfer, policy=WALLET)
         return None

@@ -33,6 +33,7 @@ from poker.wallet.v1 import wallet_pb2_grpc
 
 from shared.infra.protomap import ACTION_KIND
 from shared.infra.repository import TableRepository, digest
+from shared.infra.retry import PEER_RETRY, retrying
 from shared.infra.rpc import system_command_id
 from shared.infra.tls import TlsConfig, channel
 from shared.poker import decide as D
@@ -40,7 +41,7 @@ from shared.poker import table as T
 from shared.poker.cards import Card, card
 from shared.poker.steprules import STEPS
 
-from .calls import Failures, call_with_retry
+from .calls import Failures
 from .cashier import Cashier
 
 log = structlog.get_logger()
@@ -121,7 +122,8 @@ class Driver:
         for c in self.repo.tail(table_id, self._answered.get((service, table_id), 0),
                                 step.version):
             step.tail.add(seq=c.seq, data=c.data)
-        reply = await call_with_retry(getattr(getattr(self.peers, service), method), request)
+        reply = await retrying(getattr(getattr(self.peers, service), method), request,
+                               policy=PEER_RETRY)
         self.repo.absorb(table_id, reply.version, reply.commit)
         if len(self._answered) >= 100_000:
             self._answered.clear()
@@ -142,15 +144,24 @@ class Driver:
         lock = self._running.get(table_id)
         if lock is not None and lock.locked() or self.failures.waiting(table_id):
             return
-        task = asyncio.create_task(self._advance_logged(table_id))
+        self.advance_in_background(table_id)
+
+    def advance_in_background(self, table_id: str,
+                              version: int | None = None) -> asyncio.Task[int | None]:
+        """:meth:`advance` as a task of the driver's own (a caller that stops waiting for it,
+        or is cancelled, leaves it running); its result is the table's version after, or None
+        if a step failed (reported once: the next command or nudge tries again)."""
+        task = asyncio.create_task(self._advance_logged(table_id, version))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task
 
-    async def _advance_logged(self, table_id: str) -> None:
+    async def _advance_logged(self, table_id: str, version: int | None) -> int | None:
         try:
-            await self.advance(table_id)
-        except Exception as exc:  # reported once; the next command or nudge tries again
+            return await self.advance(table_id, version)
+        except Exception as exc:
             self.failures.failed(table_id, exc)
+            return None
 
     async def close(self) -> None:
         for task in list(self._background):

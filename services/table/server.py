@@ -68,6 +68,7 @@ from shared.infra.protomap import (
     UnknownEnumValue,
 )
 from shared.infra.repository import LoadedTable, TableRepository, digest
+from shared.infra.retry import RetryPolicy, retrying
 from shared.infra.rpc import BadRequest, Denied, check_table_id, client_command_id, rpc
 from shared.infra.seattokens import check_holder, new_seat_token, token_digest
 from shared.poker import table as T
@@ -79,12 +80,17 @@ from shared.poker.players import player_key
 from shared.poker.state import TableState
 from shared.poker.view import TableView, table_view
 
-from .calls import call_with_retry
 from .clock import ClockKeeper, clock_subject
 from .driver import TAIL_KEPT, Driver, Peers
 
 log = structlog.get_logger()
 TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
+#: a view's own cards from the dealer: a quick try, else the view shows them unknown
+OWN_CARDS = RetryPolicy(total_s=0.3, attempt_s=1.0, wait_for_ready=True)
+#: how long a command's answer waits for the automated steps after it (a deal, a showdown):
+#: a peer that stalls (a dealer whose random source fails) delays no answer beyond this; the
+#: steps go on in the background and the player's next view has them
+CARRY_ON_S = 3.0
 
 _PLAYERS, _OPERATORS = Rule(frozenset({PLAYER})), Rule(frozenset({OPERATOR}))
 #: who may call each RPC (one rule each; a method without one is refused): the roles of the
@@ -222,11 +228,10 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         own = self.driver.own_cards.get(table_id, hand.hand_no, viewer)
         if own is None or len(own) != len(player.hole):
             try:
-                reply = await call_with_retry(
+                reply = await retrying(
                     self.driver.peers.dealer.SeatCards, dealer_pb2.SeatCardsRequest(
                         table_id=table_id, hand_no=hand.hand_no, seat=viewer,
-                        player_id=caller().subject, version=lt.seq),
-                    attempts=3, timeout=1.0)
+                        player_id=caller().subject, version=lt.seq), policy=OWN_CARDS)
             except grpc.aio.AioRpcError as exc:
                 # The hand moved on meanwhile, or the dealer is away: this view shows the
                 # seat's cards as unknown rather than wait; the next view has them.
@@ -249,13 +254,16 @@ class TableService(table_pb2_grpc.TableServiceServicer):
 
     async def _carry_on(self, table_id: str, version: int) -> int:
         """Drive the table on after a command that is in the log. The command's answer does
-        not hang on the steps after it: if one fails, the reply is the table as it stands and
-        the driver carries on from the log (the next command, view or clock tick)."""
-        try:
-            return await self.driver.advance(table_id, version)
-        except Exception as exc:  # reported once by the driver; the caller's command stands
-            self.driver.failures.failed(table_id, exc)
-            return version
+        not hang on the steps after it: if one fails, or they take over :data:`CARRY_ON_S`,
+        the reply is the table as it stands and the driver carries on from the log (in the
+        background, then at the next command, view or clock tick)."""
+        steps = self.driver.advance_in_background(table_id, version)
+        done, _ = await asyncio.wait({steps}, timeout=CARRY_ON_S)
+        after = steps.result() if done else None
+        if not done:
+            log.warning("the steps after a command are slow: answered with the table as it "
+                        "stands; they go on", table_id=table_id, version=version)
+        return version if after is None else after
 
     async def _settle(self, table_id: str, key: str, version: int) -> int:
         """Settle the table's money with the wallet now, for a command that opened saga

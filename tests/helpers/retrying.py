@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from services.table.calls import call_with_retry
+from shared.infra.retry import RetryPolicy, retrying
 
 
 class RetryingStub:
     """A gRPC stub whose calls are retried on the errors a restart or failover causes
-    (services/table/calls.py), with the same request: the same command id, so a retry of an
+    (shared/infra/retry.py), with the same request: the same command id, so a retry of an
     append that landed gets the original outcome instead of a second decision."""
 
-    def __init__(self, stub, attempts: int = 60, timeout: float = 5) -> None:
+    def __init__(self, stub, total_s: float = 60.0, timeout: float = 5) -> None:
         self._stub = stub
-        self._attempts = attempts
-        self._timeout = timeout
+        self._policy = RetryPolicy(total_s=total_s, attempt_s=timeout, wait_for_ready=True)
 
     def __getattr__(self, method: str):
         call = getattr(self._stub, method)
 
-        async def retrying(request, metadata=(), timeout: float | None = None):
-            return await call_with_retry(call, request, attempts=self._attempts,
-                                         timeout=timeout or self._timeout, metadata=metadata)
+        async def retried(request, metadata=(), timeout: float | None = None):
+            policy = self._policy if timeout is None else RetryPolicy(
+                total_s=self._policy.total_s, attempt_s=timeout, wait_for_ready=True)
+            return await retrying(call, request, metadata, policy)
 
-        return retrying
+        return retried

@@ -12,6 +12,7 @@ from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
+from services.table.server import CARRY_ON_S
 from shared.infra.eventstore import EventStore
 from shared.infra.waiting import until
 from shared.poker import deck
@@ -47,8 +48,13 @@ async def test_no_deck_is_committed_without_entropy_and_the_hand_resumes(
         return real(n)
 
     monkeypatch.setattr(deck, "_source", broken)
-    await table_stub.SitDown(tpb.SitDownRequest(table_id=TABLE, seat=2, buy_in=100,
-                                                command_id="sit-2"))
+    # The sit-down that starts the hand is in the log: it answers OK (with the table waiting
+    # for its deck) within its deadline, shorter than the driver's retries of the dealer,
+    # instead of DEADLINE_EXCEEDED for a command that was written.
+    sat = await table_stub.SitDown(tpb.SitDownRequest(table_id=TABLE, seat=2, buy_in=100,
+                                                      command_id="sit-2"),
+                                   timeout=CARRY_ON_S + 5)
+    assert sat.seat_token and sat.version > 0
     store = await EventStore.connect(stack.nats_url, create=False)
     try:
         view = await table_stub.GetState(tpb.ViewRequest(table_id=TABLE))

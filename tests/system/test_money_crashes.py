@@ -18,12 +18,12 @@ from poker.wallet.v1 import wallet_pb2
 
 from services.pokerctl.bots_cmd import plan_tables, play_tables
 from services.pokerctl.up import LocalCluster
-from services.table.calls import call_with_retry
 from services.wallet.ledger import fold_ledger, read_ledger
 from shared.audit import audit_table
 from shared.audit.money import audit_money
 from shared.infra.eventstore import STREAM, EventStore
 from shared.infra.identity import bearer_metadata
+from shared.infra.retry import PEER_RETRY, retrying
 from shared.infra.seattokens import new_seat_token
 from shared.infra.waiting import until
 from shared.poker import events as E
@@ -90,8 +90,7 @@ async def test_killed_between_the_debit_and_the_confirmation_the_buy_in_moves_on
             return await _events(store, "crash1", E.BuyInConfirmed)
         await until(confirmed, 40, "the open buy-in finished after the restart")
         async with cluster.channel("table") as ch:  # the client's retry: its original answer
-            retry = await call_with_retry(table_pb2_grpc.TableServiceStub(ch).SitDown, sit,
-                                          metadata=alice)
+            retry = await retrying(table_pb2_grpc.TableServiceStub(ch).SitDown, sit, alice, PEER_RETRY)
         assert retry.version > 0
         ledger = fold_ledger(await read_ledger(store.js))
         assert ledger.debits == 100 and ledger.deposits == 300
@@ -139,8 +138,7 @@ async def test_killed_between_the_cash_out_and_the_credit_the_money_moves_once(t
             return await _events(store, "crash2", E.CashOutConfirmed)
         await until(credited, 40, "the open cash-out finished after the restart")
         async with cluster.channel("table") as ch:  # a retry of the leave changes nothing
-            await call_with_retry(table_pb2_grpc.TableServiceStub(ch).Leave, leave,
-                                  metadata=bob)
+            await retrying(table_pb2_grpc.TableServiceStub(ch).Leave, leave, bob, PEER_RETRY)
         ledger = fold_ledger(await read_ledger(store.js))
         assert ledger.credits == 100 and ledger.debits == 100
         _, money = await _money(cluster, store, ["crash2"])
@@ -157,7 +155,7 @@ async def test_bots_play_while_the_wallet_table_and_dealer_die_and_the_money_bal
     try:
         plans = plan_tables(3, game="holdem", run_id="chaos")
         async with cluster.channel("table") as ch:
-            stub = RetryingStub(table_pb2_grpc.TableServiceStub(ch), attempts=80)
+            stub = RetryingStub(table_pb2_grpc.TableServiceStub(ch), total_s=80)
             playing = asyncio.create_task(play_tables(stub, plans, hands=8, seats=3,
                                                       sponsor=cluster.sponsor(), seed=3))
             killed = []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import time
 import urllib.request
 
 import grpc
@@ -16,12 +15,11 @@ import pytest
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from services.pokerctl import botclient, bots_cmd, table_cmd
+from services.pokerctl import bots_cmd, table_cmd
 from services.pokerctl.botclient import (
     AddressError,
     address_list,
     parse_addresses,
-    retrying,
     table_channel,
 )
 from services.pokerctl.bots_cmd import audit_money_of, audit_tables, plan_tables, play_tables
@@ -111,68 +109,6 @@ def test_up_with_replicas_gives_clients_every_table_address(tmp_path):
     assert cluster.client_address("wallet") == "127.0.0.1:41006,127.0.0.1:41026"
     assert LocalCluster(tmp_path, base_port=41000).client_address("table") == \
         "127.0.0.1:41001"
-
-
-# --- retries ---------------------------------------------------------------------------------
-
-
-def _error(code: grpc.StatusCode) -> grpc.aio.AioRpcError:
-    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), code.name)
-
-
-class Flaky:
-    """A stub method that fails with ``codes`` in turn, then answers; it records each
-    request it was sent."""
-
-    def __init__(self, *codes: grpc.StatusCode) -> None:
-        self.codes = list(codes)
-        self.requests: list[object] = []
-
-    async def __call__(self, request, metadata=(), timeout=None):
-        self.requests.append(request)
-        if self.codes:
-            raise _error(self.codes.pop(0))
-        return "reply"
-
-
-async def test_a_call_is_retried_with_the_same_request_on_unavailable_only():
-    request = table_pb2.ActRequest(table_id="t", seat=1, command_id="bot-7-1-abcd")
-    flaky = Flaky(grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNAVAILABLE,
-                  grpc.StatusCode.ABORTED)
-    assert await retrying(flaky, request, retry_s=10) == "reply"
-    assert len(flaky.requests) == 4 and all(r is request for r in flaky.requests)
-
-    stale = Flaky(grpc.StatusCode.FAILED_PRECONDITION)  # a stale decision: never retried
-    with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await retrying(stale, request, retry_s=10)
-    assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
-    assert len(stale.requests) == 1
-
-    gone = Flaky(*[grpc.StatusCode.UNAVAILABLE] * 1000)  # away for good: the deadline holds
-    started = time.monotonic()
-    with pytest.raises(grpc.aio.AioRpcError) as failed:
-        await retrying(gone, request, retry_s=0.3)
-    assert failed.value.code() is grpc.StatusCode.UNAVAILABLE
-    assert time.monotonic() - started < 2 and 2 <= len(gone.requests) < 20
-    once = Flaky(grpc.StatusCode.UNAVAILABLE)
-    with pytest.raises(grpc.aio.AioRpcError):
-        await retrying(once, request, retry_s=0)
-    assert len(once.requests) == 1
-
-
-async def test_each_attempt_has_a_deadline_and_one_past_it_is_tried_again():
-    """Every attempt carries ATTEMPT_S as its gRPC deadline (the server sees it too); an
-    attempt that runs past it fails DEADLINE_EXCEEDED and is made again."""
-    deadlines = []
-
-    async def slow_once(request, metadata=(), timeout=None):
-        deadlines.append(timeout)
-        if len(deadlines) == 1:
-            raise _error(grpc.StatusCode.DEADLINE_EXCEEDED)
-        return "reply"
-
-    assert await retrying(slow_once, "r", retry_s=5) == "reply"
-    assert deadlines == [botclient.ATTEMPT_S] * 2
 
 
 # --- two table services, one killed --------------------------------------------------------

@@ -483,15 +483,20 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     @rpc
     async def Watch(self, request, context):
         viewer = await self._viewer(request)
+        if request.after_version < 0:
+            raise BadRequest("after_version is the version of the last view you have (0: "
+                             "none)")
         # The table's cap counts spectators only: strangers filling it must not keep a seated
         # player (token checked) from following their own table.
         spectating = self.limits.table_watches.holding(request.table_id) if viewer is None \
             else contextlib.nullcontext()
         with self.limits.caller_watches.holding(caller_of(context)), spectating:
-            await self._watch(request.table_id, viewer, context)
+            await self._watch(request.table_id, viewer, context, request.after_version)
 
-    async def _watch(self, table_id: str, viewer: int | None, context) -> None:
-        """A view after every commit, and when a countdown starts, until the caller goes."""
+    async def _watch(self, table_id: str, viewer: int | None, context, after: int) -> None:
+        """A view after every commit after version ``after``, and when a countdown starts,
+        until the caller goes. Views only go forward (an instance behind the version the caller
+        resumes from sends nothing until the table passes it)."""
         changed = asyncio.Event()
         countdown = False  # a countdown started: push a view even at the same version
 
@@ -508,11 +513,11 @@ class TableService(table_pb2_grpc.TableServiceServicer):
                 await nc.subscribe(clock_subject(table_id), cb=on_clock)]
         expires_at = caller().expires_at
         try:
-            last = -1
+            last = after or -1
             while True:
                 changed.clear()  # before reading: a commit from now on wakes the next round
-                lt = await self.repo.get(table_id)
-                if lt.seq != last or countdown:
+                lt = await self.repo.get(table_id)  # to the end of the log
+                if lt.seq > last or countdown and lt.seq == last:
                     last, countdown = lt.seq, False
                     await context.write(await self._view(lt, viewer))
                 left = expires_at - time.time()

@@ -68,6 +68,7 @@ from shared.infra.eventstore import Stored
 from shared.infra.identity import COMPLIANCE, Principal, Unauthenticated, bearer_metadata
 from shared.infra.protomap import ACTION_KIND, GAME, STRUCTURE, UnknownEnumValue
 from shared.infra.repository import CorruptLog
+from shared.infra.retry import retrying, watching
 from shared.infra.seattokens import new_seat_token
 from shared.infra.secrecy import ComplianceKeyring
 from shared.poker import events as E
@@ -340,10 +341,9 @@ def create_app(backend: Backend) -> Starlette:
             body = await body_of(request)
             seat, buy_in = _int(body, "seat"), _int(body, "buy_in")
             token, digest = new_seat_token()
-            await backend.stub.SitDown(table_pb2.SitDownRequest(
+            await retrying(backend.stub.SitDown, table_pb2.SitDownRequest(
                 table_id=table_id, seat=seat, buy_in=buy_in, seat_token_sha256=digest,
-                command_id=f"web-{secrets.token_hex(8)}"), metadata=session.metadata,
-                timeout=15)
+                command_id=f"web-{secrets.token_hex(8)}"), session.metadata)
         except (Refused, grpc.aio.AioRpcError) as exc:
             return refused(exc)
         session.seats[table_id] = (seat, token)
@@ -370,7 +370,7 @@ def create_app(backend: Backend) -> Starlette:
                 command_id=f"web-{secrets.token_hex(8)}")
             if body.get("amount") is not None:
                 act_request.amount = _int(body, "amount")
-            reply = await backend.stub.Act(act_request, metadata=session.metadata, timeout=15)
+            reply = await retrying(backend.stub.Act, act_request, session.metadata)
         except (Refused, grpc.aio.AioRpcError) as exc:
             return refused(exc)
         return JSONResponse(view_json(reply.view), headers=HEADERS)
@@ -436,18 +436,17 @@ def create_app(backend: Backend) -> Starlette:
             view_request.seat, view_request.seat_token = held
             metadata = session.metadata
         try:
-            first = await backend.stub.GetState(view_request, metadata=metadata, timeout=5)
+            first = await retrying(backend.stub.GetState, view_request, metadata)
         except grpc.aio.AioRpcError as exc:
             return refused(exc)
+        view_request.after_version = first.version
 
         async def stream() -> AsyncIterator[bytes]:
+            # a table-service instance that dies under the stream: it resumes on another from
+            # the last view sent (the page sees a pause, not an error)
             yield _sse({**view_json(first), "you": held[0] if held else 0})
-            call = backend.stub.Watch(view_request, metadata=metadata)
-            try:
-                async for view in call:
-                    yield _sse({**view_json(view), "you": held[0] if held else 0})
-            finally:
-                call.cancel()
+            async for view in watching(backend.stub.Watch, view_request, metadata):
+                yield _sse({**view_json(view), "you": held[0] if held else 0})
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={**HEADERS, "Cache-Control": "no-store"})
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 
@@ -104,3 +105,33 @@ def retrying_sync(fn: Callable, request, metadata: tuple = (), policy: RetryPoli
             if wait is None:
                 raise
         time.sleep(wait)
+
+
+async def watching(watch: Callable[..., AsyncIterator], request, metadata: tuple = (),
+                   policy: RetryPolicy = PLAYER_RETRY) -> AsyncIterator:
+    """The views of ``watch(request)`` (a TableService Watch: ``request`` a ViewRequest, each
+    view with its ``version``), the stream opened again from the last version seen while it
+    breaks with a :data:`RETRYABLE` status, as ``policy`` says; then the last error is
+    raised. Any other status (the token expired, the seat was taken) is raised at once."""
+    resumed = type(request)()
+    resumed.CopyFrom(request)
+    delays = None
+    while True:
+        call: Any = watch(resumed, metadata=(*trace_metadata(), *metadata),
+                     wait_for_ready=policy.wait_for_ready)
+        try:
+            async for view in call:
+                delays = None  # it served: a later break gets the whole policy again
+                resumed.after_version = max(resumed.after_version, view.version)
+                yield view
+            return  # the server ended the stream
+        except grpc.aio.AioRpcError as exc:
+            if not retryable(exc):
+                raise
+            delays = delays or policy.delays()
+            wait = next(delays, None)
+            if wait is None:
+                raise
+        finally:
+            call.cancel()
+        await asyncio.sleep(wait)

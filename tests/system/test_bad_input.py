@@ -115,6 +115,13 @@ async def test_unknown_table_is_not_found(tables):
         C.NOT_FOUND)
 
 
+async def test_a_watch_resumed_from_a_negative_version_is_invalid(tables):
+    t = tables
+    e = await refused(t, lambda: t.stub.Watch(tpb.ViewRequest(table_id="t1",
+                                                              after_version=-1)), INVALID)
+    assert "after_version" in e.details()
+
+
 @pytest.mark.parametrize("table_id", ["", "has space", "poker.table.>", "t1.x", "*", "\nt1",
                                       "é", "x" * 65, "x" * 100_000])
 async def test_malformed_table_ids_are_invalid(tables, table_id):

@@ -26,6 +26,7 @@ from services.pokerctl.bots_cmd import audit_money_of, audit_tables, plan_tables
 from services.pokerctl.up import LocalCluster
 from shared.infra.identity import PLAYER, bearer_metadata
 from shared.infra.natsauth import READER
+from shared.infra.retry import watching
 from shared.infra.waiting import until
 
 # --- the address list ------------------------------------------------------------------------
@@ -127,6 +128,15 @@ def _table_calls(cluster: LocalCluster, name: str, method: str) -> float:
                and s.labels.get("method") == method)
 
 
+async def _created(stub, table_id: str, metadata) -> bool:
+    try:
+        await stub.GetState(table_pb2.ViewRequest(table_id=table_id), metadata=metadata,
+                            timeout=5)
+    except grpc.aio.AioRpcError:
+        return False
+    return True
+
+
 HANDS = 10
 #: hands each table plays to the end after the kill, at least
 AFTER_KILL = 3
@@ -156,6 +166,23 @@ async def test_bots_over_two_table_services_play_on_when_one_is_killed(tmp_path)
             playing = asyncio.create_task(play_tables(
                 table_pb2_grpc.TableServiceStub(both), plans, hands=HANDS, seats=3,
                 sponsor=sponsor, seed=13))
+            # Spectators over both addresses, two streams per table (round robin: some on the
+            # instance about to die); each that breaks resumes from its last version.
+            opened: list[str] = []
+            seen: dict[int, list] = {}
+
+            def watch(request, **kw):
+                opened.append(request.table_id)
+                return table_pb2_grpc.TableServiceStub(both).Watch(request, **kw)
+
+            async def spectate(n: int, table_id: str) -> None:
+                await until(lambda: _created(looking, table_id, watcher), 30, "the table")
+                async for view in watching(watch, table_pb2.ViewRequest(table_id=table_id),
+                                           watcher):
+                    seen.setdefault(n, []).append(view)
+
+            spectators = [asyncio.create_task(spectate(n, p.table_id))
+                          for n, p in enumerate(plans * 2)]
 
             async def both_serve_and_hands_run():
                 if playing.done():
@@ -187,6 +214,24 @@ async def test_bots_over_two_table_services_play_on_when_one_is_killed(tmp_path)
             # the survivor took every call after the kill
             assert await asyncio.to_thread(_table_calls, cluster, "table-2", "Act") > \
                 survivor_acts
+
+            # every spectator saw the table to its last version, views only forward and
+            # none twice, though some of their streams broke with the killed instance
+            final = {p.table_id: (await looking.GetState(table_pb2.ViewRequest(
+                table_id=p.table_id), metadata=watcher, timeout=5)).version for p in plans}
+
+            async def caught_up():
+                return all(seen.get(n) and seen[n][-1].version == final[p.table_id]
+                           for n, p in enumerate(plans * 2))
+            await until(caught_up, 30, "every spectator at its table's last version")
+            for task in spectators:
+                task.cancel()
+            await asyncio.gather(*spectators, return_exceptions=True)
+            assert len(opened) > len(spectators), "no stream broke: the kill missed them"
+            for views in seen.values():
+                versions = [v.version for v in views]
+                assert versions == sorted(versions)
+                assert all(a != b for a, b in zip(views, views[1:], strict=False))
         assert cluster.dead() == {"table": -9}
 
         audits = await audit_tables(cluster.nats_url_for(READER), [p.table_id for p in plans],

@@ -13,7 +13,7 @@ GEN := gen
 PROTO_FILES := $(shell find protos -name '*.proto')
 PROTO_STAMP := $(GEN)/.stamp
 
-.PHONY: install protos lint tools test demo bench clean
+.PHONY: install protos lint tools test demo bench soak clean
 
 install: $(STAMP) $(PROTO_STAMP)
 
@@ -58,6 +58,9 @@ demo: install
 
 bench: install
 	$(BIN)/python -m bench
+
+soak: install
+	$(BIN)/python -m bench.bench_soak
 
 clean:
 	rm -rf $(VENV) $(GEN) build *.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache

@@ -15,6 +15,7 @@ the same environment variables a deployment uses.
     LocalCluster(data_dir, nats_nodes=3, replica_count=2)  # 3-node JetStream, R3 streams;
     # two processes of each service ("dealer", "dealer-2", ...), peers balance round robin
     # over them (POKER_<NAME>_ADDR lists); supervise() restarts any process that dies
+    # (in every mode), until one dies 5 times in a minute
     LocalCluster(data_dir, shards=4)  # the log split over POKER_S0..POKER_S3
     # (POKER_STREAM_SHARDS=4 for every process, the NATS users' rights on each stream)
 
@@ -50,6 +51,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +77,9 @@ from shared.infra.tls import generate as generate_certs
 #: the table service calls the others: it starts last and stops first
 SERVICES = ("wallet", "dealer", "betting", "showdown", "rake", "table")
 DEFAULT_NATS_PORT = 4222
+#: `up` gives up on a process that died this many times within this window (it cannot start:
+#: its log says why) and stops the stack
+SUPERVISE_DEATHS, SUPERVISE_WINDOW_S = 5, 60.0
 HOST = "127.0.0.1"
 #: what selects a process's gRPC certificates (shared/infra/tls.py); `up` sets them itself
 TLS_ENV = ("POKER_TLS_DIR", "POKER_TLS_CA", "POKER_TLS_CERT", "POKER_TLS_KEY", "POKER_INSECURE")
@@ -604,37 +609,61 @@ class LocalCluster:
         """Services whose process has exited, with their exit codes."""
         return {name: p.returncode for name, p in self.procs.items() if p.poll() is not None}
 
-    async def wait_any_exit(self) -> tuple[str, int]:
-        """Wait until some child (NATS first, then the services) exits: for the `up`
-        supervisor loop. A single NATS server is "nats", cluster nodes their names."""
-        while True:
-            for node in self.nodes:
-                if node.proc is not None and node.proc.poll() is not None:
-                    return ("nats" if len(self.nodes) == 1 else node.name), node.proc.returncode
-            for name, code in self.dead().items():
-                return name, code
-            await asyncio.sleep(0.2)
+    def exited(self) -> dict[str, int]:
+        """Every child that has exited (NATS first, then the services), with its exit code.
+        A single NATS server is "nats", cluster nodes their names."""
+        out = {("nats" if len(self.nodes) == 1 else node.name): node.proc.returncode
+               for node in self.nodes if node.proc is not None and node.proc.poll() is not None}
+        out.update(self.dead())
+        return out
 
-    async def supervise(self, on_restart=None) -> tuple[str, int]:
-        """Restart whatever dies (a cluster node on its store, then a service on its port with
-        its environment), as a supervisor would, without waiting for it to be healthy (one
-        that dies again is restarted again); returns (name, code) when the single NATS server
-        dies, which nothing can cover. ``on_restart(name, code)`` is told of each restart."""
+    def log_of(self, name: str) -> Path:
+        """Where the child ``name`` writes its output."""
+        return self.log_dir / f"{name}.log"
+
+    async def supervise(self, on_restart=None, max_deaths: int = SUPERVISE_DEATHS,
+                        window_s: float = SUPERVISE_WINDOW_S,
+                        clock=time.monotonic) -> tuple[str, int, Path]:
+        """Restart whatever dies, as a supervisor would: a service on its port with its
+        environment, a NATS server (or cluster node) on its store, each after a backoff that
+        doubles from 0.2 s to 5 s while it keeps dying, without waiting for it to be healthy
+        (one that dies again is restarted again). A process that died ``max_deaths`` times
+        within ``window_s`` cannot be kept up: returns (its name, its last exit code, its
+        log) for the caller to stop the stack. ``on_restart(name, code)`` is told of each
+        death that will be restarted."""
+        deaths: dict[str, deque[float]] = {}
+        due: dict[str, float] = {}  # name -> when to start it again
         while True:
-            name, code = await self.wait_any_exit()
-            if name == "nats":
-                return name, code
-            if on_restart is not None:
-                on_restart(name, code)
-            try:
-                if name in self.procs:
-                    self.procs.pop(name)
-                    self._start_process(name)
-                else:
-                    self.restart_node(name)
-            except (ClusterError, RuntimeError, OSError):
-                pass  # still dead: found again on the next turn
-            await asyncio.sleep(0.2)  # no hot loop over a process that cannot start
+            now = clock()
+            for name, code in self.exited().items():
+                if name in due:
+                    continue
+                times = deaths.setdefault(name, deque())
+                times.append(now)
+                while now - times[0] > window_s:
+                    times.popleft()
+                if len(times) >= max_deaths:
+                    return name, code, self.log_of(name)
+                if on_restart is not None:
+                    on_restart(name, code)
+                due[name] = now + min(0.2 * 2 ** (len(times) - 1), 5.0)
+            for name, at in list(due.items()):
+                if at <= now:
+                    del due[name]
+                    try:
+                        self._revive(name)
+                    except (ClusterError, RuntimeError, OSError):
+                        pass  # still dead: counted again on the next turn
+            await asyncio.sleep(0.1)  # a supervisor's poll of its children
+
+    def _revive(self, name: str) -> None:
+        if name in self.procs:
+            self.procs.pop(name)
+            self._start_process(name)
+        elif name == "nats":
+            self.nodes[0].start(log_file=self.log_of("nats"), spawn=_spawn)
+        else:
+            self.restart_node(name)
 
     def kill(self, name: str) -> None:
         """kill -9 one service and reap it (fault tests)."""

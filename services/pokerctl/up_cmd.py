@@ -6,15 +6,18 @@
 The services listen on 127.0.0.1 at the base port + 1 (table), + 2 (dealer), + 3 (betting),
 + 4 (showdown), + 5 (rake); NATS at --nats-port with its JetStream store in DIR/jetstream and
 every process's log in DIR/logs. On Ctrl-C or SIGTERM the
-table service is stopped first, then the other services, then NATS. If any process dies, the
-rest are stopped and the exit code is 1.
+table service is stopped first, then the other services, then NATS.
+
+`up` supervises in every mode: a process that dies (a service, a replica, NATS or a cluster
+node) is started again on its port (its store) with its environment, after a backoff that
+doubles from 0.2 s to 5 s; one that dies 5 times within a minute cannot be kept up, so the
+rest are stopped, its log is named, and the exit code is 1.
 
 --cluster 3 runs three nats-server nodes (client ports --nats-port, +1, +2) as one JetStream
 cluster, with the stream and KV buckets at 3 replicas. --replicas N runs N processes of each
 service (instance i at the base port + 20*i + offset); peers balance over them round robin,
 and so do clients: the POKER_TABLE_ADDR and POKER_WALLET_ADDR `up` prints list every instance.
-With either, `up` supervises: a process that dies (a service replica, a cluster node) is
-started again on its port with its environment. Prometheus metrics: base port + 10 + offset.
+Prometheus metrics: base port + 10 + offset.
 
 --shards N splits the log's tables over N streams (POKER_S0..POKER_S{N-1}, by a hash of the
 table id; shared/infra/eventstore.py): every process gets POKER_STREAM_SHARDS=N and the NATS
@@ -40,7 +43,15 @@ from pathlib import Path
 from shared.infra.config import DEFAULT_BASE_PORT, stream_shards
 from shared.infra.tls import INSECURE_WARNING
 
-from .up import DEFAULT_NATS_PORT, HOST, WEB, ClusterError, LocalCluster
+from .up import (
+    DEFAULT_NATS_PORT,
+    HOST,
+    SUPERVISE_DEATHS,
+    SUPERVISE_WINDOW_S,
+    WEB,
+    ClusterError,
+    LocalCluster,
+)
 
 
 def default_data_dir() -> Path:
@@ -101,18 +112,17 @@ async def serve(cluster: LocalCluster, out=None) -> int:
               f"POKER_WALLET_ADDR={cluster.client_address('wallet')}"
               "\nCtrl-C stops everything.", file=out, flush=True)
         waiting = asyncio.create_task(stop.wait())
-        if cluster.nats_nodes > 1 or cluster.replica_count > 1:
-            exited = asyncio.create_task(cluster.supervise(
-                lambda name, rc: print(f"pokerctl up: {name} exited with code {rc}; "
-                                       "restarting it", file=sys.stderr, flush=True)))
-        else:
-            exited = asyncio.create_task(cluster.wait_any_exit())
+        exited = asyncio.create_task(cluster.supervise(
+            lambda name, rc: print(f"pokerctl up: {name} exited with code {rc}; restarting "
+                                   f"it (its log: {cluster.log_of(name)})", file=sys.stderr,
+                                   flush=True)))
         await asyncio.wait({waiting, exited}, return_when=asyncio.FIRST_COMPLETED)
         code = 0
         if exited.done():
-            name, rc = exited.result()
-            print(f"pokerctl up: {name} exited with code {rc} (see {cluster.log_dir}); "
-                  "stopping the rest", file=sys.stderr)
+            name, rc, log = exited.result()
+            print(f"pokerctl up: {name} died {SUPERVISE_DEATHS} times within "
+                  f"{SUPERVISE_WINDOW_S:.0f} s (last exit code {rc}): it cannot be kept up; "
+                  f"stopping everything. Its log says why: {log}", file=sys.stderr)
             code = 1
         for t in (waiting, exited):
             t.cancel()

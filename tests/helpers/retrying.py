@@ -17,7 +17,9 @@ class RetryingStub:
     def __getattr__(self, method: str):
         call = getattr(self._stub, method)
 
-        async def retried(request, metadata=(), timeout: float | None = None):
+        async def retried(request, metadata=(), timeout: float | None = None,
+                          wait_for_ready: bool | None = None):
+            # (a caller's own retries pass wait_for_ready; these wait for the channel)
             policy = self._policy if timeout is None else RetryPolicy(
                 total_s=self._policy.total_s, attempt_s=timeout, wait_for_ready=True)
             return await retrying(call, request, metadata, policy)

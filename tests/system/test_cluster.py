@@ -3,7 +3,11 @@
 `pokerctl up --cluster 3 --replicas 2` runs them. Bots play a table of every game; mid-play
 the stream's leader node is killed -9, and a service replica too. Every commit acknowledged
 before the kill is still in the log, the supervisor brings both back, and play carries on:
-the bots retry through the failover with the same command ids."""
+the bots retry through the failover with the same command ids.
+
+Every command the bots sent is recorded as it ends (acknowledged, refused, unknown:
+tests/helpers/history.py) and checked against the log read back: no acknowledged command is
+missing from it, none is in it twice, no refused one is in it."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from services.pokerctl.up import ClusterError, LocalCluster
 from shared.audit import audit_table
 from shared.infra.eventstore import STREAM, EventStore
 from shared.infra.waiting import until
+from tests.helpers.history import History, RecordingStub, check, table_log
 from tests.helpers.retrying import RetryingStub
 
 RETRY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -43,10 +48,14 @@ async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster
         plans = plan_tables(run_id="cluster")  # one table of every game and structure
         # The bots call one table instance: views read through the other may lag a commit
         # (its cache; direct gets served by a follower), and a bot re-deciding on a stale
-        # view reuses its command id (bot-<version>-<seat>) for another action. Peers of
+        # view makes a new decision with a new command id. Peers of
         # the table service (and the clock keepers) use both instances of everything.
+        history = History()  # every command the bots send, one entry per command id
         async with cluster.channel("table") as ch:
-            stub = RetryingStub(table_pb2_grpc.TableServiceStub(ch))
+            # recorded around the retries (each command's outcome) and inside them (its
+            # attempts)
+            stub = RecordingStub(RetryingStub(RecordingStub(
+                table_pb2_grpc.TableServiceStub(ch), history, attempts=True)), history)
             playing = asyncio.create_task(play_tables(stub, plans, hands=3, seats=3,
                                                       sponsor=cluster.sponsor(), seed=11))
 
@@ -63,8 +72,6 @@ async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster
             cluster.kill("betting-2")
 
             played = await asyncio.wait_for(playing, timeout=90)
-        assert [p.error for p in played if p.error] == []
-        assert all(p.bots.hands_seen >= 3 for p in played)
 
         async def healed():  # a leader and two current followers (the killed node is back)
             info = await store.js.stream_info(STREAM)
@@ -73,6 +80,23 @@ async def test_hands_of_every_game_survive_a_leader_kill_on_a_three_node_cluster
                 all(r.current for r in replicas)
 
         await wait_for(healed, what="stream with all 3 replicas current")
+        # The history against the log, as the stream's leader has it (a direct get may be
+        # answered by a follower a commit behind): every table's create, 3 sit-downs and 3
+        # leaves at least, and no acknowledged command lost, none doubled, no refused one
+        # applied, no client command in the log that the bots did not send. Checked before
+        # the bots' own results: a bot that gave up leaves its command unknown here.
+        logs = {p.table_id: table_log(c.data for c in await store.read_current(p.table_id))
+                for p in plans}
+        verdict = check(history.entries, logs)
+        print(verdict.line())
+        print("\n".join(verdict.outcomes()))
+        assert verdict.acknowledged >= 7 * len(plans), verdict.details()
+        assert verdict.lost == (), verdict.details()
+        assert verdict.doubled == (), verdict.details()
+        assert verdict.refused_applied == (), verdict.details()
+        assert verdict.unrecorded == (), verdict.details()
+        assert [p.error for p in played if p.error] == []
+        assert all(p.bots.hands_seen >= 3 for p in played)
         await wait_for(lambda: _async(cluster.pid("betting-2") != old_betting
                                       and "betting-2" in restarted), what="betting-2 restart")
         await wait_for(lambda: _async(leader in restarted or supervisor.done()),

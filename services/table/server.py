@@ -351,8 +351,14 @@ class TableService(table_pb2_grpc.TableServiceServicer):
 
         lt = await self.repo.get(request.table_id)
         if command_id not in lt.commands:  # refused before anything is appended: the rules,
-            sit(lt.state)  # then the balance (the wallet's debit decides in the end)
-            await self.driver.cashier.check_funds(player, request.buy_in)
+            try:  # then the balance (the wallet's debit decides in the end)
+                sit(lt.state)
+                await self.driver.cashier.check_funds(player, request.buy_in)
+            except Exception:  # unless the leader's log has it (a retry another replica
+                # applied, on a fold behind): then its outcome is the answer
+                if command_id not in (await self.repo.load(request.table_id,
+                                                           leader=True)).commands:
+                    raise
         outcome = await self.repo.execute(
             request.table_id, command_id,
             digest("sit", request.seat, player, request.buy_in, request.post_big_blind,

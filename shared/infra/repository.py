@@ -328,7 +328,8 @@ class TableRepository:
         """Decide on the current fold and append the events; idempotent by command id.
 
         ``min_version``: the table version the caller saw; a cached fold at least that recent
-        is decided on without a read. A lost race re-reads and decides once more.
+        is decided on without a read. A lost race re-reads and decides once more, and so does
+        a refusal if the leader's log has moved on (the command may be there already).
         ``guard``: a precondition on the loaded table that ``decide`` cannot see (its clock,
         say), checked on the fold decided on, after the duplicate check; it raises to refuse.
         ``sealing``: seal the commit's secret cards (the dealer's decisions).
@@ -343,9 +344,17 @@ class TableRepository:
                         raise CommandReused(f"command id {command_id!r} was already used "
                                             f"for a different command")
                     return Outcome(seen[0], 0, duplicate=True)
-                if guard is not None:
-                    guard(lt)
-                events = decide(lt.state)
+                try:
+                    if guard is not None:
+                        guard(lt)
+                    events = decide(lt.state)
+                except Exception:
+                    # A refusal on a fold that may be behind (this replica's cache, or a read
+                    # a follower served) is checked on the leader's log first: a retry of a
+                    # command another replica applied gets its outcome, not a refusal.
+                    if attempt == 0 and (await self.load(table_id, leader=True)).seq != lt.seq:
+                        continue
+                    raise
                 if not events:
                     return Outcome(lt.seq, 0)
                 hand = lt.state.hand if lt.state is not None else None

@@ -266,3 +266,31 @@ async def test_an_undecodable_event_is_corrupt_log(repo, store, nats_server):
             await other.load(TID)
     finally:
         await other_store.close()
+
+
+async def test_a_retry_refused_on_a_stale_fold_gets_its_outcome_from_the_log(repo, store,
+                                                                              nats_server):
+    """Replica B's fold is behind: a retry of a command replica A applied, illegal on B's
+    fold, is answered with its original outcome (threat 4), not refused."""
+    await repo.execute(TID, "create", digest("create", OPTIONS),
+                       lambda t: T.create_table(t, TID, OPTIONS))
+    await sit(repo, 1)
+    other_store, other = await fresh(nats_server.url, create=False)
+    try:
+        behind = await other.get(TID)  # B's cache: before seat 2 and the command
+
+        def after_seat_2(t):  # legal once seat 2 is taken (as an action after another's)
+            if all(s.seat != 2 for s in t.seats):
+                raise IllegalAction("seat 2 is not taken yet")
+            return T.sit_down(t, 3, "p3", 200, "digest")
+
+        await sit(repo, 2)
+        first = await repo.execute(TID, "x", digest("x"), after_seat_2)
+        again = await other.execute(TID, "x", digest("x"), after_seat_2,
+                                    min_version=behind.seq)
+        assert again.duplicate and again.version == first.version
+        with pytest.raises(IllegalAction):  # a real refusal is still one, after the check
+            await other.execute(TID, "y", digest("y"),
+                                lambda t: (_ for _ in ()).throw(IllegalAction("no")))
+    finally:
+        await other_store.close()

@@ -3,7 +3,7 @@ process.
 
     .venv/bin/python -m bench.bench_phh [--hands 3000] [--repeats 3] [--seed 13] [--before DIR]
 
-Picks ``--hands`` hands (seeded, with replacement) from the PHH corpus (``../shared/phh``
+Picks ``--hands`` hands (seeded, with replacement) from the PHH corpus (``tests/data/phh``
 beside the repository), an equal share from each of the six variants the engine plays (NT,
 FT, PO, FO/8, F7S, F7S/8), and writes each as a ``.phh`` file in a temporary directory. Then,
 in alternate runs, median of ``--repeats`` each:
@@ -37,7 +37,7 @@ import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "phh"
+CORPUS = ROOT / "tests" / "data" / "phh"
 VARIANTS = ("NT", "FT", "PO", "FO/8", "F7S", "F7S/8")
 HANDS = 3000
 REPEATS = 3

@@ -1,6 +1,6 @@
-"""Every real hand under ../shared/phh replays through the engine to its recorded result.
+"""Every real hand under tests/data/phh replays through the engine to its recorded result.
 
-The corpus sits next to the clone (``X/../shared/phh`` for a clone at ``X``); a missing corpus
+The corpus is the repository's own (``tests/data/phh``, copied from the briefing); a missing corpus
 is a failure, not a skip. Variants the engine does not play must be reported as unsupported.
 Hands that fail because of a known engine bug are listed in ``KNOWN_ENGINE_BUGS``: the test
 asserts they still fail, so fixing the bug forces the entry's removal.
@@ -15,8 +15,9 @@ import pytest
 
 from shared.phh.parse import load
 from shared.phh.replay import VARIANTS, replay
+from tests.helpers.corpus import PHH_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "phh"
+CORPUS = PHH_CORPUS
 FILES = sorted(CORPUS.rglob("*.phh")) + sorted(CORPUS.rglob("*.phhs"))
 
 KNOWN_ENGINE_BUGS: dict[str, str] = {}

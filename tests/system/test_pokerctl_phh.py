@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.corpus import PHH_CORPUS
+
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "phh"
+CORPUS = PHH_CORPUS
 KEYS = ["path", "index", "variant", "ok", "finishing_stacks", "error"]
 PLAYED = {"NT", "FT", "PO", "FO/8", "F7S", "F7S/8"}
 

@@ -12,9 +12,10 @@ import sys
 from pathlib import Path
 
 from services.pokerctl import cli
+from tests.helpers.corpus import PHH_CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "phh"
+CORPUS = PHH_CORPUS
 
 
 def test_the_listing_is_what_the_modules_register():

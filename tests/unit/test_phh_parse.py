@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from shared.phh.parse import PHHError, load, loads, loads_one, parse_action
 from shared.phh.replay import amount_scale, replay
 from shared.poker.cards import UNKNOWN_CARD, cards
+from tests.helpers.corpus import PHH_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "phh"
+CORPUS = PHH_CORPUS
 
 
 def corpus_text(rel: str) -> str:

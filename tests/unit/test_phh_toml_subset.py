@@ -10,14 +10,14 @@ from __future__ import annotations
 import random
 import tomllib
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from shared.phh.parse import PHHError, loads, parse_hand
 from shared.phh.toml_subset import read
+from tests.helpers.corpus import PHH_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "phh"
+CORPUS = PHH_CORPUS
 TEXTS = {f.relative_to(CORPUS).as_posix(): f.read_text(encoding="utf-8")
          for f in sorted(CORPUS.rglob("*.phh"))}
 

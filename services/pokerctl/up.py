@@ -43,9 +43,11 @@ cluster from a long-lived thread such as the event loop's). Each child's output 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import secrets
+import shlex
 import signal
 import socket
 import subprocess
@@ -80,6 +82,8 @@ DEFAULT_NATS_PORT = 4222
 #: `up` gives up on a process that died this many times within this window (it cannot start:
 #: its log says why) and stops the stack
 SUPERVISE_DEATHS, SUPERVISE_WINDOW_S = 5, 60.0
+#: processes of each service `up` runs at most (--replicas)
+MAX_REPLICAS = 8
 HOST = "127.0.0.1"
 #: what selects a process's gRPC certificates (shared/infra/tls.py); `up` sets them itself
 TLS_ENV = ("POKER_TLS_DIR", "POKER_TLS_CA", "POKER_TLS_CERT", "POKER_TLS_KEY", "POKER_INSECURE")
@@ -105,6 +109,10 @@ WEB_TOKEN_TTL_S = 30 * 24 * 3600
 
 class ClusterError(RuntimeError):
     """A process of the cluster did not come up (or died)."""
+
+
+class DataDirInUse(ClusterError):
+    """Another cluster runs on this data directory."""
 
 
 async def create_streams(url: str, replicas: int, ca: str | None = None,
@@ -278,8 +286,12 @@ class LocalCluster:
     #: also run the web pages (services/web) as process "web", on base port + 8
     web: bool = False
     _cashier: object = field(default=None, repr=False)
+    _lock: int | None = field(default=None, repr=False)  # the data directory's (flock)
 
     def __post_init__(self) -> None:
+        if not 1 <= self.replica_count <= MAX_REPLICAS:
+            raise ClusterError(f"--replicas is the number of processes of each service: 1 to "
+                               f"{MAX_REPLICAS}, not {self.replica_count}")
         # the rule of POKER_STREAM_SHARDS (1 to 64), said in its words
         self.shards = stream_shards({"POKER_STREAM_SHARDS": str(self.shards)})
         self.data_dir = Path(self.data_dir)
@@ -421,7 +433,10 @@ class LocalCluster:
     # --- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> LocalCluster:
-        """NATS, then every service; returns once each answers its health check SERVING."""
+        """NATS, then every service; returns once each answers its health check SERVING.
+        The data directory is locked first (DataDirInUse: another cluster runs on it); once
+        all serve, its client environment is written (:meth:`write_client_env`)."""
+        self._lock_data_dir()
         busy = [f"{name} {port}" for name, port in
                  [("nats", self.nats_port or 0), *self.ports.items(),
                   *(("metrics " + n, p) for n, p in self.metrics_ports.items())]
@@ -439,6 +454,7 @@ class LocalCluster:
             if self.web:  # a client of the table service: once it serves
                 self._start_process(WEB)
                 await self.wait_healthy([WEB])
+            self.write_client_env()
         except BaseException:
             await self.stop()
             raise
@@ -702,6 +718,52 @@ class LocalCluster:
             self._cashier = self.channel("wallet", identity="admin")
         return Sponsor(self.issuer, wallet_pb2_grpc.WalletServiceStub(self._cashier))
 
+    def _lock_data_dir(self) -> None:
+        """Hold ``data_dir/up.lock`` (flock) while this cluster runs: two `up` on one data
+        directory would run two nats-servers on one JetStream store."""
+        if self._lock is not None:
+            return
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        path = self.data_dir / "up.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 200).decode(errors="replace").strip() or "a process"
+            os.close(fd)
+            raise DataDirInUse(f"{self.data_dir} is in use by another `pokerctl up` "
+                               f"({holder}): stop it first, or give this one another "
+                               "--data-dir") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}, NATS port {self.nats_port or 'free'}\n".encode())
+        self._lock = fd
+
+    @property
+    def env_file(self) -> Path:
+        return self.data_dir / "env"
+
+    def write_client_env(self) -> Path:
+        """``data_dir/env``: what every client command reads to find this cluster (the data
+        directory, where NATS's URL, its CA, the passwords and the compliance key are; the
+        table and wallet addresses), for ``source DIR/env``; the NATS and metrics addresses
+        as comments. No secret in it: the passwords stay in ``data_dir/nats``."""
+        values = {"POKER_DATA_DIR": str(self.data_dir.resolve()),
+                  "POKER_TABLE_ADDR": self.client_address("table"),
+                  "POKER_WALLET_ADDR": self.client_address("wallet"),
+                  "POKER_COMPLIANCE_KEY": str(self.key_file.resolve())}
+        if self.tls_dir is None:
+            values["POKER_INSECURE"] = "1"
+        lines = ["# `pokerctl up`'s clients: source this file (written at each start)",
+                 *(f"export {k}={shlex.quote(v)}" for k, v in values.items()),
+                 f"# NATS: {self.nats_address}",
+                 "# metrics (Prometheus): " + ", ".join(
+                     f"{name} http://{HOST}:{port}/metrics"
+                     for name, port in self.metrics_ports.items())]
+        if self.web_url:
+            lines.append(f"# web pages: {self.web_url}")
+        write_private(self.env_file, "\n".join(lines) + "\n")
+        return self.env_file
+
     async def stop(self) -> None:
         """SIGTERM the table service (it calls the others), then the rest; wait for each
         (SIGKILL after 10 s); then stop NATS. Safe to call twice."""
@@ -713,6 +775,9 @@ class LocalCluster:
         await self._terminate([n for n in self.procs if n not in tables])
         for node in self.nodes or ([self.nats] if self.nats is not None else []):
             await asyncio.to_thread(node.stop)
+        if self._lock is not None:
+            os.close(self._lock)  # the data directory is free again
+            self._lock = None
 
     async def __aenter__(self) -> LocalCluster:
         return await self.start()

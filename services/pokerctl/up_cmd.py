@@ -5,7 +5,11 @@
 
 The services listen on 127.0.0.1 at the base port + 1 (table), + 2 (dealer), + 3 (betting),
 + 4 (showdown), + 5 (rake); NATS at --nats-port with its JetStream store in DIR/jetstream and
-every process's log in DIR/logs. On Ctrl-C or SIGTERM the
+every process's log in DIR/logs. Once every service serves, `up` writes DIR/env, what every
+client command reads (POKER_DATA_DIR, POKER_TABLE_ADDR, POKER_WALLET_ADDR,
+POKER_COMPLIANCE_KEY; NATS and metrics addresses as comments), and prints `source DIR/env`, the
+one line to run in a client's shell. DIR is locked while `up` runs: a second `up` on it is
+refused, naming the first. On Ctrl-C or SIGTERM the
 table service is stopped first, then the other services, then NATS.
 
 `up` supervises in every mode: a process that dies (a service, a replica, NATS or a cluster
@@ -46,6 +50,7 @@ from shared.infra.tls import INSECURE_WARNING
 from .up import (
     DEFAULT_NATS_PORT,
     HOST,
+    MAX_REPLICAS,
     SUPERVISE_DEATHS,
     SUPERVISE_WINDOW_S,
     WEB,
@@ -102,14 +107,11 @@ async def serve(cluster: LocalCluster, out=None) -> int:
             print(f"gRPC: mutual TLS, CA {cluster.tls_dir / 'ca.pem'}, a client's certificate "
                   f"{cluster.tls_dir / 'client.pem'} (+ .key); client commands find them "
                   "through the data directory (or POKER_TLS_DIR)", file=out)
-        # NATS's URL, CA and the clients' passwords are in the data directory, not printed
-        here = cluster.data_dir.resolve()
-        data = "" if here == default_data_dir().resolve() else f"POKER_DATA_DIR={here} "
         print(f"identity: tokens from the dev issuer {cluster.issuer.directory} (`pokerctl "
               "token --player P [--role operator]`); money: the reference wallet (`pokerctl "
               "wallet deposit --player P --amount N`)", file=out)
-        print(f"clients: export {data}POKER_TABLE_ADDR={cluster.client_address('table')} "
-              f"POKER_WALLET_ADDR={cluster.client_address('wallet')}"
+        # NATS's URL, CA and the clients' passwords are in the data directory, not printed
+        print(f"clients (every pokerctl command reads it): source {cluster.env_file}"
               "\nCtrl-C stops everything.", file=out, flush=True)
         waiting = asyncio.create_task(stop.wait())
         exited = asyncio.create_task(cluster.supervise(
@@ -157,6 +159,17 @@ def _shards(raw: str) -> int:
                                                           1)) from None
 
 
+def _replicas(raw: str) -> int:
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_REPLICAS:
+        raise argparse.ArgumentTypeError(f"the number of processes of each service: 1 to "
+                                         f"{MAX_REPLICAS}, not {raw!r}")
+    return n
+
+
 def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     p = sub.add_parser("up", help=help)
     p.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT,
@@ -169,8 +182,9 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     p.add_argument("--log-level", default="INFO", help="services' log level (default INFO)")
     p.add_argument("--cluster", type=int, default=1, choices=(1, 3),
                    help="nats-server nodes: 1, or 3 as a JetStream cluster with R3 streams")
-    p.add_argument("--replicas", type=int, default=1,
-                   help="processes of each service, balanced round robin (default 1)")
+    p.add_argument("--replicas", type=_replicas, default=1, metavar="N",
+                   help=f"processes of each service, balanced round robin (1 to "
+                        f"{MAX_REPLICAS}, default 1)")
     p.add_argument("--shards", type=_shards, default=1, metavar="N",
                    help="streams the log's tables are split over, by a hash of the table id "
                         "(1 to 64, default 1: the one stream POKER)")

@@ -91,7 +91,9 @@ async def test_up_then_bots_then_sigterm(tmp_path, monkeypatch):
 
         # client commands find up's NATS, its CA and the reader's password in its data dir
         monkeypatch.setenv("POKER_DATA_DIR", str(tmp_path / "data"))
-        assert f"export POKER_DATA_DIR={tmp_path / 'data'}" in out
+        assert f"source {tmp_path / 'data' / 'env'}" in out
+        await _clients_from_the_env_file(tmp_path / "data", base, nats_port)
+        await _a_second_up_on_the_data_dir_is_refused(tmp_path / "data")
         report = io.StringIO()
         code = await run_bots(f"127.0.0.1:{base + 1}", default_nats_url(),
                               plan_tables(2), hands=2, seats=3, seed=1, out=report,
@@ -113,6 +115,50 @@ async def test_up_then_bots_then_sigterm(tmp_path, monkeypatch):
     assert not port_in_use(nats_port)
 
 
+def _sourced(env_file) -> dict[str, str]:
+    """The environment a shell has after ``source env_file`` (and nothing else of POKER_*)."""
+    shell = subprocess.run(["bash", "-c", f"source {env_file} && env -0"], check=True,
+                           capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items()
+                                if not k.startswith("POKER_")})
+    return dict(line.split("=", 1) for line in shell.stdout.split("\0") if "=" in line)
+
+
+async def _clients_from_the_env_file(data, base: int, nats_port: int) -> None:
+    """`source DIR/env` is all a client's shell needs: bots play and audit with the key
+    (sealed cards opened), history renders the cards, for a data dir that is not the
+    default."""
+    env = _sourced(data / "env")
+    assert env["POKER_DATA_DIR"] == str(data.resolve())
+    assert env["POKER_TABLE_ADDR"] == f"127.0.0.1:{base + 1}"
+    assert env["POKER_COMPLIANCE_KEY"] == str((data / "keys" / "compliance.key").resolve())
+    assert f"# NATS: tls://127.0.0.1:{nats_port}" in (data / "env").read_text()
+    assert "password" not in (data / "env").read_text().lower()
+    cli = [sys.executable, "-m", "services.pokerctl"]
+    bots = await asyncio.to_thread(subprocess.run, [*cli, "bots", "--tables", "1", "--hands",
+                                                    "2", "--seats", "2"],
+                                   env=env, capture_output=True, text=True, timeout=180)
+    assert bots.returncode == 0, bots.stdout + bots.stderr
+    assert "audit passed" in bots.stdout and "no compliance key" not in bots.stdout
+    table = json.loads(subprocess.run(
+        [*cli, "audit", "--all", "--json"], env=env, capture_output=True, text=True,
+        timeout=120).stdout)["tables"][-1]["table_id"]
+    history = await asyncio.to_thread(subprocess.run, [*cli, "history", "--table", table],
+                                      env=env, capture_output=True, text=True, timeout=120)
+    assert history.returncode == 0, history.stderr
+    assert "Dealt to" in history.stdout and "??" not in history.stdout, history.stdout[:2000]
+
+
+async def _a_second_up_on_the_data_dir_is_refused(data) -> None:
+    base, nats_port = free_base_port(), free_port()
+    second = await asyncio.to_thread(subprocess.run, [
+        sys.executable, "-c", UP, "up", "--base-port", str(base), "--nats-port",
+        str(nats_port), "--data-dir", str(data)], capture_output=True, text=True, timeout=60)
+    assert second.returncode == 1, second.stdout + second.stderr
+    assert "is in use by another `pokerctl up` (pid " in second.stderr, second.stderr
+    assert not port_in_use(nats_port)  # no second nats-server on the store
+
+
 async def _clients_need_no_flags(data, nats_port: int) -> None:
     """`pokerctl audit` finds up's NATS, CA, reader and key in POKER_DATA_DIR; a mirror aimed
     at up's own NATS (as its mirror user, by another address) is refused, nothing written."""
@@ -123,7 +169,7 @@ async def _clients_need_no_flags(data, nats_port: int) -> None:
                                     env=env, capture_output=True, text=True, timeout=120)
     assert audit.returncode == 0, audit.stdout + audit.stderr
     report = json.loads(audit.stdout)
-    assert report["ok"] and len(report["tables"]) == 2
+    assert report["ok"] and len(report["tables"]) == 3  # the env file's bots, then 2
     held = report["source"]["messages"]
     password = json.loads((data / "nats" / "passwords.json").read_text())["poker-mirror"]
     to = f"tls://poker-mirror:{password}@localhost:{nats_port}"

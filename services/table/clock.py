@@ -16,6 +16,15 @@ every Watch pushes a view a client can draw the countdown from.
 ``tick()`` does one round over the tables; production runs it every ``POKER_CLOCK_TICK_MS``
 (default 200; 0: never on its own). Tests inject ``now_ms`` and call ``tick()`` themselves.
 
+The clock does not run while the table cannot act (shared/poker/clock.py). A time-out the
+log refuses for lack of space (the betting service's refusal says so, :func:`log_full`) holds
+the decision's clock (``Driver.outages``; a player's action refused so holds it too): from
+then on the keeper tries, each tick, to append ``ClockRestarted`` for that decision instead of
+the time-out, and the table service does not refuse the player's action as late. The first
+append that lands restarts the decision at its commit's time, so the player on turn gets a
+whole decision time once space is back, and every fold of the log (another keeper, the
+betting service, the audit) finds the same deadline.
+
 What fails at a table is reported once (``driver.Failures``) and the table is looked at again
 after a wait that grows, never in a tight loop; a table whose log does not check is stopped
 (shared/infra/repository.py) and left alone.
@@ -34,14 +43,16 @@ from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 
 from shared.infra.config import DEFAULT_CLOCK_TICK_MS
+from shared.infra.eventstore import StoreFull
 from shared.infra.lease import Leases
-from shared.infra.repository import LoadedTable, TableRepository
-from shared.infra.rpc import system_command_id
+from shared.infra.repository import LoadedTable, TableRepository, digest
+from shared.infra.rpc import log_full, system_command_id
 from shared.poker import table as T
 from shared.poker.clock import TurnClock, is_late
+from shared.poker.errors import IllegalAction
 from shared.poker.options import TableOptions
 
-from .calls import Failures
+from .calls import Failures, same_decision
 from .driver import Driver
 
 log = structlog.get_logger()
@@ -66,10 +77,6 @@ class _Seen:
     options: TableOptions | None
     read_at: float  # monotonic: when the keeper last read the table from the log
 
-
-def _same_decision(a: TurnClock | None, b: TurnClock | None) -> bool:
-    return a is not None and b is not None and (a.hand_no, a.seat, a.started_ms) == (
-        b.hand_no, b.seat, b.started_ms)
 
 
 class ClockKeeper:
@@ -178,7 +185,7 @@ class ClockKeeper:
         now = self.now_ms()
         if now >= clock.deadline_ms(seen.options):
             return True
-        return now >= clock.countdown_ms(seen.options) and not _same_decision(
+        return now >= clock.countdown_ms(seen.options) and not same_decision(
             clock, self._nudged.get(table_id))
 
     async def _keep(self, table_id: str) -> None:
@@ -199,7 +206,11 @@ class ClockKeeper:
                 lt = await self.repo.load(table_id)  # a time-out is decided on the log
                 read_at = now
             if is_late(lt.clock, lt.state.options, self.now_ms()):
-                await self._time_out(table_id, lt)
+                refused_at = self.driver.outages.held(table_id, lt.clock)
+                if refused_at is None:
+                    await self._time_out(table_id, lt)
+                else:
+                    await self._restart_clock(table_id, lt, refused_at)
             elif T.table_step(lt.state) is not None or T.settleable(lt.state):
                 # a driver died between steps, or money is still with the wallet
                 await self.driver.advance(table_id, lt.seq)
@@ -226,6 +237,9 @@ class ClockKeeper:
                                               command_id=command_id, version=lt.seq),
                     seat=clock.seat, clock_started_unix_ms=clock.started_ms))
             except grpc.aio.AioRpcError as exc:
+                if log_full(exc):  # nothing landed: the decision's clock is held
+                    self.driver.outages.refused(table_id, clock, self.now_ms())
+                    return
                 if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
                     # The player acted meanwhile, or the betting service's clock is behind:
                     # the next look decides again.
@@ -239,9 +253,32 @@ class ClockKeeper:
                      seat=clock.seat, duplicate=reply.duplicate)
         await self.driver.advance(table_id)
 
+    async def _restart_clock(self, table_id: str, lt: LoadedTable, refused_at: int) -> None:
+        """The log refused while this decision was on the clock: restart it with the first
+        append the log takes (the table waits while it still refuses)."""
+        clock = lt.clock
+        assert clock is not None
+        command_id = system_command_id("restart", clock.hand_no, clock.seat, clock.started_ms)
+        async with self.driver.lock(table_id):
+            try:
+                await self.repo.execute(
+                    table_id, command_id,
+                    digest("restart", clock.hand_no, clock.seat, clock.started_ms, refused_at),
+                    lambda t: T.restart_clock(t, clock.seat, refused_at), min_version=lt.seq)
+            except StoreFull:
+                return  # still out of space: the clock stays held
+            except IllegalAction as exc:  # the player acted meanwhile: that decision is over
+                log.info("clock restart overtaken", table_id=table_id, reason=str(exc))
+                self._seen.pop(table_id, None)
+            else:
+                log.info("the log accepts again: the decision's clock restarts",
+                         table_id=table_id, hand_no=clock.hand_no, seat=clock.seat,
+                         refused_at_ms=refused_at)
+        self.driver.outages.over(table_id)
+
     async def _nudge_countdown(self, table_id: str, lt: LoadedTable) -> None:
         clock = lt.clock
-        if clock is None or lt.state is None or _same_decision(clock,
+        if clock is None or lt.state is None or same_decision(clock,
                                                                 self._nudged.get(table_id)):
             return
         if self.now_ms() >= clock.countdown_ms(lt.state.options):

@@ -41,7 +41,7 @@ from shared.poker import table as T
 from shared.poker.cards import Card, card
 from shared.poker.steprules import STEPS
 
-from .calls import Failures
+from .calls import Failures, Outages
 from .cashier import Cashier
 
 log = structlog.get_logger()
@@ -108,6 +108,8 @@ class Driver:
         self._running: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task] = set()
         self.failures = Failures("driving the table")
+        #: decisions on the clock when the log refused for lack of space (calls.Outages)
+        self.outages = Outages()
         self.cashier = Cashier(repo, peers.wallet)
         self.own_cards = OwnCards()
         #: (service, table) -> the table version that service last answered with

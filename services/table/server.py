@@ -69,7 +69,14 @@ from shared.infra.protomap import (
 )
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.retry import RetryPolicy, retrying
-from shared.infra.rpc import BadRequest, Denied, check_table_id, client_command_id, rpc
+from shared.infra.rpc import (
+    BadRequest,
+    Denied,
+    check_table_id,
+    client_command_id,
+    log_full,
+    rpc,
+)
 from shared.infra.seattokens import check_holder, new_seat_token, token_digest
 from shared.poker import table as T
 from shared.poker.cards import Card, card
@@ -435,7 +442,12 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             seat=request.seat, action=request.action, player_id=caller().subject)
         if request.HasField("amount"):
             act.amount = request.amount
-        acted = await self.driver.call("betting", "Act", act)
+        try:
+            acted = await self.driver.call("betting", "Act", act)
+        except grpc.aio.AioRpcError as exc:
+            if log_full(exc):  # nothing landed: the player's clock is held (clock.py)
+                self.driver.outages.refused(request.table_id, lt.clock, self.repo.now_ms())
+            raise
         version = await self._carry_on(request.table_id, acted.version)
         return await self._reply(request.table_id, request.seat, version)
 
@@ -452,12 +464,14 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     def _late(self, lt: LoadedTable, request, command_id: str) -> bool:
         """The seat is on the clock and its deadline has passed: the clock keeper times it
         out (its action would come after the time the rules give). A retry of an action
-        already applied is not late: it gets its original outcome."""
+        already applied is not late: it gets its original outcome; nor is a decision whose
+        clock the log's running out of space holds (clock.py: the keeper restarts it)."""
         clock = lt.clock
         return (clock is not None and clock.seat == request.seat
                 and clock.hand_no == request.hand_no
                 and command_id not in lt.commands
-                and is_late(clock, lt.state.options, self.repo.now_ms()))
+                and is_late(clock, lt.state.options, self.repo.now_ms())
+                and self.driver.outages.held(request.table_id, clock) is None)
 
     @staticmethod
     def _stale(lt: LoadedTable, request, command_id: str) -> bool:

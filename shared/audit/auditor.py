@@ -64,7 +64,7 @@ _FULL_DECK = frozenset(DECK)
 _TABLE_DECISIONS = frozenset({
     E.TableCreated, E.HandStarted, E.PlayerSeated, E.PlayerLeft, E.PlayerLeaving,
     E.PlayerSatOut, E.PlayerToppedUp, E.PlayerDisconnected, E.PlayerReconnected,
-    *E.MONEY_EVENTS, *E.OPERATOR_EVENTS})
+    E.ClockRestarted, *E.MONEY_EVENTS, *E.OPERATOR_EVENTS})
 #: the wallet's answers to a saga
 _Settlement = E.BuyInConfirmed | E.BuyInRefused | E.CashOutConfirmed | E.RakeCredited
 _SETTLED = {E.BuyInConfirmed: "confirmed", E.BuyInRefused: "refused",
@@ -510,6 +510,8 @@ class TableAuditor:
             return T.disconnect(table, first.seat)
         if type(first) is E.PlayerReconnected:
             return T.reconnect(table, first.seat)
+        if type(first) is E.ClockRestarted:
+            return T.restart_clock(table, first.seat, first.refused_at_unix_ms)
         raise _Bad(0, f"{t.__name__} is not a table decision")  # not reached: see _decide
 
     def _decide_hand(self, t: type, first: object, table: TableState, at_ms: int) -> list:

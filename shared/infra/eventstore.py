@@ -78,6 +78,35 @@ class StoreError(RuntimeError):
     """The log could not be written or read (server down, disk full, ...)."""
 
 
+#: JetStream's answers to an append when its store has no room: a stream's limit reached with
+#: discard policy "new" (10077, "maximum bytes/messages exceeded"), the server's disk or
+#: storage quota full ("insufficient resources", "insufficient storage resources")
+_OUT_OF_SPACE_CODES = frozenset({10023, 10047})
+_OUT_OF_SPACE_TEXT = re.compile(r"maximum (bytes|messages)|insufficient (storage )?resources"
+                                r"|no space|disk full|storage limit", re.IGNORECASE)
+
+
+def out_of_space(exc: APIError) -> bool:
+    """Whether JetStream refused an append because its store has no room."""
+    return exc.err_code in _OUT_OF_SPACE_CODES or bool(
+        _OUT_OF_SPACE_TEXT.search(exc.description or ""))
+
+
+class StoreFull(StoreError):
+    """The log refused an append for lack of space: nothing of the commit was stored. The
+    table waits (no action, no time-out, no step lands) until an operator frees space; a
+    retry with the same command id then lands once. UNAVAILABLE (shared/infra/rpc.py), so
+    that clients ride it out with their retries."""
+
+    def __init__(self, table_id: str, stream: str, cause: str) -> None:
+        super().__init__(
+            f"the event log is out of space (stream {stream}: {cause}): nothing was "
+            f"appended to table {table_id} and the table waits; retry with the same command "
+            f"id once an operator has freed space in the log")
+        self.table_id = table_id
+        self.stream = stream
+
+
 class ShardsChanged(StoreError):
     """The log on the server is split over another number of shard streams than this process
     is configured with: refused, since tables cannot move between shards."""
@@ -587,6 +616,8 @@ class EventStore:
                 if last is not None and last.msg_id == msg_id:
                     return last.seq, True
                 raise AppendConflict(table_id, expected_seq) from None
+            if out_of_space(exc):
+                raise StoreFull(table_id, stream.name, exc.description or "full") from None
             raise StoreError(f"append to table {table_id} failed: {exc.description}") from exc
         except (nats.errors.TimeoutError, nats.errors.NoRespondersError,
                 nats.js.errors.NoStreamResponseError) as exc:

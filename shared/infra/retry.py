@@ -12,6 +12,12 @@ causes:
   twice);
 - DEADLINE_EXCEEDED: an attempt took longer than its own deadline.
 
+A refusal because the event log is out of space (UNAVAILABLE, marked
+:func:`~shared.infra.rpc.log_full`) is retried too, as long as the policy rides it out: a
+player's client does (the same command lands once space is back); the table service calling
+its peers does not (``while_log_full`` False): it passes the refusal on at once, for its
+caller to retry, rather than hold the call and the table for the whole policy.
+
 Any other status (FAILED_PRECONDITION: a decision on a stale view; INVALID_ARGUMENT; a rate
 limit's RESOURCE_EXHAUSTED) is an answer, raised at once. Attempts back off from
 ``first_delay_s`` doubling to ``max_delay_s``, each delay jittered (thousands of clients of a
@@ -33,7 +39,7 @@ from typing import Any
 
 import grpc
 
-from .rpc import trace_metadata
+from .rpc import log_full, trace_metadata
 
 RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED,
                        grpc.StatusCode.DEADLINE_EXCEEDED})
@@ -50,6 +56,8 @@ class RetryPolicy:
     #: wait for the channel to connect within the attempt instead of failing at once (peers
     #: inside the cluster: a restarting service comes back on its address)
     wait_for_ready: bool = False
+    #: retry while the event log is out of space (False: that refusal is raised at once)
+    while_log_full: bool = True
 
     def delays(self, clock: Callable[[], float] = time.monotonic) -> Iterator[float]:
         """The waits before each retry, until ``total_s`` would be over (0: no retry)."""
@@ -64,14 +72,18 @@ class RetryPolicy:
 
 
 #: the table service calling a peer's step (a replica restarting comes back within seconds)
-PEER_RETRY = RetryPolicy(total_s=15.0, attempt_s=10.0, wait_for_ready=True)
+PEER_RETRY = RetryPolicy(total_s=15.0, attempt_s=10.0, wait_for_ready=True,
+                         while_log_full=False)
 #: a player's client (bots, the web pages): a delay rather than an error, through a failover
 PLAYER_RETRY = RetryPolicy(total_s=30.0, attempt_s=10.0)
 #: a command typed at the CLI_RETRY: a few seconds, then a one-line error
 CLI_RETRY = RetryPolicy(total_s=8.0, attempt_s=10.0)
 
 
-def retryable(exc: grpc.RpcError) -> bool:
+def retryable(exc: grpc.RpcError, policy: RetryPolicy | None = None) -> bool:
+    if policy is not None and not policy.while_log_full and isinstance(
+            exc, grpc.aio.AioRpcError) and log_full(exc):
+        return False
     return exc.code() in RETRYABLE
 
 
@@ -87,7 +99,7 @@ async def retrying(fn: Callable[..., Awaitable], request, metadata: tuple = (),
             return await fn(request, metadata=(*trace_metadata(), *metadata),
                             timeout=policy.attempt_s, wait_for_ready=policy.wait_for_ready)
         except grpc.aio.AioRpcError as exc:
-            wait = next(delays, None) if retryable(exc) else None
+            wait = next(delays, None) if retryable(exc, policy) else None
             if wait is None:
                 raise
         await asyncio.sleep(wait)

@@ -4,7 +4,9 @@ A servicer method reads top to bottom: check the request, bind log context, load
 append, reply. Errors map to statuses in one place:
 IllegalAction -> FAILED_PRECONDITION, bad arguments -> INVALID_ARGUMENT, unknown table ->
 NOT_FOUND, wrong or missing seat token -> PERMISSION_DENIED, lost append races -> ABORTED,
-the log unreachable -> UNAVAILABLE, a log that does not fold -> DATA_LOSS, a caller over its
+the log unreachable -> UNAVAILABLE, the log out of space -> UNAVAILABLE (its message says so,
+and trailing metadata ``poker-log-full`` marks it, also when a peer's refusal is passed on:
+:func:`log_full`), a log that does not fold -> DATA_LOSS, a caller over its
 limits -> RESOURCE_EXHAUSTED; a request that does not parse -> INVALID_ARGUMENT (before any
 handler runs); anything else -> INTERNAL with the call's trace id, never UNKNOWN.
 
@@ -36,7 +38,7 @@ from shared.poker.errors import IllegalAction, InvalidOptions
 from shared.poker.table import TABLE_ID
 
 from . import metrics
-from .eventstore import StoreError
+from .eventstore import StoreError, StoreFull
 from .identity import Forbidden, Unauthenticated
 from .repository import Aborted, CommandReused, CorruptLog, UnknownTable
 from .tls import (
@@ -159,10 +161,14 @@ def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
                 message = reason_for(exc)
                 log.info("rpc refused", code=code.name, reason=message)
             outcome = code.name
+            trailing = []
             retry_after = getattr(exc, "retry_after_s", None)
             if retry_after is not None:
-                context.set_trailing_metadata(
-                    ((RETRY_AFTER_HEADER, str(int(retry_after * 1000))),))
+                trailing.append((RETRY_AFTER_HEADER, str(int(retry_after * 1000))))
+            if log_full(exc):
+                trailing.append((LOG_FULL_HEADER, "1"))
+            if trailing:
+                context.set_trailing_metadata(tuple(trailing))
             await context.abort(code, message)
         finally:
             metrics.record_rpc(type(self).__name__, method.__name__, outcome,
@@ -174,6 +180,21 @@ def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
 TRACE_HEADER = "x-trace-id"
 #: trailing metadata of a RESOURCE_EXHAUSTED refusal: milliseconds to wait before retrying
 RETRY_AFTER_HEADER = "retry-after-ms"
+#: trailing metadata of an UNAVAILABLE refusal because the event log is out of space
+LOG_FULL_HEADER = "poker-log-full"
+
+
+def log_full(exc: BaseException) -> bool:
+    """Whether ``exc`` is the log refusing an append for lack of space: this process's
+    (:class:`~shared.infra.eventstore.StoreFull`) or a service's it called (its refusal
+    carries :data:`LOG_FULL_HEADER`)."""
+    if isinstance(exc, StoreFull):
+        return True
+    if isinstance(exc, grpc.aio.AioRpcError):
+        for item in exc.trailing_metadata() or ():
+            if (item[0] if isinstance(item, tuple) else item) == LOG_FULL_HEADER:
+                return True
+    return False
 
 
 def trace_id_of_call() -> str:

@@ -6,6 +6,15 @@ visible ``countdown_seconds``; a player who reconnects while still on the clock 
 Times are the commits' own timestamps (milliseconds), recorded by whoever appended them, so a
 restarted service finds the same deadline. Nothing orders events by time: the clock only says
 when a decision is late.
+
+The clock does not run while the table cannot act. When the log refuses the table's appends
+(out of space: no action, no time-out can land), the clock keeper notes when, and once the log
+accepts again it appends ``ClockRestarted`` before anything else is decided on the clock: the
+decision starts again at that commit (a whole decision time), so the player on turn is not
+timed out for the outage. Only the keeper sees the outage (nothing reaches the log during
+it) and the first refusal it sees may be at the deadline itself, so "the time the outage took"
+cannot be measured from the log; a fresh decision time is what every fold of the log agrees on
+(services/table/clock.py).
 """
 
 from __future__ import annotations
@@ -56,7 +65,7 @@ def clock_after(clock: TurnClock | None, table: TableState | None, events: list[
     hand_no, seat = turn
     moved = reconnected = False
     for e in events:  # one pass: this runs after every commit of a betting round
-        if isinstance(e, _PROGRESS):
+        if isinstance(e, _PROGRESS) or isinstance(e, E.ClockRestarted) and e.seat == seat:
             moved = True
         elif isinstance(e, E.PlayerReconnected) and e.seat == seat:
             reconnected = True

@@ -135,6 +135,17 @@ class PlayerReconnected(Value):
     seat: int
 
 
+@value
+class ClockRestarted(Value):
+    """The log refused the table's appends (out of space) while ``seat`` was on the clock,
+    from ``refused_at_unix_ms`` (the table service's time); the decision starts again at
+    this commit: the clock does not run while the table cannot act (RULES §7,
+    shared/poker/clock.py)."""
+
+    seat: int
+    refused_at_unix_ms: int
+
+
 # --- money: the wallet saga (RULES §7; services/table/cashier.py runs it) -------------------
 # At a table whose chips come from a wallet (``TableOptions.wallet``) chips reach a seat only
 # after the wallet has taken them, and leave it only to be given back: each movement is a
@@ -366,7 +377,7 @@ HAND_EVENTS = (
     RakeTaken,
 )
 TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut, PlayerToppedUp,
-                PlayerDisconnected, PlayerReconnected, PlayerLeaving)
+                PlayerDisconnected, PlayerReconnected, PlayerLeaving, ClockRestarted)
 MONEY_EVENTS = (BuyInRequested, BuyInConfirmed, BuyInRefused, CashOutRequested,
                 CashOutConfirmed, RakeCredited)
 OPERATOR_EVENTS = (TablePaused, TableConfigured, TableClosing)
@@ -376,5 +387,5 @@ Event = (
     | ActionTaken | BetReturned | BettingRoundClosed | PotsFormed | HandShown | HandMucked
     | PotAwarded | HandEnded | RakeTaken | BuyInRequested | BuyInConfirmed | BuyInRefused
     | CashOutRequested | CashOutConfirmed | RakeCredited | TablePaused | TableConfigured
-    | TableClosing
+    | TableClosing | ClockRestarted
 )

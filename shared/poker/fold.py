@@ -374,6 +374,11 @@ def _table_event(table: TableState, event: object) -> TableState:
         if seat is None or _in_hand(table, event.seat):
             raise InvalidEvent(f"seat {event.seat} cannot top up now")
         return _with_seat(table, event.seat, stack=seat.stack + event.amount)
+    if isinstance(event, E.ClockRestarted):
+        hand = table.hand
+        if hand is None or not table.hand_running or hand.to_act != event.seat:
+            raise InvalidEvent(f"seat {event.seat} is not on the clock")
+        return table  # the clock alone changes (shared/poker/clock.py)
     raise InvalidEvent(f"{type(event).__name__} is not a table event")
 
 

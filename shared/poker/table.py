@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, replace
 
 from . import events as E
+from .clock import on_turn
 from .decide import Act, Step, next_step, start_hand
 from .errors import IllegalAction
 from .events import ActionKind
@@ -148,6 +149,17 @@ def reconnect(table: TableState, seat: int) -> list[E.PlayerReconnected]:
     if _seated(table, seat).connected:
         raise IllegalAction(f"seat {seat} is connected")
     return [E.PlayerReconnected(seat)]
+
+
+def restart_clock(table: TableState, seat: int,
+                  refused_at_ms: int) -> list[E.ClockRestarted]:
+    """The log refused the table's appends (out of space) from ``refused_at_ms`` while
+    ``seat`` was on the clock: now that it accepts again, the decision starts again
+    (shared/poker/clock.py)."""
+    turn = on_turn(table)
+    if turn is None or turn[1] != seat:
+        raise IllegalAction(f"seat {seat} is not on the clock")
+    return [E.ClockRestarted(seat, refused_at_ms)]
 
 
 def sit_out(table: TableState, seat: int, sitting_out: bool,

@@ -16,12 +16,12 @@ import sys
 
 from poker.table.v1 import table_pb2_grpc
 
+from services.pokerctl.botclient import table_channel
 from services.pokerctl.bots_cmd import plan_tables, play_tables
 from services.pokerctl.up import SUPERVISE_DEATHS, ClusterError, LocalCluster
 from shared.audit import audit_table
 from shared.infra.eventstore import EventStore
 from shared.infra.waiting import until
-from tests.helpers.retrying import RetryingStub
 from tests.system.test_pokerctl_up import UP, _line_with, free_base_port
 
 
@@ -49,8 +49,9 @@ async def test_one_process_per_service_each_killed_is_restarted_and_play_goes_on
     supervisor = asyncio.create_task(cluster.supervise(lambda n, rc: restarted.append(n)))
     try:
         plans = plan_tables(1, game="holdem", structure="no_limit", run_id="sup")
-        async with cluster.channel("table") as ch:
-            stub = RetryingStub(table_pb2_grpc.TableServiceStub(ch))
+        # the bots as `pokerctl bots` runs them: their own retries ride through the restarts
+        async with table_channel(cluster.client_address("table"), cluster.tls()) as ch:
+            stub = table_pb2_grpc.TableServiceStub(ch)
             playing = asyncio.create_task(play_tables(stub, plans, hands=6, seats=3,
                                                       sponsor=cluster.sponsor(), seed=5))
             store = await EventStore.connect(cluster.nats_url, create=False, ca=cluster.nats_ca)

@@ -47,6 +47,8 @@ class LocalStack:
     nats_url: str
     #: every service's time source (commit times, the action clock); None: the wall clock
     now_ms: Callable[[], int] | None = None
+    #: a service's own time source instead of ``now_ms`` (tests skew one service's clock)
+    clocks: Mapping[str, Callable[[], int]] = field(default_factory=dict)
     servers: dict[str, Server] = field(default_factory=dict)
     cleanups: dict[str, object] = field(default_factory=dict)
     #: the compliance role's key pair: the dealer seals every hand to its public key
@@ -141,7 +143,8 @@ class LocalStack:
         expects it."""
         config = Config.from_env(name, self.service_env(name, port))
         access = access_from_config(config) if name == "table" else None
-        server, cleanup = await start(name, SETUPS[name], config, now_ms=self.now_ms,
+        server, cleanup = await start(name, SETUPS[name], config,
+                                      now_ms=self.clocks.get(name, self.now_ms),
                                       access=access)
         await server.start()
         self.servers[name] = server
@@ -198,13 +201,16 @@ async def _bounded(work: Coroutine[Any, Any, None], what: str) -> None:
 
 
 async def start_local(nats_url: str, now_ms: Callable[[], int] | None = None,
-                      mtls: bool = True, env: Mapping[str, str] | None = None) -> LocalStack:
+                      mtls: bool = True, env: Mapping[str, str] | None = None,
+                      clocks: Mapping[str, Callable[[], int]] | None = None) -> LocalStack:
     """Every service in this process, with mutual TLS unless ``mtls`` is False. ``now_ms``: a
     time source for all of them (tests drive the action clock with it; pass
     ``env={"POKER_CLOCK_TICK_MS": "0"}`` and call ``stack.keeper.tick()`` so that nothing
     happens in real time). ``env``: settings of the services, as variables
-    (:attr:`LocalStack.env`)."""
-    stack = LocalStack(nats_url, now_ms, mtls=mtls, env=dict(env or {}))
+    (:attr:`LocalStack.env`). ``clocks``: some services' own time sources instead
+    (:attr:`LocalStack.clocks`)."""
+    stack = LocalStack(nats_url, now_ms, clocks=dict(clocks or {}), mtls=mtls,
+                       env=dict(env or {}))
     for name in START_ORDER:
         await stack.start_service(name)
     return stack

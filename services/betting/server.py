@@ -9,7 +9,7 @@ from shared.infra.protomap import ACTION_KIND, UnknownEnumValue
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import CLIENT_PREFIX, BadRequest, rpc
 from shared.infra.seattokens import check_holder
-from shared.infra.steps import for_hand, run_step
+from shared.infra.steps import asked_time, for_hand, run_step
 from shared.poker import decide as D
 from shared.poker.clock import is_late
 from shared.poker.errors import IllegalAction
@@ -72,10 +72,12 @@ class BettingService(betting_pb2_grpc.BettingServiceServicer):
 
     @rpc
     async def TimeOut(self, request: betting_pb2.TimeOutRequest, context):
-        """A time-out is this service's decision: it checks on its own fold (and clock) that
-        the seat is on the clock the caller saw and that the deadline has passed."""
+        """A time-out is this service's decision: it checks on its own fold that the seat is
+        on the clock the caller saw and that the deadline has passed at the step's time (the
+        table service's, shared/poker/clock.py: the time the commit is stamped with)."""
         step = request.step
         seat, started = request.seat, request.clock_started_unix_ms
+        now = asked_time(self.repo, step)
 
         def on_that_clock_and_late(lt: LoadedTable) -> None:
             if lt.state is None:
@@ -85,7 +87,6 @@ class BettingService(betting_pb2_grpc.BettingServiceServicer):
                     step.hand_no, seat, started):
                 raise IllegalAction(f"seat {seat} is not on the clock of hand {step.hand_no} "
                                     f"that started at {started}: that decision is over")
-            now = self.repo.now_ms()
             if not is_late(clock, lt.state.options, now):
                 raise IllegalAction(f"seat {seat} has time left: the deadline is "
                                     f"{clock.deadline_ms(lt.state.options)}, it is {now}")

@@ -8,7 +8,8 @@ keeper that loses its lease stops at once; if two ever act on one table, the tim
 id (derived from the clock) makes one commit of their two, and appends are sequence-guarded.
 
 A time-out is the betting service's decision (``BettingService.TimeOut``, which checks the
-deadline on its own fold); its fold also sits the player out from the next hand; then the
+deadline on its own fold, at the keeper's time: the table service is the table's one time
+source, shared/poker/clock.py); its fold also sits the player out from the next hand; then the
 driver carries the hand on. When a countdown starts the keeper
 publishes a nudge on ``poker.clock.<table_id>`` (plain NATS, outside the event stream) so that
 every Watch pushes a view a client can draw the countdown from.
@@ -232,17 +233,19 @@ class ClockKeeper:
         command_id = system_command_id("timeout", clock.hand_no, clock.seat, clock.started_ms)
         async with self.driver.lock(table_id):  # no automated step between the two commits
             try:
+                # at the keeper's time: the betting service checks lateness against it and
+                # stamps the time-out with it (shared/poker/clock.py)
                 reply = await self.driver.call("betting", "TimeOut", betting_pb2.TimeOutRequest(
                     step=step_pb2.StepRequest(table_id=table_id, hand_no=clock.hand_no,
-                                              command_id=command_id, version=lt.seq),
+                                              command_id=command_id, version=lt.seq,
+                                              now_unix_ms=self.now_ms()),
                     seat=clock.seat, clock_started_unix_ms=clock.started_ms))
             except grpc.aio.AioRpcError as exc:
                 if log_full(exc):  # nothing landed: the decision's clock is held
                     self.driver.outages.refused(table_id, clock, self.now_ms())
                     return
                 if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
-                    # The player acted meanwhile, or the betting service's clock is behind:
-                    # the next look decides again.
+                    # The player acted meanwhile: the next look decides again.
                     log.info("time-out overtaken", table_id=table_id, reason=exc.details())
                     self._seen.pop(table_id, None)
                     return

@@ -118,9 +118,13 @@ class Driver:
     async def call(self, service: str, method: str, request):
         """Call ``service``'s step ``method`` with ``request`` (a StepRequest, or a message
         whose ``step`` is one), retried while the service is away: the commits it lacks go
-        with it, and its reply's commit (and dealt cards) are kept here."""
+        with it, and so does this service's time unless the caller set one (the step's
+        commit is stamped with it: shared/poker/clock.py); its reply's commit (and dealt
+        cards) are kept here."""
         step = request if isinstance(request, step_pb2.StepRequest) else request.step
         table_id = step.table_id
+        if not step.now_unix_ms:
+            step.now_unix_ms = self.repo.now_ms()
         for c in self.repo.tail(table_id, self._answered.get((service, table_id), 0),
                                 step.version):
             step.tail.add(seq=c.seq, data=c.data)

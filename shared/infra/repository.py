@@ -324,7 +324,7 @@ class TableRepository:
                       decide: Callable[[TableState | None], list], hand_no: int = 0,
                       min_version: int | None = None,
                       guard: Callable[[LoadedTable], None] | None = None,
-                      sealing: Sealing | None = None) -> Outcome:
+                      sealing: Sealing | None = None, at_ms: int | None = None) -> Outcome:
         """Decide on the current fold and append the events; idempotent by command id.
 
         ``min_version``: the table version the caller saw; a cached fold at least that recent
@@ -333,6 +333,8 @@ class TableRepository:
         ``guard``: a precondition on the loaded table that ``decide`` cannot see (its clock,
         say), checked on the fold decided on, after the duplicate check; it raises to refuse.
         ``sealing``: seal the commit's secret cards (the dealer's decisions).
+        ``at_ms``: the time to stamp the commit with (a step's: the table service's time,
+        shared/poker/clock.py); None: this repository's ``now_ms``.
         """
         started = time.perf_counter()
         async with self.lock(table_id):
@@ -360,8 +362,8 @@ class TableRepository:
                 hand = lt.state.hand if lt.state is not None else None
                 hand_no = hand_no or (hand.hand_no if hand is not None else 0)
                 data = build_commit(table_id, hand_no, command_id, command_digest,
-                                    self.producer, events, lt.last_hash, self.now_ms(),
-                                    sealing)
+                                    self.producer, events, lt.last_hash,
+                                    self.now_ms() if at_ms is None else at_ms, sealing)
                 try:
                     seq, duplicate = await self.store.append(
                         table_id, data, lt.seq, msg_id=f"{table_id}:{command_id}")

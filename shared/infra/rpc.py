@@ -34,7 +34,7 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from shared.poker.deck import EntropyUnavailable
-from shared.poker.errors import IllegalAction, InvalidOptions
+from shared.poker.errors import ClockSkew, IllegalAction, InvalidOptions
 from shared.poker.table import TABLE_ID
 
 from . import metrics
@@ -97,6 +97,7 @@ _STATUS: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (Aborted, grpc.StatusCode.ABORTED),
     (CorruptLog, grpc.StatusCode.DATA_LOSS),
     (EntropyUnavailable, grpc.StatusCode.UNAVAILABLE),
+    (ClockSkew, grpc.StatusCode.UNAVAILABLE),
     (Unavailable, grpc.StatusCode.UNAVAILABLE),
     (StoreError, grpc.StatusCode.UNAVAILABLE),
     # the log between leaders (a node killed, an election): no answer yet, so retry with the

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from poker.engine.v1 import step_pb2
 
+from shared.poker.clock import step_time
 from shared.poker.errors import IllegalAction
 from shared.poker.state import HandState, TableState
 
@@ -32,6 +33,12 @@ def reply(outcome: Outcome) -> step_pb2.StepReply:
                               duplicate=outcome.duplicate, commit=outcome.commit)
 
 
+def asked_time(repo: TableRepository, step) -> int:
+    """The step's time: the table service's (``StepRequest.now_unix_ms``), checked against
+    this service's clock (shared/poker/clock.py :func:`~shared.poker.clock.step_time`)."""
+    return step_time(step.now_unix_ms, repo.now_ms())
+
+
 def catch_up(repo: TableRepository, step) -> None:
     """Check the request and fold the commits it carries (``StepRequest.tail``) that chain
     onto the cached fold, so that a fold behind the caller by a commit or two needs no read
@@ -44,13 +51,15 @@ async def run_step(repo: TableRepository, step, command_digest: bytes,
                    decide: Callable[[TableState | None], list],
                    guard: Callable[[LoadedTable], None] | None = None,
                    sealing: Sealing | None = None) -> step_pb2.StepReply:
-    """One internal step: check the request, catch up with its tail, decide on the table's
-    fold (the cached one when it is at least the version the caller saw), append, reply.
+    """One internal step: check the request and its time, catch up with its tail, decide on
+    the table's fold (the cached one when it is at least the version the caller saw), append
+    stamped with the caller's time (:func:`asked_time`), reply.
     ``guard``, ``sealing``: see :meth:`TableRepository.execute`."""
+    at_ms = asked_time(repo, step)
     catch_up(repo, step)
     outcome = await repo.execute(step.table_id, step.command_id, command_digest, decide,
                                  min_version=step.version or None, guard=guard,
-                                 sealing=sealing)
+                                 sealing=sealing, at_ms=at_ms)
     return reply(outcome)
 
 

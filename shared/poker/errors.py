@@ -19,3 +19,8 @@ class InvalidOptions(PokerError, ValueError):
 
 class InvalidEvent(PokerError):
     """An event that cannot follow the state it is applied to (a corrupt or tampered log)."""
+
+
+class ClockSkew(PokerError):
+    """A step asked for at a time too far from the clock of the service taking it
+    (shared/poker/clock.py, CLOCK_TOLERANCE_MS): one of the two clocks is wrong."""

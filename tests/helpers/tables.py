@@ -33,13 +33,16 @@ class FakeClock:
 
 
 @asynccontextmanager
-async def clocked_stack(nats_url: str, env: dict[str, str] | None = None):
+async def clocked_stack(nats_url: str, env: dict[str, str] | None = None,
+                        skew_ms: dict[str, int] | None = None):
     """Every service on a fake clock, and a store to read the log: (stack, clock, store).
     The keeper ticks only when a test calls ``tick()`` (POKER_CLOCK_TICK_MS=0); ``env``: more
-    of the services' settings, as variables (POKER_LIMIT_*, ...)."""
+    of the services' settings, as variables (POKER_LIMIT_*, ...); ``skew_ms``: services whose
+    clock runs that far ahead of ``clock`` (negative: behind)."""
     from services.stack import start_local
     clock = FakeClock()
-    stack = await start_local(nats_url, now_ms=clock,
+    clocks = {name: (lambda d=d: clock() + d) for name, d in (skew_ms or {}).items()}
+    stack = await start_local(nats_url, now_ms=clock, clocks=clocks,
                               env={"POKER_CLOCK_TICK_MS": "0", **(env or {})})
     store = await EventStore.connect(nats_url, create=False)
     try:

@@ -12,14 +12,18 @@ the hand and revealed after it (the sealed cards opened with the compliance key,
 keys_cmd.py; a secret card in the clear fails); chips conserved per hand and per table. Prints one line per
 table and a summary (progress on stderr; a bar on a terminal), or a JSON report with --json.
 Exit 0 if every table passes, 1 if any fails (the first bad event of each table is named:
-table, stream sequence, event index, type and why), 2 if the log cannot be read.
+table, stream sequence, event index, type and why) or there is nothing to audit (no hand: the
+verdict "audit passed" is only ever printed over hands audited), or NATS does not answer
+(one line, after a few seconds of attempts); 2 if the log cannot be read, for bad arguments
+and for a --table the log does not hold ("no table T in the log"; with --export no file is
+written).
 
 --all reads the stream with --workers processes (default: one per CPU, and one per 50,000
 commits at most), tables spread over them (audit_pool.py); --workers 1 reads it in one pass,
 in stream order.
 
 --export writes the commits exactly as stored (JSON lines: table, seq, base64 bytes), for an
-audit offline with --file.
+audit offline with --file. The file appears once complete (written beside it, then renamed).
 
 --all also audits the money (shared/audit/money.py) when the server holds the wallet's
 ledger: every table's buy-ins, cash-outs and rake matched once with the ledger's debits and
@@ -59,6 +63,7 @@ from .audit_pool import (
     stream_tables,
 )
 from .bots_cmd import connect_store, record_read
+from .failures import reports_unreachable
 from .keys_cmd import add_key_argument, key_files, keyring_from
 from .up import NATS_HELP, default_nats_url
 
@@ -226,10 +231,13 @@ def report_text(audits: list[TableAudit], source: dict, seconds: float, out) -> 
     events = sum(a.events for a in audits)
     failed = sum(not a.ok for a in audits)
     ok = not failed and not source.get("problems")
+    hands = sum(a.hands for a in audits)
+    verdict = "FAILED" if not ok else "passed" if hands else \
+        "not conclusive: no hand to audit"
     print(f"\n{len(audits)} tables, {sum(a.commits for a in audits)} commits, {events} events, "
           f"{sum(a.hands for a in audits)} hands, {sum(a.cards for a in audits)} cards checked "
           f"against {sum(a.decks for a in audits)} revealed decks; {events / max(seconds, 1e-9):,.0f}"
-          f" events/s in {seconds:.2f} s; audit {'passed' if ok else 'FAILED'}"
+          f" events/s in {seconds:.2f} s; audit {verdict}"
           + (f" ({failed} table(s) failed)" if failed else ""), file=out, flush=True)
 
 
@@ -286,6 +294,20 @@ def audit_rows(rows: Iterable[tuple[str, Stored]],
     return run.results()
 
 
+def _write_export(path: str, rows: list) -> None:
+    """``rows`` to ``path``, which appears only once complete."""
+    part = f"{path}.part"
+    try:
+        with open(part, "w", encoding="utf-8") as f:
+            f.writelines(dump_lines(rows))
+        os.replace(part, path)
+    except BaseException:
+        if os.path.exists(part):
+            os.unlink(part)
+        raise
+
+
+@reports_unreachable("pokerctl audit")
 def run(args: argparse.Namespace) -> int:
     if not (args.table_id or args.all or args.file):
         print("pokerctl audit: say which tables: --table T, --all or --file F", file=sys.stderr)
@@ -296,12 +318,19 @@ def run(args: argparse.Namespace) -> int:
             return 2
         rows: list = []
         try:
-            source = asyncio.run(_from_nats(args, None, rows))
+            asyncio.run(_from_nats(args, None, rows))
         except (StoreError, OSError, asyncio.TimeoutError) as exc:
             print(f"pokerctl audit: {exc}", file=sys.stderr)
             return 2
-        with open(args.export, "w", encoding="utf-8") as f:
-            f.writelines(dump_lines(rows))
+        if args.table_id and not rows:
+            print(f"pokerctl audit: no table {args.table_id} in the log (nothing exported)",
+                  file=sys.stderr)
+            return 2
+        try:
+            _write_export(args.export, rows)
+        except OSError as exc:
+            print(f"pokerctl audit: cannot write {args.export}: {exc}", file=sys.stderr)
+            return 2
         print(f"{len(rows)} commits of {len({t for t, _ in rows})} table(s) written to "
               f"{args.export}", file=sys.stderr)
         return 0
@@ -330,12 +359,11 @@ def run(args: argparse.Namespace) -> int:
             source = asyncio.run(_from_nats(args, audit_run, None))
             audits = audit_run.results()
     except (StoreError, ExportError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
-        progress.finish()
         print(f"pokerctl audit: {exc}", file=sys.stderr)
         return 2
     seconds = progress.finish()
     if args.table_id and not audits:
-        print(f"pokerctl audit: table {args.table_id!r} has no commits", file=sys.stderr)
+        print(f"pokerctl audit: no table {args.table_id} in the log", file=sys.stderr)
         return 2
     money = None
     if args.all:
@@ -351,6 +379,8 @@ def run(args: argparse.Namespace) -> int:
     (report_json if args.json else report_text)(audits, source, seconds, sys.stdout)
     if money is not None and not args.json:
         print(money.summary(), file=sys.stdout, flush=True)
+    if not sum(a.hands for a in audits):
+        return 1  # nothing audited: not a pass (the report says so)
     return 0 if all(a.ok for a in audits) and not source.get("problems") else 1
 
 

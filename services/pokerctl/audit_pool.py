@@ -52,8 +52,7 @@ async def _audit(url: str, layout: LogLayout, tables: list[str], key_files: list
                  out) -> tuple[list[TableAudit], int]:
     from .up import client_ca  # the same CA the parent checked the server against
     keyring = ComplianceKeyring.from_files(key_files) if key_files else None
-    nc = await natsconn.connect(url, name="pokerctl-audit-worker", ca=client_ca(),
-                                allow_reconnect=False)
+    nc = await natsconn.connect_once(url, name="pokerctl-audit-worker", ca=client_ca())
     store = EventStore(nc, nc.jetstream(timeout=10), layout=layout)
     audits, read, commits, events = [], 0, 0, 0
     try:

@@ -103,12 +103,12 @@ def _host_port(entry: str, what: str) -> tuple[str, int]:
 
 
 def address_list(text: str) -> str:
-    """An argparse ``type`` for ``--table`` (its default, POKER_TABLE_ADDR, is checked the
-    same way): the list as :func:`parse_addresses` reads it, comma-joined."""
+    """An argparse ``type`` for ``--table-addr`` (its default, POKER_TABLE_ADDR, is checked
+    the same way): the list as :func:`parse_addresses` reads it, comma-joined."""
     try:
         return ",".join(parse_addresses(text))
     except AddressError as exc:
-        raise argparse.ArgumentTypeError(f"{exc} (--table, or POKER_TABLE_ADDR)") from None
+        raise argparse.ArgumentTypeError(f"{exc} (--table-addr, or POKER_TABLE_ADDR)") from None
 
 
 def table_channel(addresses: str, tls: TlsConfig | None,

@@ -1,7 +1,7 @@
 """`pokerctl bots`: bots play hands at tables of the running services, then the log is audited.
 
     pokerctl bots [--tables N] [--hands M] [--game G] [--structure S] [--seats K] [--seed X]
-                  [--table ADDR] [--nats URL]
+                  [--table-addr ADDR] [--nats URL]
 
 Creates N tables (default: one of each game and structure: holdem FL/PL/NL, omaha FL/PL/NL,
 omaha_hilo FL/PL, stud FL, stud_hilo FL; --game/--structure narrow the choice, N cycles over
@@ -9,7 +9,10 @@ it), seats K bots at each and plays M hands at every table at once through the T
 API (services/pokerctl/botclient.py). Prints each table's hands and actions, then reads every
 table's log back from JetStream and audits it as `pokerctl audit` does (shared/audit): the
 hash chain, every decision made again by the engine, chips conserved, every deck revealed
-matching its commitment and dealt in order. Exit 1 if any audit fails.
+matching its commitment and dealt in order. Exit 1 if any table fails to play or its audit
+fails (or is not run: the log cannot be read), 2 for bad arguments. NATS is reached before
+any table is created: one that does not answer (within a few seconds) ends the command with
+one line, exit 1, as does a table service that does not answer.
 
 Each bot is a player with its own token, from the dev identity provider `pokerctl up` keeps
 in its data directory, and its own wallet, into which the bots deposit what they buy in for
@@ -17,10 +20,13 @@ in its data directory, and its own wallet, into which the bots deposit what they
 its chips go back to its wallet.
 
 The table service, the wallet and NATS default to what `pokerctl up` runs (POKER_TABLE_ADDR,
-POKER_WALLET_ADDR, POKER_NATS_URL override them). ``--table`` (and POKER_TABLE_ADDR) may list
-several instances of the table service, comma-separated (``127.0.0.1:50051,127.0.0.1:50071``,
+POKER_WALLET_ADDR, POKER_NATS_URL override them). ``--table-addr`` (and POKER_TABLE_ADDR) may
+list several instances of the table service, comma-separated (``127.0.0.1:50051,127.0.0.1:50071``,
 as `pokerctl up --replicas 2` prints it): the bots' calls are balanced over them round robin,
 and a call that reaches an instance that died is retried on another with the same command id.
+
+``--table`` was the table service's address before it meant a table id in every command: it
+is refused here, with a hint (services/pokerctl/failures.py).
 """
 
 from __future__ import annotations
@@ -60,6 +66,13 @@ from .botclient import (
     table_channel,
 )
 from .certs_cmd import client_tls_or_exit
+from .failures import (
+    TableUnreachable,
+    add_retired_flag,
+    old_table_flag,
+    refuse,
+    reports_unreachable,
+)
 from .keys_cmd import add_key_argument, keyring_from
 from .token_cmd import identity_dir
 from .up import NATS_HELP, client_ca, default_nats_url, default_table_addr
@@ -189,21 +202,18 @@ def decode_commit(data: bytes, keyring: Keyring | None = None) -> list[object]:
 
 async def connect_store(nats_url: str, timeout: float = 3.0, stream: str | None = None,
                         ca: str | None = None, name: str = "pokerctl") -> EventStore:
-    """A client of the log that fails fast (EventStore.connect retries forever, which suits a
-    service waiting for NATS, not a command line). ``stream`` None: the log the server holds
-    (the primary, else a mirror's copy: find_log); ``ca`` None: :func:`client_ca`."""
-    async def quiet(_exc: Exception) -> None:
-        return None
-
+    """A client of the log that fails fast (EventStore.connect retries for 15 s, which suits a
+    service waiting for NATS, not a command line): a few seconds of attempts, then
+    :class:`~shared.infra.natsconn.NatsUnreachable` (one line: the command's ``run`` reports
+    it, services/pokerctl/failures.py). ``stream`` None: the log the server holds (the
+    primary, else a mirror's copy: find_log); ``ca`` None: :func:`client_ca`."""
+    nc = await natsconn.connect_once(nats_url, name=name, ca=ca or client_ca(),
+                                     timeout=timeout)
     try:
-        nc = await natsconn.connect(nats_url, name=name, ca=ca or client_ca(),
-                                    allow_reconnect=False, connect_timeout=timeout,
-                                    max_reconnect_attempts=1, reconnect_time_wait=0.2,
-                                    error_cb=quiet)
-    except Exception as exc:  # NoServersError, OSError, TimeoutError: say where
-        raise StoreError(f"cannot connect to NATS at {natsconn.redact(nats_url)}: "
-                         f"{exc or type(exc).__name__}") from None
-    return EventStore(nc, nc.jetstream(timeout=10), stream or await find_log(nc))
+        return EventStore(nc, nc.jetstream(timeout=10), stream or await find_log(nc))
+    except BaseException:
+        await nc.close()
+        raise
 
 
 async def record_read(store: EventStore, purpose: str, tables: list[str] | None,
@@ -268,12 +278,22 @@ def print_report(played: list[Played], audits: list[TableAudit] | None, seconds:
     hands = sum(p.bots.hands_seen for p in played)
     actions = sum(p.bots.actions for p in played)
     summary = f"\n{len(played)} tables, {hands} hands, {actions} actions"
+    errors = sum(bool(p.error) for p in played)
     if audits is not None:
         events = sum(a.events for a in audits)
         conserved = sum(a.conserved for a in audits)
+        # "passed" only for a clean audit of hands that were played, all tables to the end
+        if not all(a.ok for a in audits):
+            verdict = "FAILED"
+        elif errors:
+            verdict = f"not conclusive: {errors} table(s) stopped with an error"
+        elif not hands:
+            verdict = "not conclusive: no hand was played"
+        else:
+            verdict = "passed"
         summary += (f", {events} events read back from JetStream; chips conserved at "
-                    f"{conserved}/{len(audits)} tables; audit "
-                    f"{'passed' if all(a.ok for a in audits) else 'FAILED'}")
+                    f"{conserved}/{len(audits)} tables; audit {verdict}")
+    ok &= bool(hands)
     summary += f"; {seconds:.1f} s ({hands / seconds if seconds else 0:.1f} hands/s)"
     print(summary, file=out, flush=True)
     return ok
@@ -291,28 +311,33 @@ async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan]
     `up`'s)."""
     out = sys.stdout if out is None else out
     started = time.perf_counter()
+    if nats_url:  # the log must be readable afterwards: NatsUnreachable before any table
+        await (await connect_store(nats_url)).close()
     issuer = issuer or DevIssuer.create(identity_dir(None))
     async with table_channel(table_addr, tls) as chan, \
             channel(wallet_addr or default_wallet_addr(), wallet_tls, service="wallet") as wch:
         sponsor = Sponsor(issuer, wallet_pb2_grpc.WalletServiceStub(wch))
         played = await play_tables(table_pb2_grpc.TableServiceStub(chan), plans, hands,
                                    seats, sponsor, seed)
-    if played and all(p.error.startswith("UNAVAILABLE") for p in played):
-        print(f"pokerctl bots: no table service at {table_addr}: is `pokerctl up` running? "
-              "(--table, POKER_TABLE_ADDR)", file=sys.stderr)
-        print_report(played, None, time.perf_counter() - started, out)
-        return 1
+    if played and all(p.error.startswith(("UNAVAILABLE", "DEADLINE_EXCEEDED"))
+                      for p in played):
+        raise TableUnreachable(table_addr, played[0].error)
     audits = None
     if nats_url:
         try:
             audits = await audit_tables(nats_url, [p.table_id for p in plans], keyring)
         except (StoreError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
             print(f"pokerctl bots: the log was not audited: {exc}", file=sys.stderr)
+            print_report(played, None, time.perf_counter() - started, out)
+            return 1
     ok = print_report(played, audits, time.perf_counter() - started, out)
     return 0 if ok else 1
 
 
+@reports_unreachable("pokerctl bots")
 def run(args: argparse.Namespace) -> int:
+    if args.retired_table is not None:
+        return refuse(old_table_flag("pokerctl bots"))
     if args.hands < 1 or args.seats < 2 or (args.tables is not None and args.tables < 1):
         print("pokerctl bots: --hands and --tables must be at least 1, --seats at least 2",
               file=sys.stderr)
@@ -329,16 +354,17 @@ def run(args: argparse.Namespace) -> int:
     except SecrecyError as exc:
         print(f"pokerctl bots: {exc}", file=sys.stderr)
         return 2
-    return asyncio.run(run_bots(args.table, None if args.no_audit else args.nats, plans,
+    return asyncio.run(run_bots(args.table_addr, None if args.no_audit else args.nats, plans,
                                 args.hands, args.seats, args.seed, keyring=keyring,
                                 tls=client_tls_or_exit(), wallet_addr=args.wallet,
                                 wallet_tls=client_tls_or_exit("admin")))
 
 
 def add_client_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--table", default=default_table_addr(), type=address_list,
+    p.add_argument("--table-addr", default=default_table_addr(), type=address_list,
                    help="table service address, or a comma-separated list of its instances "
                         "(balanced round robin; default POKER_TABLE_ADDR or %(default)s)")
+    add_retired_flag(p, "--table")  # the address's flag before --table was a table id
     p.add_argument("--nats", default=default_nats_url(), help=NATS_HELP)
     p.add_argument("--wallet", default=None,
                    help="the wallet's address, for the bots' deposits (default "

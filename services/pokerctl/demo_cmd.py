@@ -5,6 +5,9 @@ commitment).
 By default the whole system runs: an embedded NATS JetStream and every service as its own
 process on 127.0.0.1 (see netdemo.py). ``--in-process`` plays the same tables through the
 pure engine alone, which shows the rules without the network.
+
+Exit 0 if every table played and audited clean ("audit passed", only ever over hands played),
+1 otherwise, 2 for bad arguments (--hands at least 1, --seats at least 2).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import sys
 import time
 
 from shared.audit import TableAudit, audit_table
@@ -32,6 +36,9 @@ def play_and_audit(name: str, game: str, structure: str, stakes: dict, hands: in
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.hands < 1 or args.seats < 2:
+        print("pokerctl demo: --hands must be at least 1, --seats at least 2", file=sys.stderr)
+        return 2
     if not args.in_process:
         from .netdemo import run_networked_demo
         return asyncio.run(run_networked_demo(args.hands, args.seats, args.seed))
@@ -53,9 +60,10 @@ def run_in_process(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     hands = sum(a.hands for a in audits)
     events = sum(a.events for a in audits)
-    ok = all(a.ok and a.conserved for a in audits)
+    ok = all(a.ok and a.conserved for a in audits) and hands > 0
+    verdict = "passed" if ok else "FAILED" if hands else "not conclusive: no hand was played"
     print(f"\n{hands} hands, {events} events in {elapsed:.2f} s "
-          f"({hands / elapsed:.0f} hands/s); audit {'passed' if ok else 'FAILED'}")
+          f"({hands / elapsed:.0f} hands/s); audit {verdict}")
     return 0 if ok else 1
 
 

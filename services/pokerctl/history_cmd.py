@@ -14,14 +14,16 @@ finished hand (or hand N):
   unique across tables and shards (``--hand`` takes the table's own hand number);
 - ``json``: one JSON object per line per hand (``--seat`` hides the other seats' down cards);
 - ``phh``: PHH (``.phhs`` style ``[1]``, ``[2]`` ... sections when there are several hands);
-  always the full hand (``--seat`` is refused).
+  ``--seat S`` gives the hand as that seat saw it: the other seats' down cards are PHH's
+  unknown card (``d dh p2 ????``) unless shown at the showdown.
 
 The cards nobody saw at the table (folded and mucked hands, burns) are sealed in the log: with
 the compliance key (``--key``, see keys_cmd.py) every card is in the history; without it they
 read ``??`` (a seat's own cards included).
 
-Exit 0 with the histories, 1 when the log cannot be read or holds no such table or hand,
-2 on bad arguments. A hand still running is left out (reported on stderr).
+Exit 0 with the histories, 1 when the log cannot be read (NATS not answering: one line after
+a few seconds of attempts) or holds no such table, hand or finished hand, 2 on bad arguments.
+A hand still running is left out (reported on stderr).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from shared.infra.repository import CorruptLog
 from shared.infra.secrecy import SecrecyError
 
 from .bots_cmd import connect_store, record_read
+from .failures import reports_unreachable
 from .keys_cmd import add_key_argument, keyring_from
 from .up import NATS_HELP, default_nats_url
 
@@ -68,18 +71,15 @@ def render(records: list, fmt: str, seat: int | None) -> str:
     if fmt == "json":
         return "".join(json.dumps(to_json(r, seat)) + "\n" for r in records)
     if fmt == "phh":
-        texts = [phh(r) for r in records]
+        texts = [phh(r, seat) for r in records]
         if len(texts) == 1:
             return texts[0]
         return "\n".join(f"[{i}]\n{t}" for i, t in enumerate(texts, start=1))
     return "\n\n\n".join(pokerstars(r, seat) for r in records) + "\n"
 
 
+@reports_unreachable("pokerctl history")
 def run(args: argparse.Namespace) -> int:
-    if args.format == "phh" and args.seat is not None:
-        print("pokerctl history: --seat applies to pokerstars and json (PHH is the full hand)",
-              file=sys.stderr)
-        return 2
     try:
         keyring = keyring_from(args)
     except SecrecyError as exc:
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if not records:
         print(f"pokerctl history: table {args.table} has no finished hand", file=sys.stderr)
-        return 0
+        return 1
     sys.stdout.write(render(records, args.format, args.seat))
     return 0
 

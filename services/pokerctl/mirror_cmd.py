@@ -11,7 +11,9 @@ another log is refused before anything is read or written.
 user, which may write that stream only.
 
 Exit 0: reconciled; 1: the two differ (each difference is named); 2: a server could not be
-reached or read; 3: the target was refused. --json prints one JSON object and nothing else.
+reached (after a few seconds of attempts: one line on stderr naming it and what to check) or
+read; 3: the target was refused. --json prints one JSON object on stdout and nothing else
+there (an error's line goes to stderr as well).
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ import sys
 
 from shared.infra.eventstore import MIRROR_STREAM, StoreError
 from shared.infra.mirror import MirrorRefused, copy_new, reconcile
+from shared.infra.natsconn import NatsUnreachable, redact
 
 from .bots_cmd import connect_store
+from .failures import unreachable_line
 from .up import NATS_HELP, default_nats_url
 
 MIRROR_URL_ENV = "POKER_MIRROR_URL"
@@ -36,7 +40,7 @@ async def _run(args: argparse.Namespace) -> tuple[int, dict]:
     primary = await connect_store(args.source, name="pokerctl-mirror")
     try:
         mirror = await connect_store(args.to, stream=MIRROR_STREAM, name="pokerctl-mirror")
-    except StoreError:
+    except BaseException:
         await primary.close()
         raise
     out: dict = {}
@@ -76,19 +80,25 @@ def run(args: argparse.Namespace) -> int:
         print(f"pokerctl mirror: say where the mirror is: --to URL (or {MIRROR_URL_ENV})",
               file=sys.stderr)
         return 2
+    line = ""
     try:
         code, out = asyncio.run(_run(args))
     except MirrorRefused as exc:
         code, out = 3, {"ok": False, "refused": str(exc)}
     except StoreError as exc:
         code, out = 2, {"ok": False, "error": str(exc)}
+    except NatsUnreachable as exc:
+        flag = "--from, or POKER_NATS_URL" if exc.url == redact(args.source) else \
+            f"--to, or {MIRROR_URL_ENV}"
+        line = unreachable_line("pokerctl mirror", exc, flag)
+        code, out = 2, {"ok": False, "error": str(exc), "unreachable": exc.url}
     if args.json:
-        print(json.dumps(out))
+        print(json.dumps(out), flush=True)
     elif code in (0, 1):
         _print_text(out)
-    else:
+    if code not in (0, 1):
         what = "refused" if code == 3 else "error"
-        print(f"pokerctl mirror: {what}: {out.get('refused') or out.get('error')}",
+        print(line or f"pokerctl mirror: {what}: {out.get('refused') or out.get('error')}",
               file=sys.stderr)
     return code
 

@@ -1,11 +1,11 @@
 """`pokerctl seat`: a seated player's table commands, through the TableService API.
 
-    pokerctl seat sit-out    --table-id T --seat N --seat-token S --token JWT
-    pokerctl seat return     --table-id T --seat N --seat-token S --token JWT [--post-big-blind]
-    pokerctl seat top-up     --table-id T --seat N --seat-token S --token JWT --amount A
-    pokerctl seat leave      --table-id T --seat N --seat-token S --token JWT
-    pokerctl seat disconnect --table-id T --seat N --seat-token S --token JWT
-    pokerctl seat reconnect  --table-id T --seat N --seat-token S --token JWT
+    pokerctl seat sit-out    --table T --seat N --seat-token S --token JWT
+    pokerctl seat return     --table T --seat N --seat-token S --token JWT [--post-big-blind]
+    pokerctl seat top-up     --table T --seat N --seat-token S --token JWT --amount A
+    pokerctl seat leave      --table T --seat N --seat-token S --token JWT
+    pokerctl seat disconnect --table T --seat N --seat-token S --token JWT
+    pokerctl seat reconnect  --table T --seat N --seat-token S --token JWT
 
 Each command needs both: ``--token``, the player's token from the identity provider (sent as
 ``authorization: Bearer``; against `pokerctl up`: ``pokerctl token --player P``), whose
@@ -17,12 +17,16 @@ and comes back with ``return``; leaving mid-hand folds the hand and frees the se
 ends; topping up (from the player's wallet) happens between hands; a reconnect while on the
 clock adds the table's reconnect bonus once per decision. ``--command-id``: the same id
 makes a retry harmless. Prints the seat afterwards (``--json``: the whole view as JSON). Exit
-1 if the service refuses (with its reason), 2 for bad arguments.
+1 if the service refuses (with its reason) or does not answer (one line naming the address),
+2 for bad arguments.
 
-The table service defaults to what `pokerctl up` runs (POKER_TABLE_ADDR overrides it);
-``--table`` (or POKER_TABLE_ADDR) may list several instances, comma-separated: the command
-goes to one that answers, and is sent again with the same command id for a few seconds while
-the one it reached is away (UNAVAILABLE).
+``--table`` is the table's id, as in every command. The table service defaults to what
+`pokerctl up` runs (``--table-addr``, or POKER_TABLE_ADDR, overrides it) and may list several
+instances, comma-separated: the command goes to one that answers, and is sent again with the
+same command id for a few seconds while the one it reached is away (UNAVAILABLE).
+
+The flags of before, refused for one release with a hint (exit 2): ``--table-id`` (now
+``--table``) and ``--table ADDRESS`` (the address is now ``--table-addr``).
 """
 
 from __future__ import annotations
@@ -43,6 +47,15 @@ from shared.infra.tls import sync_channel
 
 from .botclient import AddressError, address_list, parse_addresses
 from .certs_cmd import client_tls_or_exit
+from .failures import (
+    TableUnreachable,
+    add_retired_flag,
+    is_unreachable,
+    looks_like_address,
+    old_table_flag,
+    refuse,
+    reports_unreachable,
+)
 from .up import default_table_addr
 
 ACTIONS = ("sit-out", "return", "top-up", "leave", "disconnect", "reconnect")
@@ -61,7 +74,7 @@ def call_retrying(stub: table_pb2_grpc.TableServiceStub,
 
 def command(stub: table_pb2_grpc.TableServiceStub, args: argparse.Namespace):
     """(the stub's method, its request) for the seat command ``args`` ask for."""
-    seat = table_pb2.SeatRequest(table_id=args.table_id, seat=args.seat,
+    seat = table_pb2.SeatRequest(table_id=args.table, seat=args.seat,
                                  seat_token=args.seat_token, command_id=args.command_id)
     if args.action in ("sit-out", "return"):
         return stub.SitOut, table_pb2.SitOutRequest(
@@ -91,7 +104,14 @@ def describe(reply: table_pb2.TableReply, seat: int) -> str:
     return line
 
 
+@reports_unreachable("pokerctl seat")
 def run(args: argparse.Namespace) -> int:
+    if args.retired_table_id is not None:
+        return refuse("pokerctl seat: --table-id is now --table")
+    if args.table is None:
+        return refuse("pokerctl seat: --table T (the table's id) is required")
+    if looks_like_address(args.table):
+        return refuse(old_table_flag("pokerctl seat"))
     if not args.seat_token:
         print("pokerctl seat: --seat-token (or POKER_SEAT_TOKEN) is required: the seat token "
               "SitDown returned", file=sys.stderr)
@@ -117,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     args.command_id = args.command_id or f"cli-{args.action}-{uuid.uuid4().hex[:16]}"
     try:
-        target = ",".join(parse_addresses(args.table))  # argparse checked it: a caller's args
+        target = ",".join(parse_addresses(args.table_addr))  # argparse checked it: a caller's
     except AddressError as exc:
         print(f"pokerctl seat: {exc}", file=sys.stderr)
         return 2
@@ -125,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             reply = call_retrying(table_pb2_grpc.TableServiceStub(channel), args)
         except grpc.RpcError as exc:
+            if is_unreachable(exc):
+                raise TableUnreachable(target, f"{exc.code().name}: {exc.details()}") from None
             print(f"pokerctl seat {args.action}: {exc.code().name}: {exc.details()}",
                   file=sys.stderr)
             return 1
@@ -135,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     p = sub.add_parser("seat", help=help)
     p.add_argument("action", choices=ACTIONS)
-    p.add_argument("--table-id", required=True)
+    p.add_argument("--table", default=None, metavar="TABLE_ID", help="the table's id")
+    add_retired_flag(p, "--table-id")  # now --table
     p.add_argument("--seat", type=int, required=True)
     p.add_argument("--seat-token", default=os.environ.get("POKER_SEAT_TOKEN", ""),
                    help="the seat token SitDown returned (default POKER_SEAT_TOKEN)")
@@ -148,7 +171,7 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     p.add_argument("--command-id", default=None,
                    help="idempotency key (default: a fresh one); reuse it to retry")
     p.add_argument("--json", action="store_true", help="print the whole view as JSON")
-    p.add_argument("--table", default=default_table_addr(), type=address_list,
+    p.add_argument("--table-addr", default=default_table_addr(), type=address_list,
                    help="table service address, or a comma-separated list of its instances "
                         "(default POKER_TABLE_ADDR or %(default)s)")
     p.set_defaults(run=run)

@@ -464,7 +464,22 @@ def to_json(record: HandRecord, viewer: int | None = None) -> dict:
 # --- PHH ---------------------------------------------------------------------------------------
 
 
-def phh(record: HandRecord) -> str:
+def phh(record: HandRecord, viewer: int | None = None) -> str:
     """The hand as PHH (the engine's exporter; rake is not expressible in PHH: the finishing
-    stacks are after any rake)."""
-    return export(list(record.events), dict(record.names), record.options)
+    stacks are after any rake). ``viewer=seat``: the hand as that seat saw it, as the other
+    forms give it: the other seats' face-down cards are PHH's unknown card ``??`` (``d dh p2
+    ????``) unless the seat showed them at the showdown; its own, the up cards and the board
+    as dealt."""
+    events = list(record.events)
+    if viewer is not None:
+        shown = {e.seat for e in events if isinstance(e, E.HandShown)}
+
+        def seen(d: E.HoleDeal) -> E.HoleDeal:
+            if d.seat == viewer or d.seat in shown:
+                return d
+            return d.evolve(cards=tuple(c if up else UNKNOWN_CARD
+                                        for c, up in zip(d.cards, d.face_up)))
+
+        events = [e.evolve(hole=tuple(seen(d) for d in e.hole))
+                  if isinstance(e, E.CardsDealt) else e for e in events]
+    return export(events, dict(record.names), record.options)

@@ -21,9 +21,11 @@ shared/infra/natsauth.py). :func:`redact` hides the password wherever a URL is p
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import ssl
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -100,6 +102,64 @@ async def connect(url: str, *, name: str, ca: str | os.PathLike | None = None,
     if "tls" in opts and _QUIET not in logging.getLogger("asyncio").filters:
         logging.getLogger("asyncio").addFilter(_QUIET)
     return await nats.connect(**opts, name=name, **kwargs)
+
+
+class NatsUnreachable(Exception):
+    """No NATS server of ``url`` answered within a command's bounded retry (:func:`connect_once`).
+    The message is one line: the URL (its password redacted) and why."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url, self.reason = redact(url), reason
+        super().__init__(f"cannot reach NATS at {self.url} ({reason})")
+
+
+async def _nothing() -> None:
+    return None
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def silence_loop_errors(loop: asyncio.AbstractEventLoop | None = None) -> None:
+    """Drop what nats-py's background tasks leave on the running loop (a reader or flusher
+    task whose socket failed: "Task exception was never retrieved" with its traceback), so a
+    command that failed prints its own line only."""
+    (loop or asyncio.get_running_loop()).set_exception_handler(lambda _loop, _ctx: None)
+
+
+async def connect_once(url: str, *, name: str, ca: str | os.PathLike | None = None,
+                       timeout: float = 2.0, retry_s: float = 3.0, **kwargs) -> Client:
+    """A one-shot client's connection (a command line, a tool): attempts for up to
+    ``retry_s`` seconds (each of at most ``timeout``), then :class:`NatsUnreachable`; no
+    reconnects once connected, and nats-py's error callbacks quiet (its default logs a
+    traceback per attempt). ``kwargs``: nats-py's other options."""
+    silence_loop_errors()
+    seen: list[BaseException] = []  # what nats-py's error callback was told: the real cause
+
+    async def noted(exc: Exception) -> None:
+        seen.append(exc)
+
+    kwargs.setdefault("error_cb", noted)
+    kwargs.setdefault("disconnected_cb", _nothing)
+    kwargs.setdefault("closed_cb", _nothing)
+    # one attempt per server and call (0 would be "for ever" while connecting)
+    opts = dict(allow_reconnect=False, max_reconnect_attempts=1, connect_timeout=timeout,
+                reconnect_time_wait=0.2)
+    opts.update(kwargs)
+    deadline = time.monotonic() + retry_s
+    while True:
+        seen.clear()
+        try:
+            return await asyncio.wait_for(connect(url, name=name, ca=ca, **opts),
+                                          timeout=timeout + 1)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # NoServersError, OSError, TimeoutError, TLS: say which
+            if time.monotonic() + 0.5 >= deadline:
+                raise NatsUnreachable(url, _reason(seen[-1] if seen else exc)) from None
+        await asyncio.sleep(0.5)
 
 
 def with_user(url: str, user: str, password: str) -> str:

@@ -119,6 +119,24 @@ async def test_pokerctl_mirror_sync_then_check(store, nats_server, mirror_server
     assert check.returncode == 0 and "reconciled" in check.stdout, check.stdout + check.stderr
 
 
+async def test_pokerctl_mirror_with_a_mirror_that_does_not_answer(store, nats_server):
+    """The primary answers, the mirror does not: after a few seconds, one line on stderr
+    naming the mirror's URL and what to check, no traceback, exit 2; --json: one JSON object
+    on stdout and nothing else there."""
+    await _fill(store, tables=1, commits=1)
+    done = subprocess.run([*MIRROR, "sync", "--from", nats_server.url, "--to",
+                           "nats://127.0.0.1:1", "--json"], capture_output=True, text=True,
+                          timeout=15)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert json.loads(done.stdout) == {
+        "ok": False, "unreachable": "nats://127.0.0.1:1",
+        "error": json.loads(done.stdout)["error"]}
+    assert len(done.stdout.splitlines()) == 1
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "cannot reach NATS at nats://127.0.0.1:1" in done.stderr
+    assert "--to, or POKER_MIRROR_URL" in done.stderr and "pokerctl up" in done.stderr
+
+
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
 @pytest.mark.parametrize("action", ["sync", "check"])
 async def test_a_mirror_aimed_at_its_own_primary_is_refused(store, nats_server, host, action):

@@ -187,14 +187,22 @@ async def test_errors(stack, table_stub, nats_server):
     table, _ = await played_table(stack, "stud", "fixed_limit")
     done = await pokerctl("--table", table, "--hand", "99", "--nats", nats_server.url)
     assert done.returncode == 1 and "not in the log" in done.stderr
-    done = await pokerctl("--table", table, "--format", "phh", "--seat", "1",
+    # PHH as seat 1 saw it: the others' down cards unknown (``??``) unless shown
+    full = await pokerctl("--table", table, "--format", "phh", "--nats", nats_server.url)
+    seen = await pokerctl("--table", table, "--format", "phh", "--seat", "1",
                           "--nats", nats_server.url)
-    assert done.returncode == 2
+    assert full.returncode == 0 and seen.returncode == 0, full.stderr + seen.stderr
+    assert "??" not in full.stdout and "??" in seen.stdout
+    full_lines, seen_lines = full.stdout.splitlines(), seen.stdout.splitlines()
+    assert len(full_lines) == len(seen_lines)
+    changed = [(f, v) for f, v in zip(full_lines, seen_lines, strict=True) if f != v]
+    assert changed and all("d dh" in f and "??" in v for f, v in changed), changed
     done = await pokerctl("--table", table, "--hand", "1", "--nats", nats_server.url)
     assert done.returncode == 0, done.stderr
     assert "7 Card Stud Limit (10/20)" in done.stdout and "*** 3rd STREET ***" in done.stdout
     done = await pokerctl("--table", table, "--nats", "nats://127.0.0.1:1")
-    assert done.returncode == 1 and "cannot connect" in done.stderr
+    assert done.returncode == 1 and "cannot reach NATS at nats://127.0.0.1:1" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) <= 2, done.stderr
 
 
 async def test_without_the_compliance_key_unseen_cards_read_unknown(stack, table_stub,

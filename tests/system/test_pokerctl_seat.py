@@ -36,9 +36,9 @@ async def test_seat_commands(stack, table_stub, capsys, monkeypatch):
     def seat_args(seat: int, *rest: str, token: str | None = None) -> list[str]:
         """A command for ``seat`` as its player (``token``: another token; "": none)."""
         token = stack.token(f"p{seat}") if token is None else token
-        return ["seat", *rest, "--table-id", "cli", "--seat", str(seat), "--seat-token",
+        return ["seat", *rest, "--table", "cli", "--seat", str(seat), "--seat-token",
                 tokens[seat], *(("--token", token) if token else ()),
-                "--table", stack.addresses["table"]]
+                "--table-addr", stack.addresses["table"]]
 
     code, out, _ = await pokerctl(capsys, *seat_args(on_turn, "disconnect"))
     assert code == 0 and f"seat {on_turn} p{on_turn}: " in out and "disconnected" in out
@@ -59,9 +59,9 @@ async def test_seat_commands(stack, table_stub, capsys, monkeypatch):
     code, _, err = await pokerctl(capsys, *seat_args(2, "top-up"))
     assert code == 2 and "--amount" in err
 
-    code, _, err = await pokerctl(capsys, "seat", "leave", "--table-id", "cli", "--seat", "2",
+    code, _, err = await pokerctl(capsys, "seat", "leave", "--table", "cli", "--seat", "2",
                                   "--seat-token", "not-the-token", "--token", stack.token("p2"),
-                                  "--table", stack.addresses["table"])
+                                  "--table-addr", stack.addresses["table"])
     assert code == 1 and "PERMISSION_DENIED" in err
     # the seat's own token, but another player's identity: not their seat
     code, _, err = await pokerctl(capsys, *seat_args(2, "leave", token=stack.token("p1")))
@@ -91,6 +91,6 @@ async def test_seat_commands(stack, table_stub, capsys, monkeypatch):
     # both tokens from the environment (out of the process list)
     monkeypatch.setenv("POKER_TOKEN", stack.token(f"p{other}"))
     monkeypatch.setenv("POKER_SEAT_TOKEN", tokens[other])
-    code, out, _ = await pokerctl(capsys, "seat", "leave", "--table-id", "cli", "--seat",
-                                  str(other), "--table", stack.addresses["table"])
+    code, out, _ = await pokerctl(capsys, "seat", "leave", "--table", "cli", "--seat",
+                                  str(other), "--table-addr", stack.addresses["table"])
     assert code == 0 and "empty (left)" in out

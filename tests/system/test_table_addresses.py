@@ -1,4 +1,4 @@
-"""A client given several table-service addresses (POKER_TABLE_ADDR=a,b, ``--table a,b``, as
+"""A client given several table-service addresses (POKER_TABLE_ADDR=a,b, ``--table-addr a,b``, as
 `pokerctl up --replicas N` prints them) balances its calls over every instance, and plays on
 when one dies: its calls are retried on the other with the same command ids, so each action
 is applied once. Real processes (nats-server, every service), mutual TLS on two 127.0.0.1
@@ -70,29 +70,31 @@ def test_a_bad_address_list_is_refused_saying_why(text, says):
 
 
 def _parser(module) -> argparse.ArgumentParser:
-    """The command's own parser, as pokerctl registers it (read at call time: its --table
-    default is POKER_TABLE_ADDR of the moment)."""
+    """The command's own parser, as pokerctl registers it (read at call time: its
+    --table-addr default is POKER_TABLE_ADDR of the moment)."""
     parser = argparse.ArgumentParser(prog="pokerctl")
     module.register(parser.add_subparsers(dest="command", required=True))
     return parser
 
 
 @pytest.mark.parametrize(("module", "command"), [
-    (bots_cmd, ["bots"]), (table_cmd, ["seat", "leave", "--table-id", "t", "--seat", "1"])])
-def test_the_client_commands_check_table_and_poker_table_addr(module, command, monkeypatch,
+    (bots_cmd, ["bots"]), (table_cmd, ["seat", "leave", "--table", "t", "--seat", "1"])])
+def test_the_client_commands_check_table_addr_and_poker_table_addr(module, command, monkeypatch,
                                                               capsys):
     def build_parser():
         return _parser(module)
 
     monkeypatch.setenv("POKER_TABLE_ADDR", "127.0.0.1:50051,127.0.0.1:50071")
     args = build_parser().parse_args(command)
-    assert args.table == "127.0.0.1:50051,127.0.0.1:50071"
-    args = build_parser().parse_args([*command, "--table", "127.0.0.1:1 ,127.0.0.1:2"])
-    assert args.table == "127.0.0.1:1,127.0.0.1:2"
+    assert args.table_addr == "127.0.0.1:50051,127.0.0.1:50071"
+    args = build_parser().parse_args([*command, "--table-addr", "127.0.0.1:1 ,127.0.0.1:2"])
+    assert args.table_addr == "127.0.0.1:1,127.0.0.1:2"
     with pytest.raises(SystemExit) as exit_:
-        build_parser().parse_args([*command, "--table", "127.0.0.1:1,,127.0.0.1:2"])
+        build_parser().parse_args([*command, "--table-addr", "127.0.0.1:1,,127.0.0.1:2"])
     assert exit_.value.code == 2
-    assert "argument --table: table service address list" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "argument --table-addr: table service address list" in err
+    assert "(--table-addr, or POKER_TABLE_ADDR)" in err
     monkeypatch.setenv("POKER_TABLE_ADDR", "127.0.0.1:50051,")  # the default is checked too
     with pytest.raises(SystemExit):
         build_parser().parse_args(command)

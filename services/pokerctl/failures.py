@@ -1,0 +1,118 @@
+"""How a pokerctl command fails: one line on stderr, an exit code that says what happened.
+
+- A server that does not answer (NATS: :class:`shared.infra.natsconn.NatsUnreachable`, after
+  the bounded retry of :func:`shared.infra.natsconn.connect_once`; the table service:
+  :class:`TableUnreachable`) ends the command with one line naming what was unreachable and
+  what to check, exit 1, never a traceback: :func:`reports_unreachable` wraps a command's
+  ``run``.
+- The flags that changed meaning (``--table`` was the table service's address in `bots` and
+  `seat`, and `seat` took the table id as ``--table-id``) are refused for one release with a
+  hint, exit 2: :func:`old_table_flag`.
+
+Flags, the same in every command: a table id is ``--table``; the table service's address
+``--table-addr`` (POKER_TABLE_ADDR); NATS ``--nats`` (POKER_NATS_URL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from collections.abc import Callable
+
+import grpc
+
+from shared.infra.natsconn import NatsUnreachable
+
+from .botclient import AddressError, parse_addresses
+
+#: what to check when NATS does not answer
+NATS_CHECK = ("is `pokerctl up` running? Else check the URL ({flag}; without one, "
+              "`pokerctl up`'s data directory: POKER_DATA_DIR)")
+#: what to check when the table service does not answer
+TABLE_CHECK = "is `pokerctl up` running? Else give its address with --table-addr or " \
+              "POKER_TABLE_ADDR"
+
+
+class TableUnreachable(Exception):
+    """No instance of the table service at ``address`` answered (``reason``: gRPC's)."""
+
+    def __init__(self, address: str, reason: str) -> None:
+        self.address, self.reason = address, reason
+        super().__init__(f"cannot reach the table service at {address} ({reason})")
+
+
+def is_unreachable(exc: grpc.RpcError) -> bool:
+    """Whether a failed call never reached a server (no connection, a deadline, TLS), as
+    opposed to a server's refusal."""
+    code = exc.code() if callable(getattr(exc, "code", None)) else None
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return True
+    details = (exc.details() if callable(getattr(exc, "details", None)) else "") or ""
+    return code is grpc.StatusCode.UNAVAILABLE and any(
+        w in details.lower() for w in ("connect", "dns", "resolv", "unreachable", "socket",
+                                       "handshake", "ssl", "addresses", "refused"))
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+#: where a command's NATS URL comes from
+NATS_FLAG = "--nats, or POKER_NATS_URL"
+
+
+def unreachable_line(prog: str, exc: Exception, nats_flag: str = NATS_FLAG) -> str:
+    """The one line a command ends with when ``exc`` (NatsUnreachable, TableUnreachable)
+    stopped it."""
+    if isinstance(exc, NatsUnreachable):
+        return f"{prog}: {one_line(str(exc))}: {NATS_CHECK.format(flag=nats_flag)}"
+    return f"{prog}: {one_line(str(exc))}: {TABLE_CHECK}"
+
+
+def reports_unreachable(prog: str, nats_flag: str = NATS_FLAG
+                        ) -> Callable[[Callable[[argparse.Namespace], int]],
+                                      Callable[[argparse.Namespace], int]]:
+    """Decorate a command's ``run``: a server that does not answer ends it with one line on
+    stderr (:func:`unreachable_line`) and exit 1."""
+    def wrap(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+        @functools.wraps(run)
+        def guarded(args: argparse.Namespace) -> int:
+            try:
+                return run(args)
+            except (NatsUnreachable, TableUnreachable) as exc:
+                print(unreachable_line(prog, exc, nats_flag), file=sys.stderr, flush=True)
+                return 1
+        return guarded
+    return wrap
+
+
+def looks_like_address(text: str) -> bool:
+    """Whether ``text`` reads as the table service's address (host:port, a list of them, a
+    gRPC target): what ``--table`` meant in `bots` and `seat` before it was a table id."""
+    if ":" not in (text or ""):
+        return False
+    try:
+        parse_addresses(text)
+    except AddressError:
+        return False
+    return True
+
+
+def old_table_flag(prog: str) -> str:
+    """The hint for ``--table ADDRESS`` (the table service's address under its old flag)."""
+    return (f"{prog}: --table is now a table id; the table service's address is --table-addr "
+            "(or POKER_TABLE_ADDR)")
+
+
+def add_retired_flag(p: argparse.ArgumentParser, flag: str) -> None:
+    """A flag refused for one release (hidden from --help; the command's ``run`` refuses it
+    with a hint): its value lands in ``retired_<name>``."""
+    p.add_argument(flag, dest="retired_" + flag.lstrip("-").replace("-", "_"),
+                   default=None, help=argparse.SUPPRESS)
+
+
+def refuse(line: str) -> int:
+    print(line, file=sys.stderr, flush=True)
+    return 2

@@ -349,6 +349,12 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # InvalidOptions, ValueError: readable
         print(f"pokerctl bots: {exc}", file=sys.stderr)
         return 2
+    smallest = min(plans, key=lambda p: p.options.max_seats)
+    if args.seats > smallest.options.max_seats:  # refused, not capped silently
+        print(f"pokerctl bots: --seats {args.seats}: a {smallest.label} table seats at most "
+              f"{smallest.options.max_seats} (choose --seats {smallest.options.max_seats} or "
+              "fewer, or a --game with more seats)", file=sys.stderr)
+        return 2
     try:
         keyring = keyring_from(args)
     except SecrecyError as exc:

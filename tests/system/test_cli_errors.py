@@ -189,3 +189,15 @@ def test_bots_report_no_pass_over_no_hands():
     played[0].error = "INTERNAL: boom"
     assert print_report(played, [TableAudit(plan.table_id)], 0.1, out) is False
     assert "audit passed" not in out.text and "stopped with an error" in out.text
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--game", "holdem", "--seats", "12"], "table seats at most 10"),
+    (["--seats", "9"], "a stud FL table seats at most 8"),  # every game: the fewest seats
+    (["--game", "stud", "--seats", "9"], "a stud FL table seats at most 8"),
+])
+def test_bots_refuse_more_seats_than_a_table_has(argv, says):
+    """--seats above a table's seats is refused (it was capped silently), nothing started."""
+    done = pokerctl("bots", "--nats", f"nats://127.0.0.1:{dead_port()}", *argv)
+    assert done.returncode == 2
+    one_line(done, says)

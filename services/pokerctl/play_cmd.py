@@ -71,6 +71,7 @@ from shared.poker.options import (
 
 from .botclient import AddressError, parse_addresses, table_channel
 from .certs_cmd import client_tls_or_exit
+from .failures import TableUnreachable, is_unreachable, unreachable_line
 from .up import default_table_addr
 
 #: the structure a game is played in unless told
@@ -148,13 +149,9 @@ def _refusal(args: argparse.Namespace, exc: grpc.RpcError) -> Fail:
     code = exc.code() if callable(getattr(exc, "code", None)) else grpc.StatusCode.UNKNOWN
     details = _one_line(exc.details() if callable(getattr(exc, "details", None)) else str(exc))
     lower = details.lower()
-    if code is grpc.StatusCode.DEADLINE_EXCEEDED or (
-            code is grpc.StatusCode.UNAVAILABLE and any(
-                w in lower for w in ("connect", "dns", "resolv", "unreachable", "socket",
-                                     "handshake", "ssl", "addresses"))):
-        return Fail(f"{_prog(args)}: cannot reach the table service at {args.table_addr} "
-                    f"({code.name}: {details[:160]}): is `pokerctl up` running? Else give "
-                    "its address with --table-addr or POKER_TABLE_ADDR")
+    if is_unreachable(exc):  # the one rule of what "unreachable" is (failures.py)
+        return Fail(unreachable_line(_prog(args), TableUnreachable(
+            args.table_addr, f"{code.name}: {details[:160]}")))
     line = f"{_prog(args)}: {code.name}: {details}"
     if code is grpc.StatusCode.FAILED_PRECONDITION and "wallet" in lower and \
             args.table_command == "sit":

@@ -69,9 +69,9 @@ from shared.poker.options import (
     table_options,
 )
 
-from .botclient import AddressError, parse_addresses, table_channel
+from .botclient import address_list, parse_addresses, table_channel
 from .certs_cmd import client_tls_or_exit
-from .failures import TableUnreachable, is_unreachable, unreachable_line
+from .failures import TableUnreachable, is_unreachable, one_line, unreachable_line
 from .up import default_table_addr
 
 #: the structure a game is played in unless told
@@ -97,14 +97,6 @@ _INT_SETTINGS = (
 )
 
 
-def address_list(text: str) -> str:
-    """botclient.address_list, naming this command's flag (--table here is the table id)."""
-    try:
-        return ",".join(parse_addresses(text))
-    except AddressError as exc:
-        raise argparse.ArgumentTypeError(f"{exc} (--table-addr, or POKER_TABLE_ADDR)") from None
-
-
 class Fail(Exception):
     """A command's end with an error: one line for stderr and the exit code."""
 
@@ -119,10 +111,6 @@ def _prog(args: argparse.Namespace) -> str:
 
 def _usage(args: argparse.Namespace, message: str) -> NoReturn:
     raise Fail(f"{_prog(args)}: {message}", 2)
-
-
-def _one_line(text: str) -> str:
-    return " ".join((text or "").split())
 
 
 def _subject(token: str) -> str | None:
@@ -147,7 +135,8 @@ def _auth(args: argparse.Namespace, who: str) -> tuple:
 def _refusal(args: argparse.Namespace, exc: grpc.RpcError) -> Fail:
     """The one line a refused or failed call ends the command with."""
     code = exc.code() if callable(getattr(exc, "code", None)) else grpc.StatusCode.UNKNOWN
-    details = _one_line(exc.details() if callable(getattr(exc, "details", None)) else str(exc))
+    details = one_line(exc.details() if callable(getattr(exc, "details", None)) else str(exc),
+                       limit=10_000)  # the service's reason whole
     lower = details.lower()
     if is_unreachable(exc):  # the one rule of what "unreachable" is (failures.py)
         return Fail(unreachable_line(_prog(args), TableUnreachable(

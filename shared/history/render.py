@@ -184,9 +184,14 @@ class _Hand:
             return "main pot"
         return "side pot" if len(self.pots) == 2 else f"side pot-{index}"
 
+    def sees(self, seat: int, viewer: int | None) -> bool:
+        """Whether the viewer sees ``seat``'s face-down cards: the auditor (None), the seat
+        itself, or anyone once the seat showed them (the one rule of every form)."""
+        return viewer is None or viewer == seat or seat in self.shown
+
     def visible(self, seat: int, viewer: int | None) -> list[Card]:
         """The cards of ``seat`` the viewer sees (unknown cards as ``??``)."""
-        if viewer is None or viewer == seat or seat in self.shown:
+        if self.sees(seat, viewer):
             return list(self.dealt[seat])
         return [c if up else UNKNOWN_CARD for c, up in zip(self.dealt[seat], self.up[seat])]
 
@@ -405,7 +410,7 @@ def to_json(record: HandRecord, viewer: int | None = None) -> dict:
         elif isinstance(e, E.CardsDealt):
             hole = []
             for d in e.hole:
-                own = viewer is None or viewer == d.seat or d.seat in h.shown
+                own = h.sees(d.seat, viewer)
                 hole.append({"seat": d.seat, "name": r.name(d.seat),
                              "cards": [str(c) if own or up else str(UNKNOWN_CARD)
                                        for c, up in zip(d.cards, d.face_up)],
@@ -472,10 +477,10 @@ def phh(record: HandRecord, viewer: int | None = None) -> str:
     as dealt."""
     events = list(record.events)
     if viewer is not None:
-        shown = {e.seat for e in events if isinstance(e, E.HandShown)}
+        h = _Hand(record)
 
         def seen(d: E.HoleDeal) -> E.HoleDeal:
-            if d.seat == viewer or d.seat in shown:
+            if h.sees(d.seat, viewer):
                 return d
             return d.evolve(cards=tuple(c if up else UNKNOWN_CARD
                                         for c, up in zip(d.cards, d.face_up)))

@@ -28,7 +28,7 @@ async def main() -> None:
     replicas = int(os.environ.get("POKER_STREAM_REPLICAS", "3"))
     shards = stream_shards(os.environ)
     store = await EventStore.connect(os.environ["POKER_NATS_URL"], name="poker-init",
-                                     settings=StreamSettings(replicas=replicas),
+                                     settings=StreamSettings(replicas=replicas, upgrade=True),
                                      connect_timeout=60, shards=shards)
     try:
         # the wallet's user may not create its stream: it finds it made (a new ledger id)

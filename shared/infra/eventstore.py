@@ -40,7 +40,7 @@ import hashlib
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -59,6 +59,11 @@ MIRROR_STREAM = "POKER_MIRROR"
 MIRROR_PREFIX = "poker.mirror.table."
 #: the subjects of each log's (unsharded) stream, by stream name
 PREFIXES = {STREAM: SUBJECT_PREFIX, MIRROR_STREAM: MIRROR_PREFIX}
+#: where the primary log's streams republish every commit they store, with its stream sequence
+#: (``Nats-Sequence``) and the table's commit before it (``Nats-Last-Sequence``): one subject
+#: per table, whatever its stream, so that a process follows a table live without reading the
+#: log (services/table/hub.py). Nobody publishes there but the streams themselves.
+LIVE_PREFIX = "poker.live."
 #: stream metadata: a primary's identity, and the identity of the primary a mirror copies
 LOG_ID = "poker-log-id"
 MIRROR_OF = "poker-mirror-of"
@@ -341,6 +346,10 @@ class StreamSettings:
     replicas: int = 1
     duplicate_window_s: float = 120.0
     max_bytes: int = -1
+    #: a primary log stream found without the live republish (:data:`LIVE_PREFIX`) gets it:
+    #: the admin's tools (`pokerctl up`, deploy's init job) upgrade a log made before it; a
+    #: service, which may not edit a stream, follows such a log by reading it
+    upgrade: bool = False
 
 
 _NOT_TOKEN = re.compile(rb"[\s\x1c-\x1f]")  # what str.isspace() finds in an ASCII name
@@ -414,6 +423,19 @@ class EventStore:
         self._layout: LogLayout | None = layout
         #: table -> the stream it lives in, once looked up (a table never moves)
         self._placed: dict[str, LogStream] = {}
+        #: stream -> whether it republishes its commits live (read once per stream)
+        self._live: dict[str, bool] = {}
+        #: called after the connection to NATS came back (what went by meanwhile was missed)
+        self._reconnected: list[Callable[[], None]] = []
+        #: how many times a table's commits were read (:meth:`read`): what following the
+        #: live feed saves is seen here
+        self.reads = 0
+
+    def on_reconnect(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` each time the connection comes back after a break (a follower of
+        the live feed missed what was stored meanwhile); only for a store made by
+        :meth:`connect`."""
+        self._reconnected.append(callback)
 
     @classmethod
     async def connect(cls, url: str, *, stream: str = STREAM, name: str = "poker",
@@ -425,14 +447,22 @@ class EventStore:
         ``shards``: the layout this process is configured with (POKER_STREAM_SHARDS),
         checked against the server's now (:meth:`settle`); None: the server's, else one
         stream."""
+        reconnected: list[Callable[[], None]] = []
+
+        async def on_reconnected() -> None:
+            for callback in reconnected:
+                callback()
+
         try:
             # Reconnect for ever once connected; the first connection must come quickly.
             nc = await asyncio.wait_for(natsconn.connect(
                 url, name=name, ca=ca, max_reconnect_attempts=-1, reconnect_time_wait=0.2,
-                connect_timeout=2, allow_reconnect=True), timeout=connect_timeout)
+                connect_timeout=2, allow_reconnect=True, reconnected_cb=on_reconnected),
+                timeout=connect_timeout)
         except (asyncio.TimeoutError, OSError, nats.errors.Error) as exc:
             raise StoreError(f"cannot reach NATS at {natsconn.redact(url)}: {exc!r}") from None
         store = cls(nc, nc.jetstream(timeout=5), stream)
+        store._reconnected = reconnected
         try:
             if create or shards is not None:
                 await store.settle(shards)
@@ -544,6 +574,7 @@ class EventStore:
 
     async def _ensure_one(self, stream: LogStream, settings: StreamSettings,
                           metadata: dict[str, str]) -> None:
+        live = self._republish(stream)
         config = js_api.StreamConfig(
             name=stream.name,
             subjects=[stream.subjects],
@@ -557,10 +588,11 @@ class EventStore:
             allow_direct=True,
             discard=js_api.DiscardPolicy.NEW,
             metadata=metadata,
+            republish=live,
         )
         jsm = self.nc.jsm() if hasattr(self.nc, "jsm") else self.js
         try:
-            await jsm.stream_info(stream.name)
+            info = await jsm.stream_info(stream.name)
         except NotFoundError:
             try:
                 await jsm.add_stream(config)
@@ -569,6 +601,36 @@ class EventStore:
                     await jsm.stream_info(stream.name)
                 except NotFoundError:
                     raise StoreError(f"cannot make stream {stream.name}") from None
+            return
+        if live is not None and info.config.republish is None and settings.upgrade:
+            # a log made before the live feed: the same stream, republishing from now on
+            # (nothing stored changes)
+            info.config.republish = live
+            await jsm.update_stream(info.config)
+            self._live.pop(stream.name, None)
+
+    def _republish(self, stream: LogStream) -> js_api.RePublish | None:
+        """The live feed of a primary log stream (every commit to ``poker.live.<table>``);
+        None for another log's stream (a mirror's copy)."""
+        if self.stream != STREAM:
+            return None
+        return js_api.RePublish(src=stream.subjects, dest=LIVE_PREFIX + ">")
+
+    async def feed(self, table_id: str) -> tuple[str, bool]:
+        """The subject to follow a table's commits on as they are stored, and whether its
+        messages carry their stream sequence: ``poker.live.<table>`` where the table's stream
+        republishes (:data:`LIVE_PREFIX`), else the table's own subject, whose messages are
+        the commits as published (a log made before the live feed: a follower reads the log
+        for their sequence)."""
+        stream = await self.stream_of(table_id)
+        live = self._live.get(stream.name)
+        if live is None:
+            info = await self.info(stream.name)
+            republish = info.config.republish if info is not None else None
+            live = self._live[stream.name] = (
+                republish is not None and republish.dest == LIVE_PREFIX + ">"
+                and not republish.headers_only)
+        return (LIVE_PREFIX + table_id, True) if live else (stream.subject(table_id), False)
 
     async def info(self, stream: str | None = None) -> js_api.StreamInfo | None:
         """A stream's info (default: the log's first stream, its only one unless sharded),
@@ -681,6 +743,7 @@ class EventStore:
 
     async def read(self, table_id: str, after_seq: int = 0) -> list[Stored]:
         """Every commit of the table after stream sequence ``after_seq``, in order."""
+        self.reads += 1
         stream = await self.stream_of(table_id)
         subj = stream.subject(table_id)
         out: list[Stored] = []

@@ -18,7 +18,8 @@ The rules:
 - the services append commits to ``poker.table.>`` (and each shard's ``poker.s<k>.table.>``)
   and read the log, on every stream of it; the dealer alone reaches
   the running hands' decks (the POKER_DECKS bucket), the table service alone the clock leases
-  (POKER_LEASES) and the countdown nudges (``poker.clock.>``);
+  (POKER_LEASES), the countdown nudges (``poker.clock.>``) and the live feed of the commits
+  the log's streams republish (``poker.live.>``, to which no user may publish);
 - the wallet (services/wallet) alone appends to the money ledger (``POKER_WALLET`` over
   ``poker.wallet.>``) and reads it; it reaches no other stream, not even the table log;
 - the reader (audit, history, bots' audit, the money audit) reads the log, a mirror's copy
@@ -39,7 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .eventstore import STREAM, SUBJECT_PREFIX, LogLayout
+from .eventstore import LIVE_PREFIX, STREAM, SUBJECT_PREFIX, LogLayout
 from .lease import DEFAULT_BUCKET as LEASES
 from .vault import BUCKET as DECKS
 
@@ -52,6 +53,8 @@ SYS_USER = "sys"
 SERVICE_USERS = {"dealer": DEALER, "table": TABLE, "betting": SERVICE, "showdown": SERVICE,
                  "rake": SERVICE, "wallet": WALLET}
 CLOCK_SUBJECTS = "poker.clock.>"
+#: the commits the log's streams republish as they store them (eventstore.LIVE_PREFIX)
+LIVE_SUBJECTS = LIVE_PREFIX + ">"
 #: the money ledger (services/wallet/ledger.py's WALLET_STREAM and WALLET_PREFIX; a test keeps
 #: them equal): one subject per account
 WALLET_STREAM = "POKER_WALLET"
@@ -148,9 +151,11 @@ def users(shards: int = 1) -> tuple[User, ...]:
              comment="the dealer: the log, and the running hands' decks (it alone)"),
         User(TABLE, publish=[*log, *_bucket(LEASES), CLOCK_SUBJECTS],
              publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS],
-             subscribe=["_INBOX.>", *log_subjects, CLOCK_SUBJECTS, f"$KV.{LEASES}.>"],
+             subscribe=["_INBOX.>", *log_subjects, LIVE_SUBJECTS, CLOCK_SUBJECTS,
+                        f"$KV.{LEASES}.>"],
              subscribe_deny=[f"$KV.{DECKS}.>"],
-             comment="the table service: the log, the clock leases and the countdown nudges"),
+             comment="the table service: the log (and its live feed), the clock leases and "
+                     "the countdown nudges"),
         User(SERVICE, publish=log, publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS],
              subscribe=["_INBOX.>", *log_subjects], subscribe_deny=[f"$KV.{DECKS}.>"],
              comment="betting, showdown and rake: append to the log and read it"),

@@ -71,7 +71,7 @@ from shared.infra.config import (
     stream_shards,
 )
 from shared.infra.files import write_private
-from shared.infra.identity import DevIssuer
+from shared.infra.identity import RELAY, DevIssuer
 from shared.infra.natsserver import NatsServer, free_port
 from shared.infra.tls import TlsConfig, channel
 from shared.infra.tls import generate as generate_certs
@@ -128,7 +128,7 @@ async def create_streams(url: str, replicas: int, ca: str | None = None,
     from shared.infra.lease import Leases, ttl_ms_from_env
     from shared.infra.vault import DeckVault
     store = await EventStore.connect(url, name="pokerctl-up", ca=ca, shards=shards,
-                                     settings=StreamSettings(replicas=replicas))
+                                     settings=StreamSettings(replicas=replicas, upgrade=True))
     try:
         await ensure_wallet_stream(store.js, replicas=replicas)
         await ensure_access_stream(store.js, replicas=replicas)
@@ -531,7 +531,7 @@ class LocalCluster:
             "POKER_NATS_CA": self.nats_ca,
             "POKER_WEB_PORT": str(self.ports[WEB]),
             "POKER_BIND": HOST,
-            "POKER_WEB_TOKEN": self.issuer.token("web", (), ttl_s=WEB_TOKEN_TTL_S),
+            "POKER_WEB_TOKEN": self.issuer.token("web", (RELAY,), ttl_s=WEB_TOKEN_TTL_S),
             "PYTHONUNBUFFERED": "1",
             **self.issuer.env(),  # players sign in with the dev issuer's tokens
             "POKER_COMPLIANCE_KEY": str(self.key_file),  # the compliance replay's

@@ -42,6 +42,11 @@ class Failures:
         if self._failing.pop(table_id, None) is not None:
             log.info(f"{self.what} works again", table_id=table_id)
 
+    def until(self, table_id: str) -> float | None:
+        """When (monotonic) the table's wait after a failure is over (None: not failing)."""
+        seen = self._failing.get(table_id)
+        return seen[2] if seen is not None else None
+
     def waiting(self, table_id: str) -> bool:
         """Whether the table failed a moment ago (leave it until its wait is over)."""
         seen = self._failing.get(table_id)

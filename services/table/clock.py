@@ -3,19 +3,32 @@ tables this instance holds the lease of.
 
 Deadlines come from the log alone (``LoadedTable.clock``, built from commit times), so a
 keeper that starts after another died finds the same deadline and times out the same player.
-One instance at a time keeps a table: it holds the table's lease (shared/infra/lease.py). A
-keeper that loses its lease stops at once; if two ever act on one table, the time-out's command
-id (derived from the clock) makes one commit of their two, and appends are sequence-guarded.
+One instance at a time keeps a table: it holds the lease of the table's clock slot
+(:func:`lease_name`: the tables are spread over :data:`CLOCK_SLOTS` slots, one lease each, so
+an instance renews a few leases whatever the number of tables; shared/infra/lease.py). A
+keeper that loses a slot's lease stops keeping its tables at once; if two ever act on one
+table, the time-out's command id (derived from the clock) makes one commit of their two, and
+appends are sequence-guarded.
+
+The keeper follows each table it keeps live (the table's hub, hub.py: the log's commits as
+they are stored, folded without reading the log) and wakes for a table only when something is
+due there: the countdown to announce, the deadline, a step left pending by a driver that went
+away (:attr:`ClockKeeper.stall_s` after the commit that left it), a saga to settle, or a
+failure's retry. A table whose clock is not running costs nothing between its events. The
+log's table list is read every ``list_every_s`` (tables made by other instances, and those of
+a slot taken over), the leases looked after every tick.
 
 A time-out is the betting service's decision (``BettingService.TimeOut``, which checks the
 deadline on its own fold, at the keeper's time: the table service is the table's one time
 source, shared/poker/clock.py); its fold also sits the player out from the next hand; then the
 driver carries the hand on. When a countdown starts the keeper
 publishes a nudge on ``poker.clock.<table_id>`` (plain NATS, outside the event stream) so that
-every Watch pushes a view a client can draw the countdown from.
+every hub pushes a view a client can draw the countdown from.
 
-``tick()`` does one round over the tables; production runs it every ``POKER_CLOCK_TICK_MS``
-(default 200; 0: never on its own). Tests inject ``now_ms`` and call ``tick()`` themselves.
+``tick()`` does one whole round (the leases, the table list, and a look at every table kept,
+as if each were due); production runs the loop, which sleeps until the next thing is due, or
+``POKER_CLOCK_TICK_MS`` (default 200) for the leases; 0: no loop (tests inject ``now_ms`` and
+call ``tick()`` themselves).
 
 The clock does not run while the table cannot act (shared/poker/clock.py). A time-out the
 log refuses for lack of space (the betting service's refusal says so, :func:`log_full`) holds
@@ -34,9 +47,10 @@ after a wait that grows, never in a tight loop; a table whose log does not check
 from __future__ import annotations
 
 import asyncio
+import heapq
+import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import grpc
 import structlog
@@ -44,58 +58,57 @@ from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 
 from shared.infra.config import DEFAULT_CLOCK_TICK_MS
-from shared.infra.eventstore import StoreFull
+from shared.infra.eventstore import StoreFull, shard_of
 from shared.infra.lease import Leases
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import log_full, system_command_id
 from shared.poker import table as T
 from shared.poker.clock import TurnClock, is_late
 from shared.poker.errors import IllegalAction
-from shared.poker.options import TableOptions
 
 from .calls import Failures, same_decision
 from .driver import Driver
+from .hub import Hubs, clock_subject
 
 log = structlog.get_logger()
 
-CLOCK_SUBJECT_PREFIX = "poker.clock."
-
-
-def clock_subject(table_id: str) -> str:
-    return CLOCK_SUBJECT_PREFIX + table_id
+#: how many leases the tables' clocks are spread over (every instance must use the same)
+CLOCK_SLOTS = 64
 
 
 def lease_name(table_id: str) -> str:
-    return f"table.{table_id}"
+    """The lease whose holder keeps the table's clock: its slot's."""
+    return slot_lease(shard_of(table_id, CLOCK_SLOTS))
 
 
-@dataclass(frozen=True, slots=True)
-class _Seen:
-    """What the keeper last read of a table: enough to know when to read it again."""
-
-    seq: int
-    clock: TurnClock | None
-    options: TableOptions | None
-    read_at: float  # monotonic: when the keeper last read the table from the log
-
+def slot_lease(slot: int) -> str:
+    return f"clock.{slot}"
 
 
 class ClockKeeper:
-    def __init__(self, repo: TableRepository, driver: Driver, leases: Leases,
+    def __init__(self, repo: TableRepository, driver: Driver, leases: Leases, hubs: Hubs,
                  now_ms: Callable[[], int] | None = None, tick_ms: int = DEFAULT_CLOCK_TICK_MS,
-                 list_every_s: float = 1.0, refresh_s: float = 1.0,
+                 list_every_s: float = 1.0, stall_s: float = 1.0,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.repo = repo
         self.driver = driver
         self.leases = leases
+        self.hubs = hubs
         self.now_ms = now_ms or repo.now_ms
         self.tick_ms = tick_ms
         self.list_every_s = list_every_s  # how often the log's table list is read
-        self.refresh_s = refresh_s  # a kept table is read at least this often
+        #: how long a step may stay pending before the keeper carries it on (its driver went)
+        self.stall_s = stall_s
         self.monotonic = monotonic
-        self._listed: list[str] = []
+        self._listed: set[str] = set()
         self._listed_at: float | None = None
-        self._seen: dict[str, _Seen] = {}
+        self._cached_seen = 0  # how many tables the repository had at the last look
+        self._kept: set[str] = set()  # tables followed (their slot's lease is held here)
+        self._over: set[str] = set()  # closed tables: nothing more to keep
+        self._wake_at: dict[str, float] = {}  # table -> when (monotonic) to look at it
+        self._wakes: list[tuple[float, str]] = []  # a heap of those (stale entries skipped)
+        self._woken = asyncio.Event()  # an earlier wake than the loop sleeps for
+        self._pending: dict[str, tuple[int, float]] = {}  # table -> (version, since) of a step
         self._nudged: dict[str, TurnClock] = {}
         self._work: dict[str, asyncio.Task] = {}
         self._loop: asyncio.Task | None = None
@@ -104,7 +117,7 @@ class ClockKeeper:
     # --- running -------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Tick every ``tick_ms`` in the background (0: never; tests call :meth:`tick`)."""
+        """Run the keeper in the background (``tick_ms`` 0: never; tests call :meth:`tick`)."""
         if self.tick_ms > 0 and self._loop is None:
             self._loop = asyncio.create_task(self._run())
 
@@ -112,15 +125,26 @@ class ClockKeeper:
         period = self.tick_ms / 1000
         while True:
             try:
-                await self.tick(wait=False)
+                await self._housekeeping()
+                now = self.monotonic()
+                for table_id in self._due(now):
+                    self._start(table_id, sweep=False)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # logged; the next tick tries again
-                log.exception("clock tick failed")
-            await asyncio.sleep(period)
+            except Exception:  # logged; the next round tries again
+                log.exception("clock round failed")
+            # sleep until the next table is due, or the leases' next look
+            wait = period
+            if self._wakes:
+                wait = min(wait, max(0.0, self._wakes[0][0] - self.monotonic()))
+            self._woken.clear()
+            try:
+                await asyncio.wait_for(self._woken.wait(), timeout=wait)
+            except asyncio.TimeoutError:
+                pass
 
     async def close(self) -> None:
-        """Stop ticking, finish nothing more, and hand the leases back at once."""
+        """Stop, finish nothing more, and hand the leases back at once."""
         if self._loop is not None:
             self._loop.cancel()
             await asyncio.gather(self._loop, return_exceptions=True)
@@ -129,83 +153,153 @@ class ClockKeeper:
         for task in work:
             task.cancel()
         await asyncio.gather(*work, return_exceptions=True)
+        for table_id in list(self._kept):
+            await self._unkeep(table_id)
         await self.leases.release_all()
 
     # --- one round -----------------------------------------------------------------------
 
     async def tick(self, wait: bool = True) -> None:
-        """Renew the leases due, take the free ones of known tables, and look at every table
-        held that may need it: time out a late player, nudge watchers when a countdown
-        starts, run a pending automated step. ``wait``: return once that work is done (the
-        background loop does not wait: a slow table must not hold the others up)."""
-        for name in await self.leases.renew():
-            self._seen.pop(name[len("table."):], None)
-        tables = await self._table_ids()
-        free = [t for t in tables if not self.leases.holds(lease_name(t))]
-        if free:
-            taken = await asyncio.gather(*(self.leases.acquire(lease_name(t)) for t in free))
-            for table_id, ok in zip(free, taken):
-                if ok:  # new to this keeper: look at it now
-                    self._seen.pop(table_id, None)
-        started = []
-        for table_id in tables:
-            if table_id in self._work or not self.leases.holds(lease_name(table_id)):
-                continue
-            if self.repo.halted(table_id) or self.failures.waiting(table_id):
-                continue
-            if not self._due(table_id):
-                continue
-            task = asyncio.create_task(self._keep(table_id))
-            self._work[table_id] = task
-            task.add_done_callback(lambda _t, tid=table_id: self._work.pop(tid, None))
-            started.append(task)
-        if wait and started:
-            await asyncio.gather(*started)
+        """One whole round: the leases, the log's tables, and a look at every table kept
+        (a late player timed out, a countdown announced, a pending step carried on, a saga
+        settled). ``wait``: return once that work is done."""
+        await self._housekeeping()
+        started = [self._start(t, sweep=True) for t in sorted(self._kept)]
+        if wait:
+            await asyncio.gather(*(t for t in started if t is not None))
 
-    async def _table_ids(self) -> list[str]:
-        """The log's tables (read at most every ``list_every_s``) and those cached here."""
+    async def _housekeeping(self) -> None:
+        """Renew the leases due, take free slots, read the log's tables when due, and follow
+        every table of the slots held (or stop following those of a slot lost)."""
+        lost = await self.leases.renew()
+        free = [slot_lease(k) for k in range(CLOCK_SLOTS)
+                if not self.leases.holds(slot_lease(k))]
+        taken = await asyncio.gather(*(self.leases.acquire(n) for n in free)) if free else []
+        tables = await self._table_ids(force=any(taken))
+        for table_id in sorted(self._kept):
+            if not self.leases.holds(lease_name(table_id)) or lease_name(table_id) in lost:
+                await self._unkeep(table_id)
+        for table_id in sorted(tables - self._kept - self._over):
+            if self.leases.holds(lease_name(table_id)):
+                await self._keep_table(table_id)
+
+    async def _table_ids(self, force: bool = False) -> set[str]:
+        """The log's tables (read at most every ``list_every_s``, or now with ``force``) and
+        those this process has loaded."""
         now = self.monotonic()
-        if self._listed_at is None or now - self._listed_at >= self.list_every_s:
-            self._listed = await self.repo.store.table_ids()
+        if force or self._listed_at is None or now - self._listed_at >= self.list_every_s:
+            self._listed = set(await self.repo.store.table_ids())
             self._listed_at = now
-        return sorted(set(self._listed) | set(self.repo.cached_ids()))
+        return self._listed | set(self.repo.cached_ids())
 
-    def _due(self, table_id: str) -> bool:
-        """Whether the table may need something: never read, moved on here since, not read
-        for ``refresh_s`` (moved on by another instance), or a countdown or deadline of the
-        decision last seen has come."""
-        seen = self._seen.get(table_id)
-        if seen is None or self.monotonic() - seen.read_at >= self.refresh_s:
-            return True
-        cached = self.repo.cached(table_id)
-        if cached is not None and cached.seq != seen.seq:
-            return True
-        clock = seen.clock
-        if clock is None or seen.options is None:
-            return False
-        now = self.now_ms()
-        if now >= clock.deadline_ms(seen.options):
-            return True
-        return now >= clock.countdown_ms(seen.options) and not same_decision(
-            clock, self._nudged.get(table_id))
-
-    async def _keep(self, table_id: str) -> None:
+    async def _keep_table(self, table_id: str) -> None:
+        """Follow the table (its hub folds each commit as it is stored) and look at it now."""
+        if self.repo.halted(table_id):
+            return
+        self._kept.add(table_id)
         try:
-            seen, cached = self._seen.get(table_id), self.repo.cached(table_id)
-            now = self.monotonic()
-            if seen is not None and cached is not None and now - seen.read_at < self.refresh_s:
-                # read a moment ago and moved on here since: this fold is current but for
-                # what other instances did meanwhile, which the next refresh reads
-                lt, read_at = cached, seen.read_at
+            await self.hubs.follow(table_id, self._moved)
+        except Exception as exc:  # noqa: BLE001 - the log away: the next round tries again
+            self._kept.discard(table_id)
+            self.failures.failed(table_id, exc)
+            return
+        self._wake(table_id, self.monotonic())
+
+    async def _unkeep(self, table_id: str) -> None:
+        self._kept.discard(table_id)
+        self._wake_at.pop(table_id, None)
+        self._pending.pop(table_id, None)
+        self._nudged.pop(table_id, None)
+        await self.hubs.unfollow(table_id, self._moved)
+
+    # --- when to look at a table ---------------------------------------------------------
+
+    def _moved(self, lt: LoadedTable) -> None:
+        """The hub's news: the table's fold moved. Schedule the next look at it."""
+        if lt.state is None:
+            return
+        self._schedule(lt.state.table_id, lt)
+
+    def _schedule(self, table_id: str, lt: LoadedTable) -> None:
+        table = lt.state
+        if table is None or table_id not in self._kept:
+            return
+        if table.closed:
+            self._over.add(table_id)
+            asyncio.get_running_loop().create_task(self._unkeep(table_id))
+            return
+        now_mono, now_ms = self.monotonic(), self.now_ms()
+        at = math.inf
+        clock = lt.clock
+        if clock is not None:
+            if self.driver.outages.held(table_id, clock) is not None:
+                at = now_mono + self.tick_ms / 1000  # the log refused: try each tick
             else:
-                lt, read_at = await self.repo.load(table_id), now
+                due = clock.deadline_ms(table.options)
+                if not same_decision(clock, self._nudged.get(table_id)):
+                    due = min(due, clock.countdown_ms(table.options))
+                at = now_mono + max(0, due - now_ms) / 1000
+        if T.table_step(table) is not None or T.settleable(table):
+            seen = self._pending.get(table_id)
+            if seen is None or seen[0] != lt.seq:
+                seen = self._pending[table_id] = (lt.seq, now_mono)
+            at = min(at, seen[1] + self.stall_s)
+        else:
+            self._pending.pop(table_id, None)
+        retry = self.failures.until(table_id)
+        if retry is not None:
+            at = max(at, retry) if at != math.inf else retry
+        if at == math.inf:
+            self._wake_at.pop(table_id, None)
+        else:
+            self._wake(table_id, at)
+
+    def next_look(self, table_id: str) -> float | None:
+        """When (monotonic) the keeper will next look at the table (None: only when it moves
+        or the next ``tick()``)."""
+        return self._wake_at.get(table_id)
+
+    def _wake(self, table_id: str, at: float) -> None:
+        if self._wake_at.get(table_id) == at:
+            return
+        self._wake_at[table_id] = at
+        heapq.heappush(self._wakes, (at, table_id))
+        if self._wakes[0][1] == table_id:
+            self._woken.set()
+
+    def _due(self, now: float) -> list[str]:
+        """The tables whose look is due (each once)."""
+        due = []
+        while self._wakes and self._wakes[0][0] <= now:
+            at, table_id = heapq.heappop(self._wakes)
+            if self._wake_at.get(table_id) == at:
+                del self._wake_at[table_id]
+                due.append(table_id)
+        return due
+
+    def _start(self, table_id: str, sweep: bool) -> asyncio.Task | None:
+        if table_id in self._work or not self.leases.holds(lease_name(table_id)):
+            return None
+        if self.repo.halted(table_id) or self.failures.waiting(table_id):
+            return None
+        task = asyncio.create_task(self._keep(table_id, sweep))
+        self._work[table_id] = task
+        task.add_done_callback(lambda _t, tid=table_id: self._work.pop(tid, None))
+        return task
+
+    async def _keep(self, table_id: str, sweep: bool) -> None:
+        """Look at one table: time out a late player, nudge watchers when a countdown
+        starts, carry on a step left pending (at once in a ``sweep``, else once it has been
+        pending for ``stall_s``), settle money still with the wallet."""
+        lt = None
+        try:
+            lt = self.repo.cached(table_id) or await self.repo.load(table_id)
             if lt.state is None:
                 return
             if not self.leases.holds(lease_name(table_id)):
-                return  # lost while reading
+                return  # lost meanwhile
             if is_late(lt.clock, lt.state.options, self.now_ms()):
                 lt = await self.repo.load(table_id)  # a time-out is decided on the log
-                read_at = now
             if is_late(lt.clock, lt.state.options, self.now_ms()):
                 refused_at = self.driver.outages.held(table_id, lt.clock)
                 if refused_at is None:
@@ -213,17 +307,22 @@ class ClockKeeper:
                 else:
                     await self._restart_clock(table_id, lt, refused_at)
             elif T.table_step(lt.state) is not None or T.settleable(lt.state):
-                # a driver died between steps, or money is still with the wallet
-                await self.driver.advance(table_id, lt.seq)
+                seen = self._pending.get(table_id)
+                stalled = seen is not None and seen[0] == lt.seq and \
+                    self.monotonic() >= seen[1] + self.stall_s
+                if sweep or stalled:  # a driver died between steps, or money is still out
+                    await self.driver.advance(table_id, lt.seq)
             lt = self.repo.cached(table_id) or lt
             await self._nudge_countdown(table_id, lt)
-            self._seen[table_id] = _Seen(lt.seq, lt.clock,
-                                         lt.state.options if lt.state else None, read_at)
             self.failures.ok(table_id)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # reported once; a later tick tries again
+        except Exception as exc:  # reported once; a later look tries again
             self.failures.failed(table_id, exc)
+        finally:
+            latest = self.repo.cached(table_id) or lt
+            if latest is not None:
+                self._schedule(table_id, latest)
 
     async def _time_out(self, table_id: str, lt: LoadedTable) -> None:
         """The player on the clock is late: the betting service times them out, the table
@@ -247,7 +346,6 @@ class ClockKeeper:
                 if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
                     # The player acted meanwhile: the next look decides again.
                     log.info("time-out overtaken", table_id=table_id, reason=exc.details())
-                    self._seen.pop(table_id, None)
                     return
                 raise
             # (the fold of the time-out, kept by the call, sits the player out from the next
@@ -272,7 +370,6 @@ class ClockKeeper:
                 return  # still out of space: the clock stays held
             except IllegalAction as exc:  # the player acted meanwhile: that decision is over
                 log.info("clock restart overtaken", table_id=table_id, reason=str(exc))
-                self._seen.pop(table_id, None)
             else:
                 log.info("the log accepts again: the decision's clock restarts",
                          table_id=table_id, hand_no=clock.hand_no, seat=clock.seat,

@@ -28,37 +28,30 @@ when told, for tests).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hmac
-import math
 import re
-import time
 import uuid
 import weakref
 
 import grpc
 import structlog
 from poker.betting.v1 import betting_pb2
-from poker.dealer.v1 import dealer_pb2
 from poker.engine.v1 import step_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.infra.config import Config
 from shared.infra.identity import (
-    COMPLIANCE,
     OPERATOR,
     PLAYER,
+    RELAY,
     Access,
-    Principal,
     Rule,
-    Unauthenticated,
     Verifier,
     caller,
 )
 from shared.infra.lease import Leases
 from shared.infra.limits import Limits, RateLimiter, caller_of
 from shared.infra.protomap import (
-    ACTION_KIND,
     ANTE_TYPE,
     GAME,
     STRUCTURE,
@@ -68,7 +61,6 @@ from shared.infra.protomap import (
     UnknownEnumValue,
 )
 from shared.infra.repository import LoadedTable, TableRepository, digest
-from shared.infra.retry import RetryPolicy, retrying
 from shared.infra.rpc import (
     BadRequest,
     Denied,
@@ -79,21 +71,19 @@ from shared.infra.rpc import (
 )
 from shared.infra.seattokens import check_holder, new_seat_token, token_digest
 from shared.poker import table as T
-from shared.poker.cards import Card, card
-from shared.poker.clock import TurnClock, is_late
+from shared.poker.clock import is_late
 from shared.poker.errors import IllegalAction
-from shared.poker.options import stakes_of, table_options
+from shared.poker.options import table_options
 from shared.poker.players import player_key
 from shared.poker.state import TableState
-from shared.poker.view import TableView, table_view
 
-from .clock import ClockKeeper, clock_subject
+from .clock import ClockKeeper
 from .driver import TAIL_KEPT, Driver, Peers
+from .hub import Hubs, Watcher, may_spectate
+from .views import Views
 
 log = structlog.get_logger()
 TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
-#: a view's own cards from the dealer: a quick try, else the view shows them unknown
-OWN_CARDS = RetryPolicy(total_s=0.3, attempt_s=1.0, wait_for_ready=True)
 #: how long a command's answer waits for the automated steps after it (a deal, a showdown):
 #: a peer that stalls (a dealer whose random source fails) delays no answer beyond this; the
 #: steps go on in the background and the player's next view has them
@@ -147,55 +137,13 @@ def options_from(settings: table_pb2.TableSettings):
     return table_options(game, structure, wallet=True, **kwargs)
 
 
-def view_message(view: TableView, version: int, table: TableState,
-                 clock: TurnClock | None = None, now_ms: int = 0) -> table_pb2.TableView:
-    """The protobuf view; ``clock``: the decision being timed (``LoadedTable.clock``),
-    ``now_ms``: the server's time as the view is made."""
-    msg = table_pb2.TableView(
-        table_id=view.table_id, version=version,
-        game=GAME.to_pb(table.options.game), structure=STRUCTURE.to_pb(table.options.structure),
-        hand_no=view.hand_no, phase=view.phase, button=view.button, street=view.street,
-        board=[str(c) for c in view.board], pot=view.pot, current_bet=view.current_bet,
-        to_act=view.to_act, rake=view.rake, paused=table.paused, closing=table.closing,
-        stakes=stakes_of(table.options), max_seats=table.options.max_seats)
-    for pot in view.pots:
-        msg.pots.add(amount=pot.amount, eligible=pot.eligible)
-    for s in view.seats:
-        msg.seats.add(seat=s.seat, player_id=s.player_id, stack=s.stack, bet=s.bet,
-                      in_hand=s.in_hand, folded=s.folded, all_in=s.all_in,
-                      sitting_out=s.sitting_out, cards=[str(c) for c in s.cards],
-                      shown=s.shown, connected=_connected(table, s.seat),
-                      pending=_pending(table, s.seat))
-    if view.legal is not None:
-        legal = view.legal
-        msg.legal.CopyFrom(table_pb2.Legal(
-            can_fold=legal.can_fold, can_check=legal.can_check, call=legal.call,
-            bring_in=legal.bring_in,
-            raise_kind=ACTION_KIND.to_pb(legal.raise_kind) if legal.raise_kind else 0,
-            raise_sizes=legal.raise_sizes, min_to=legal.min_to, max_to=legal.max_to))
-    if clock is not None and view.to_act == clock.seat and view.hand_no == clock.hand_no:
-        msg.deadline_unix_ms = clock.deadline_ms(table.options)
-        msg.countdown_unix_ms = clock.countdown_ms(table.options)
-        msg.clock_bonus = clock.bonus
-    msg.server_unix_ms = now_ms
-    return msg
-
-
-def _pending(table: TableState, seat: int) -> int:
-    saga = table.seat_saga(seat)
-    return saga.amount if saga is not None else 0
-
-
-def _connected(table: TableState, seat: int) -> bool:
-    s = table.seat(seat)
-    return s is not None and s.connected
-
-
 class TableService(table_pb2_grpc.TableServiceServicer):
-    def __init__(self, repo: TableRepository, driver: Driver,
+    def __init__(self, repo: TableRepository, driver: Driver, hubs: Hubs,
                  limits: Limits | None = None) -> None:
         self.repo = repo
         self.driver = driver
+        self.hubs = hubs
+        self.views = hubs.views
         self.limits = limits or Limits()
 
     # --- helpers -------------------------------------------------------------------------
@@ -221,38 +169,10 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             self._check_token(lt.state, seat, token)
         return lt
 
-    async def _own_cards(self, lt: LoadedTable, viewer: int | None) -> tuple[Card, ...] | None:
-        """The viewer's cards in the running hand: the log holds face-down cards sealed, so
-        they come from the dealer (with each deal's reply, kept by the driver; asked for here
-        when a view needs them before that)."""
-        table, table_id = lt.state, lt.state.table_id
-        hand = table.hand
-        if viewer is None or hand is None:
-            return None
-        player = next((p for p in hand.players if p.seat == viewer), None)
-        if player is None or all(c.known for c in player.hole):
-            return None
-        own = self.driver.own_cards.get(table_id, hand.hand_no, viewer)
-        if own is None or len(own) != len(player.hole):
-            try:
-                reply = await retrying(
-                    self.driver.peers.dealer.SeatCards, dealer_pb2.SeatCardsRequest(
-                        table_id=table_id, hand_no=hand.hand_no, seat=viewer,
-                        player_id=caller().subject, version=lt.seq), policy=OWN_CARDS)
-            except grpc.aio.AioRpcError as exc:
-                # The hand moved on meanwhile, or the dealer is away: this view shows the
-                # seat's cards as unknown rather than wait; the next view has them.
-                log.warning("own cards unavailable", table_id=table_id, seat=viewer,
-                            code=exc.code().name, reason=exc.details())
-                return None
-            own = tuple(card(c) for c in reply.cards)
-            self.driver.own_cards.put(table_id, hand.hand_no, viewer, own)
-        return own
-
     async def _view(self, lt: LoadedTable, viewer: int | None) -> table_pb2.TableView:
-        own = await self._own_cards(lt, viewer)
-        return view_message(table_view(lt.state, viewer, own), lt.seq, lt.state, lt.clock,
-                            self.repo.now_ms())
+        """The table as the caller sees it from ``viewer`` (its seat, checked; None: as a
+        spectator)."""
+        return await self.views.view(lt, viewer, caller().subject)
 
     async def _reply(self, table_id: str, viewer: int | None,
                      version: int | None = None) -> table_pb2.TableReply:
@@ -493,7 +413,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         check_table_id(request.table_id)
         if request.seat == 0:
             lt = await self.repo.get(request.table_id)
-            if lt.state.options.private and not _may_spectate(lt.state, caller()):
+            if lt.state.options.private and not may_spectate(lt.state, caller()):
                 raise Denied(f"table {request.table_id} is private: spectators need an "
                              f"operator's or compliance's role, or a seat at it")
             return None
@@ -502,62 +422,23 @@ class TableService(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def Watch(self, request, context):
+        """A view after every commit after version ``after_version``, and when a countdown
+        starts, until the caller goes or its token expires: from the table's hub in this
+        process (hub.py), which makes each view once for all its watchers."""
         viewer = await self._viewer(request)
         if request.after_version < 0:
             raise BadRequest("after_version is the version of the last view you have (0: "
                              "none)")
+        who = caller()
+        digest = token_digest(request.seat_token) if viewer is not None else ""
+        watcher = Watcher(viewer, digest, who, request.after_version,
+                          self.limits.settings.watch_queue)
         # The table's cap counts spectators only: strangers filling it must not keep a seated
         # player (token checked) from following their own table.
-        spectating = self.limits.table_watches.holding(request.table_id) if viewer is None \
-            else contextlib.nullcontext()
-        with self.limits.caller_watches.holding(caller_of(context)), spectating:
-            await self._watch(request.table_id, viewer, context, request.after_version)
-
-    async def _watch(self, table_id: str, viewer: int | None, context, after: int) -> None:
-        """A view after every commit after version ``after``, and when a countdown starts,
-        until the caller goes. Views only go forward (an instance behind the version the caller
-        resumes from sends nothing until the table passes it)."""
-        changed = asyncio.Event()
-        countdown = False  # a countdown started: push a view even at the same version
-
-        async def on_commit(_msg) -> None:
-            changed.set()
-
-        async def on_clock(_msg) -> None:
-            nonlocal countdown
-            countdown = True
-            changed.set()
-
-        nc = self.repo.store.nc
-        subs = [await nc.subscribe(self.repo.store.subject(table_id), cb=on_commit),
-                await nc.subscribe(clock_subject(table_id), cb=on_clock)]
-        expires_at = caller().expires_at
-        try:
-            last = after or -1
-            while True:
-                changed.clear()  # before reading: a commit from now on wakes the next round
-                lt = await self.repo.get(table_id)  # to the end of the log
-                if lt.seq > last or countdown and lt.seq == last:
-                    last, countdown = lt.seq, False
-                    await context.write(await self._view(lt, viewer))
-                left = expires_at - time.time()
-                try:  # the stream ends with the caller's token
-                    await asyncio.wait_for(changed.wait(), timeout=None if left == math.inf
-                                           else max(left, 0.001))
-                except asyncio.TimeoutError:
-                    if time.time() >= expires_at:
-                        raise Unauthenticated("your token expired during this Watch: watch "
-                                              "again with a new one") from None
-        finally:
-            for sub in subs:
-                await sub.unsubscribe()
-
-
-def _may_spectate(table: TableState, who: Principal) -> bool:
-    """Who may watch a private table without a seat's view: operators, compliance, and the
-    players seated at it."""
-    return who.has(OPERATOR, COMPLIANCE) or any(
-        player_key(s.player_id) == player_key(who.subject) for s in table.seats)
+        with self.limits.watching(caller_of(context), request.table_id,
+                                  seated=viewer is not None, relay=who.has(RELAY)):
+            async for view in self.hubs.watch(request.table_id, watcher, who.expires_at):
+                await context.write(view)
 
 
 def access(verifier: Verifier) -> Access:
@@ -594,14 +475,16 @@ async def setup(server, repo, store, config: Config):
     peers = Peers.connect(config.addresses, config.tls)
     repo.keep_recent(TAIL_KEPT)  # sent to the services it calls (Driver.call)
     driver = Driver(repo, peers)
+    hubs = Hubs(repo, Views(driver, repo.now_ms))
+    store.on_reconnect(hubs.resync)  # commits may have gone by while NATS was away
     table_pb2_grpc.add_TableServiceServicer_to_server(
-        TableService(repo, driver, Limits(config.limits)), server)
+        TableService(repo, driver, hubs, Limits(config.limits)), server)
     leases = await Leases.open(store.js, ttl_ms=config.lease_ttl_ms,
                                instance_id=config.instance_id,
                                replicas=config.stream_replicas)
     # The keeper takes the tables of the log (their leases), carries on any with a pending
     # step and enforces their clocks.
-    keeper = ClockKeeper(repo, driver, leases, tick_ms=config.clock_tick_ms)
+    keeper = ClockKeeper(repo, driver, leases, hubs, tick_ms=config.clock_tick_ms)
     _KEEPERS[server] = keeper
     keeper.start()
     log.info("keeping table clocks", instance=leases.instance_id,
@@ -609,6 +492,7 @@ async def setup(server, repo, store, config: Config):
 
     async def cleanup() -> None:
         await keeper.close()
+        await hubs.close()
         await driver.close()
         await peers.close()
 

@@ -65,8 +65,12 @@ PLAYER = "player"
 OPERATOR = "operator"
 COMPLIANCE = "compliance"
 SERVICE = "service"
+#: a relay of views to people who do not call the table service themselves (the web pages):
+#: its Watch streams are held to a cap of their own (shared/infra/limits.py), since it fans
+#: one stream per table out to its visitors; it may see nothing more than any spectator
+RELAY = "relay"
 #: the roles a token may carry; any other role in a token is ignored
-ROLES = (PLAYER, OPERATOR, COMPLIANCE, SERVICE)
+ROLES = (PLAYER, OPERATOR, COMPLIANCE, SERVICE, RELAY)
 
 DEFAULT_AUDIENCE = "poker-tables"
 DEFAULT_ALGORITHMS = ("EdDSA", "ES256", "RS256")

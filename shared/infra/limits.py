@@ -43,10 +43,20 @@ class LimitSettings:
     #: CreateTable and SitDown per caller address (a lobby seats many players at once)
     caller_joins_per_s: float = 50.0
     caller_joins_burst: int = 300
-    #: open Watch streams per caller address, and spectators' per table (a seated player's
-    #: own view is never refused for strangers filling the table's)
+    #: open Watch streams per caller (a player's account, else an address); spectators' per
+    #: table and in this whole process (a seated player's own view is never refused for
+    #: strangers filling those). A spectator costs a hub a few kilobytes (README, "What a
+    #: watcher costs"), so the caps are set where memory is not the limit and filling a
+    #: table's takes watches_per_table / watches_per_caller accounts (64 with these).
     watches_per_caller: int = 64
-    watches_per_table: int = 256
+    watches_per_table: int = 4096
+    watches_per_process: int = 50_000
+    #: a relay's (a caller with the ``relay`` role: the web pages, which fan one stream per
+    #: table out to their own visitors and hold their own limits per visitor)
+    watches_per_relay: int = 20_000
+    #: views a Watch stream may have waiting (its client not reading) before it is closed
+    #: with ABORTED, to resume from the last view it took (services/table/hub.py)
+    watch_queue: int = 64
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str]) -> LimitSettings:
@@ -154,7 +164,21 @@ class Limits:
         self.caller_joins = RateLimiter(s.caller_joins_per_s, s.caller_joins_burst,
                                         "new tables and seats from this caller", monotonic)
         self.caller_watches = StreamCap(s.watches_per_caller, "this caller")
+        self.relay_watches = StreamCap(s.watches_per_relay, "this relay")
         self.table_watches = StreamCap(s.watches_per_table, "this table")
+        self.process_watches = StreamCap(s.watches_per_process, "this table service")
+
+    @contextmanager
+    def watching(self, caller: str, table_id: str, seated: bool, relay: bool = False):
+        """Held while a Watch stream is open: the caller's streams (a relay's own cap), and a
+        spectator's place at the table and in the process."""
+        mine = self.relay_watches if relay else self.caller_watches
+        with mine.holding(caller):
+            if seated:
+                yield
+                return
+            with self.table_watches.holding(table_id), self.process_watches.holding("all"):
+                yield
 
 
 def caller_of(context) -> str:

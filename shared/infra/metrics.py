@@ -14,13 +14,18 @@ table id, player, seat or command id: those belong in logs, not in time series.
     poker_rpc_duration_seconds{service,method,code}   every gRPC call the service answered
     poker_tables_stopped_total                        tables stopped because their log does
                                                       not check (alert on any increase)
+    poker_watchers                                    Watch streams open (table service)
+    poker_table_hubs                                  tables followed live (table service)
+    poker_views_made_total                            views made for watchers: one per commit
+                                                      and kind of viewer, however many watch
+    poker_watchers_dropped_total                      Watch streams closed for falling behind
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 from shared.poker.events import ActionTaken, HandEnded, RakeTaken
 
@@ -39,6 +44,12 @@ APPEND_CONFLICTS = Counter("poker_append_conflicts_total",
                            "Guarded appends that lost a race for the table (re-folded)")
 TABLES_STOPPED = Counter("poker_tables_stopped_total",
                          "Tables stopped because their log does not check (hash chain, parse)")
+WATCHERS = Gauge("poker_watchers", "Watch streams open in this process")
+HUBS = Gauge("poker_table_hubs", "Tables followed live by this process (views, clocks)")
+VIEWS_MADE = Counter("poker_views_made_total",
+                     "Views made for watchers (one per commit and kind of viewer)")
+WATCHERS_DROPPED = Counter("poker_watchers_dropped_total",
+                           "Watch streams closed because they fell behind")
 RPC_DURATION = Histogram("poker_rpc_duration_seconds", "gRPC calls answered",
                          ["service", "method", "code"], buckets=LATENCY_BUCKETS)
 

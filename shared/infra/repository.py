@@ -215,6 +215,17 @@ class TableRepository:
                 lt = await self._read_on(table_id, LoadedTable(), leader)
             except CorruptLog as again:
                 raise CorruptLog(self._stop(table_id, again)) from None
+            self._tables[table_id] = lt
+            return lt
+        return self._keep(table_id, lt)
+
+    def _keep(self, table_id: str, lt: LoadedTable) -> LoadedTable:
+        """Cache ``lt`` unless the cache moved past it meanwhile (a commit folded from the
+        live feed while a read or an append was under way): the cache only goes forward.
+        Returns the table as cached."""
+        cached = self._tables.get(table_id)
+        if cached is not None and cached.seq > lt.seq:
+            return cached
         self._tables[table_id] = lt
         return lt
 
@@ -375,7 +386,9 @@ class TableRepository:
                     metrics.record_commit(lt.state.options if lt.state is not None else None,
                                           events, time.perf_counter() - started)
                     stored = Stored(seq, data)
-                    self._tables[table_id] = fold_commit(lt, stored, self.keyring)
+                    cached = self._tables.get(table_id)
+                    if cached is None or cached.seq < seq:  # (the live feed may have it)
+                        self._tables[table_id] = fold_commit(lt, stored, self.keyring)
                     self._remember(table_id, stored)
                     return Outcome(seq, len(events), commit=data)
                 return Outcome((await self.load(table_id)).seq, 0, duplicate=True)

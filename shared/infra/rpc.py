@@ -74,6 +74,11 @@ class Unavailable(RuntimeError):
     same command id."""
 
 
+class FellBehind(RuntimeError):
+    """A Watch stream that fell too far behind its table (its client stopped reading): closed
+    with ABORTED, saying from which version to watch again."""
+
+
 class Exhausted(RuntimeError):
     """The caller is over a limit (rate, open streams): RESOURCE_EXHAUSTED, with a hint of
     when to try again (trailing metadata ``retry-after-ms``)."""
@@ -95,6 +100,7 @@ _STATUS: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (UnknownTable, grpc.StatusCode.NOT_FOUND),
     (IllegalAction, grpc.StatusCode.FAILED_PRECONDITION),
     (Aborted, grpc.StatusCode.ABORTED),
+    (FellBehind, grpc.StatusCode.ABORTED),
     (CorruptLog, grpc.StatusCode.DATA_LOSS),
     (EntropyUnavailable, grpc.StatusCode.UNAVAILABLE),
     (ClockSkew, grpc.StatusCode.UNAVAILABLE),

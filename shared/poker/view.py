@@ -4,7 +4,7 @@ deck. Pure: the table service maps this to its protobuf view."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .betting import LegalActions, legal_actions
 from .cards import UNKNOWN_CARD, Card
@@ -53,6 +53,28 @@ def table_view(table: TableState, viewer: int | None,
                own_cards: tuple[Card, ...] | None = None) -> TableView:
     """The table as seat ``viewer`` (None: a spectator) may see it. ``own_cards``: the
     viewer's cards, when the fold holds them sealed (the dealer hands them over)."""
+    public = public_view(table)
+    return public if viewer is None else seat_view(public, table, viewer, own_cards)
+
+
+def seat_view(public: TableView, table: TableState, viewer: int,
+              own_cards: tuple[Card, ...] | None = None) -> TableView:
+    """Seat ``viewer``'s view from the table's public view: the same but for its own cards,
+    which it sees (the only thing a seat sees that a spectator does not). ``own_cards`` as
+    :func:`table_view`'s."""
+    hand = table.hand
+    player = next((p for p in hand.players if p.seat == viewer), None) if hand else None
+    if player is None:
+        return public
+    cards = visible_cards(player, viewer)
+    if own_cards is not None and len(own_cards) == len(cards):
+        cards = own_cards
+    seats = tuple(replace(s, cards=cards) if s.seat == viewer else s for s in public.seats)
+    return replace(public, seats=seats)
+
+
+def public_view(table: TableState) -> TableView:
+    """The table as a spectator sees it: the board, upcards and hands shown."""
     hand: HandState | None = table.hand
     # Once the hand is over the seats' own stacks count (a top-up shows at once).
     running = hand is not None and hand.phase is not Phase.DONE
@@ -64,12 +86,9 @@ def table_view(table: TableState, viewer: int | None,
             seats.append(SeatView(s.seat, s.player_id, s.stack, 0, False, False, False,
                                   s.sitting_out, (), False))
         else:
-            cards = visible_cards(p, viewer)
-            if own_cards is not None and p.seat == viewer and len(own_cards) == len(cards):
-                cards = own_cards
             seats.append(SeatView(s.seat, s.player_id, p.stack if running else s.stack,
                                   p.round_bet, True, p.folded, p.all_in, s.sitting_out,
-                                  cards, p.shown))
+                                  visible_cards(p, None), p.shown))
     if hand is None:
         return TableView(table.table_id, 0, "waiting", 0, 0, (), 0, (), 0, 0, None,
                          tuple(seats), 0)

@@ -13,6 +13,7 @@ from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.up import LocalCluster
+from services.table.clock import lease_name
 from shared.infra import natsconn
 from shared.infra.codec import decode_body
 from shared.infra.eventstore import EventStore
@@ -69,7 +70,7 @@ async def test_kill_9_the_owner_while_a_clock_runs(tmp_path, monkeypatch):
 
         async def holder() -> str | None:
             try:
-                return (await kv.get(f"table.{TABLE}")).value.decode()
+                return (await kv.get(lease_name(TABLE))).value.decode()
             except nats.js.errors.KeyNotFoundError:
                 return None
 

@@ -25,6 +25,7 @@ from shared.infra.identity import (
     COMPLIANCE,
     OPERATOR,
     PLAYER,
+    RELAY,
     ROLES,
     SERVICE,
     DevIssuer,
@@ -104,8 +105,8 @@ def refusal(verifier: Verifier, token: str) -> str:
 
 
 def test_the_roles_and_the_principal():
-    assert ROLES == (PLAYER, OPERATOR, COMPLIANCE, SERVICE) == \
-        ("player", "operator", "compliance", "service")
+    assert ROLES == (PLAYER, OPERATOR, COMPLIANCE, SERVICE, RELAY) == \
+        ("player", "operator", "compliance", "service", "relay")
     p = Principal("alice", frozenset({PLAYER}))
     assert p.has(PLAYER) and p.has(OPERATOR, PLAYER) and not p.has(OPERATOR) and not p.has()
     with pytest.raises(ValueError, match="unknown roles"):

@@ -3,11 +3,20 @@
 Environment: POKER_TABLE_ADDR (the table service, one address or a list), POKER_NATS_URL and
 POKER_NATS_CA (the log, as its reader), POKER_TLS_DIR or POKER_TLS_CA/... (the client
 certificate for the table service; POKER_INSECURE=1: plaintext), POKER_WEB_TOKEN (the web
-service's own token for the table service: a token with no role), POKER_JWKS_FILE or
+service's own token for the table service: one with the ``relay`` role and no other, as
+`pokerctl up` makes it, or `pokerctl token --player web --role relay`; the table service holds
+a relay to POKER_LIMIT_WATCHES_PER_RELAY streams, default 20,000, since the web fans one Watch
+per table out to its visitors; a token without the role works, but is held to the per-caller
+cap of 64 streams, so at most 64 tables can be followed here at once), POKER_JWKS_FILE or
 POKER_JWKS_URL, POKER_JWT_ISSUER, POKER_JWT_AUDIENCE (the identity provider players sign in
 with; without one, signing in is refused), POKER_COMPLIANCE_KEY (the compliance private key
 file(s), ':'-separated, for the compliance replay; without, there is none), POKER_WEB_PORT (default the base port + 8),
-POKER_BIND (default 127.0.0.1).
+POKER_BIND (default 127.0.0.1), POKER_WEB_STREAMS_PER_VISITOR and POKER_WEB_STREAMS_PER_PROCESS
+(the live streams, of tables and of the lobby, one visitor and the whole process may hold
+open: default 16 and 20,000; services/web/limits.py). An anonymous visitor is counted by their
+address: behind a proxy or an ingress, set FORWARDED_ALLOW_IPS (uvicorn's) to the proxy's
+addresses, so that the address is the visitor's (X-Forwarded-For), not the proxy's, which
+would hold every visitor behind it to one visitor's limit.
 """
 
 from __future__ import annotations
@@ -27,13 +36,25 @@ from shared.infra.secrecy import ComplianceKeyring
 from shared.infra.tls import TlsConfig, channel
 
 from .app import Backend, create_app
+from .limits import STREAMS_PER_PROCESS, STREAMS_PER_VISITOR, listen
+
+
+def _count(env: dict[str, str], name: str, default: int) -> int:
+    """A whole number of at least 1 from ``env`` (``default`` when unset)."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise SystemExit(f"web: {name} must be a whole number of at least 1 (default "
+                         f"{default}), not {raw!r}")
+    return int(raw)
 
 
 async def serve(env: dict[str, str]) -> None:
     token = env.get("POKER_WEB_TOKEN", "")
     if not token:
         raise SystemExit("web: POKER_WEB_TOKEN must hold the web service's own token for the "
-                         "table service (`pokerctl token --player web`)")
+                         "table service (`pokerctl token --player web --role relay`)")
     tls = TlsConfig.from_env("client", env)  # None with POKER_INSECURE=1
     chan = channel(env.get("POKER_TABLE_ADDR", f"127.0.0.1:{base_port(env) + 1}"), tls,
                    service="table")  # each call names its caller: the web, or a player
@@ -48,12 +69,18 @@ async def serve(env: dict[str, str]) -> None:
 
     app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
                              store.read, verifier.averify if verifier else None,
-                             bearer_metadata(token), keyring, record))
+                             bearer_metadata(token), keyring, record),
+                     streams_per_visitor=_count(env, "POKER_WEB_STREAMS_PER_VISITOR",
+                                                STREAMS_PER_VISITOR),
+                     streams_per_process=_count(env, "POKER_WEB_STREAMS_PER_PROCESS",
+                                                STREAMS_PER_PROCESS))
     port = int(env.get("POKER_WEB_PORT") or base_port(env) + WEB_PORT_OFFSET)
-    server = uvicorn.Server(uvicorn.Config(app, host=env.get("POKER_BIND", "127.0.0.1"),
-                                           port=port, log_level="warning"))
+    # the live streams never end by themselves: at a stop they are given a few seconds, then
+    # cut (the pages' EventSource connects again, to another replica or after the restart)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning",
+                                           timeout_graceful_shutdown=5))
     try:
-        await server.serve()
+        await server.serve(sockets=[listen(env.get("POKER_BIND", "127.0.0.1"), port)])
     finally:
         await store.close()
         await chan.close()

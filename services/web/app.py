@@ -6,9 +6,10 @@ truth.
   hand), followed live over server-sent events (``/api/lobby/events``).
 - ``/table/{id}``: the felt of one table as a spectator sees it (seats, stacks, bets, pots,
   board, the button, the player on turn and the action clock), followed live: the page's
-  ``/api/tables/{id}/events`` stream is the table service's Watch, one view per commit. A
-  spectator's view has no hole card before the showdown: the table service never puts one
-  in it, and the web service holds no seat token.
+  ``/api/tables/{id}/events`` stream is the table service's Watch (one for all the table's
+  spectators here: fanout.py), one view per commit. A spectator's view has no hole card
+  before the showdown: the table service never puts one in it, and a spectator's stream is
+  made with no seat token.
 - ``/table/{id}/hands/{n}``: a hand that is over, step by step (``hand.js`` replays it from the
   JSON of ``/api/tables/{id}/hands/{n}``), with its PokerStars text and PHH to download
   (``.../pokerstars.txt``, ``.../hand.phh``). Read from the log without a key, so the cards
@@ -23,8 +24,14 @@ truth.
 - ``/cards/{card}.svg``: the cards, drawn here; every asset is served by the app itself (no
   CDN), under a Content-Security-Policy that allows this origin only.
 
-The app calls the table service as itself (``token``: a token of its own, with no role), so a
-private table is neither listed nor watchable here.
+The app calls the table service as itself (``token``: a token of its own whose only role is
+``relay``: it sees what any spectator sees, so a private table is neither listed nor
+watchable here, and its Watch streams are held to a relay's cap rather than a caller's). Its
+live streams come from fanout.py: one Watch of the table service per table for all its
+spectators, one per seated player for their pages, each fanned out to any number of pages.
+Visitors are held to limits of the web's own (limits.py): live streams per visitor (a
+signed-in session, else an address) and per process, over which a stream is refused with
+429 and a Retry-After.
 
 Players sign in with the platform's token (``POST /api/session``; checked by the identity
 provider's keys, ``Backend.verify``); the session (an HttpOnly, SameSite=Strict cookie naming
@@ -39,13 +46,14 @@ POSTs must be JSON from this origin (no other site can send them) and small (``M
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import html
 import json
 import re
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +65,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
 
 from shared.audit import audit_table
 from shared.audit.access import AccessNotRecorded
@@ -68,12 +77,15 @@ from shared.infra.eventstore import Stored
 from shared.infra.identity import COMPLIANCE, Principal, Unauthenticated, bearer_metadata
 from shared.infra.protomap import ACTION_KIND, GAME, STRUCTURE, UnknownEnumValue
 from shared.infra.repository import CorruptLog
-from shared.infra.retry import retrying, watching
+from shared.infra.retry import retrying
 from shared.infra.seattokens import new_seat_token
 from shared.infra.secrecy import ComplianceKeyring
 from shared.poker import events as E
 from shared.poker.deck import commitment as deck_commitment
 from shared.poker.table import TABLE_ID
+
+from .fanout import LINGER_S, QUEUE, Fanout, Subscriber
+from .limits import STREAMS_PER_PROCESS, STREAMS_PER_VISITOR, StreamLimits, TooManyStreams
 
 STATIC = Path(__file__).parent / "static"
 #: how often the lobby looks at the log's tables again
@@ -240,8 +252,40 @@ def _sse(data: dict) -> bytes:
     return f"data: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
 
-def create_app(backend: Backend) -> Starlette:
+def table_event(view: table_pb2.TableView, you: int) -> bytes:
+    """A table view as the page's server-sent event, seen from seat ``you`` (0: a
+    spectator)."""
+    return _sse({**view_json(view), "you": you})
+
+
+class EventStream(StreamingResponse):
+    """Server-sent events that give back what they hold (a place under the stream limits, a
+    subscription) when the response is over, however it ends: finished, the client gone, or
+    the server stopping."""
+
+    def __init__(self, events: AsyncIterator[bytes],
+                 release: Iterable[Callable[[], None]]) -> None:
+        super().__init__(events, media_type="text/event-stream",
+                         headers={**HEADERS, "Cache-Control": "no-store"})
+        self.release = list(release)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            for release in self.release:
+                release()
+
+
+def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISITOR,
+               streams_per_process: int = STREAMS_PER_PROCESS, stream_queue: int = QUEUE,
+               linger_s: float = LINGER_S) -> Starlette:
+    """The pages over ``backend``. The live streams' limits (limits.py) and the fan-out's
+    queue per page and linger (fanout.py) have sane defaults; tests set small ones. The app's
+    ``state`` holds ``fanout`` and ``limits``."""
     sessions: dict[str, Session] = {}
+    fanout = Fanout(backend.stub.Watch, table_event, stream_queue, linger_s)
+    limits = StreamLimits(streams_per_visitor, streams_per_process)
     rates = HandRates()
     lobby_cache: list = [0.0, []]  # when, rows: one refresh every LOBBY_EVERY_S for all
     lobby_lock = asyncio.Lock()
@@ -262,6 +306,49 @@ def create_app(backend: Backend) -> Starlette:
             sessions.pop(request.cookies.get(COOKIE, ""), None)
             return None
         return session
+
+    def visitor_of(request: Request) -> str:
+        """Whom the stream limits count against: a signed-in session, else an address."""
+        if session_of(request) is not None:
+            return "session:" + request.cookies[COOKIE]
+        return "address:" + (request.client.host if request.client else "")
+
+    def too_many(exc: TooManyStreams) -> Response:
+        return JSONResponse({"error": str(exc)}, status_code=429, headers={
+            **HEADERS, "Retry-After": str(exc.retry_after_s)})
+
+    def left_seat(session: Session | None, table_id: str, held: tuple[int, str],
+                  error: grpc.aio.AioRpcError | None) -> bool:
+        """Whether ``error`` is the table service saying the session's seat token no longer
+        holds its seat (they left it); if so the session forgets the seat."""
+        if session is None or error is None or \
+                error.code() is not grpc.StatusCode.PERMISSION_DENIED:
+            return False
+        if session.seats.get(table_id) == held:
+            del session.seats[table_id]
+        return True
+
+    async def follow(table_id: str, session: Session | None) -> Subscriber:
+        """The table's live view for this page: the seat's own when the session holds one at
+        the table, else a spectator's (also when the seat turns out to be left)."""
+        held = session.seats.get(table_id) if session is not None else None
+        if held is not None and session is not None:
+            try:
+                return await fanout.subscribe(table_id, session.metadata, *held)
+            except grpc.aio.AioRpcError as exc:
+                if not left_seat(session, table_id, held, exc):
+                    raise
+        return await fanout.subscribe(table_id, backend.own)
+
+    async def events_of(subscriber: Subscriber, session: Session | None,
+                        table_id: str) -> AsyncIterator[bytes]:
+        """A page's table events; a seat's view that ends refused (the seat was left) has the
+        session forget the seat, so that the page's EventSource, which connects again by
+        itself, follows the table as a spectator."""
+        async for event in subscriber:
+            yield event
+        _, seat, seat_token = subscriber.upstream.key
+        left_seat(session, table_id, (seat, seat_token), subscriber.error)
 
     async def body_of(request: Request) -> dict:
         """A POST's JSON object: from this origin, at most MAX_BODY bytes."""
@@ -389,6 +476,11 @@ def create_app(backend: Backend) -> Starlette:
         return JSONResponse(await current_lobby(), headers=HEADERS)
 
     async def lobby_events(request: Request) -> Response:
+        try:
+            release = limits.take(visitor_of(request))
+        except TooManyStreams as exc:
+            return too_many(exc)
+
         async def stream() -> AsyncIterator[bytes]:
             last = None
             while True:
@@ -397,8 +489,7 @@ def create_app(backend: Backend) -> Starlette:
                     last = rows
                     yield _sse({"tables": rows})
                 await asyncio.sleep(LOBBY_EVERY_S)  # the lobby's refresh period
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={**HEADERS, "Cache-Control": "no-store"})
+        return EventStream(stream(), [release])
 
     def _table_id(request: Request) -> str | Response:
         table_id = request.path_params["table_id"]
@@ -427,28 +518,19 @@ def create_app(backend: Backend) -> Starlette:
         if isinstance(table_id, Response):
             return table_id
         session = session_of(request)
-        held = session.seats.get(table_id) if session is not None else None
-        # a seated player follows with their own cards and options, as themselves; anyone
-        # else as a spectator (the web service's own call)
-        view_request = table_pb2.ViewRequest(table_id=table_id)
-        metadata: tuple = backend.own
-        if held is not None and session is not None:
-            view_request.seat, view_request.seat_token = held
-            metadata = session.metadata
         try:
-            first = await retrying(backend.stub.GetState, view_request, metadata)
-        except grpc.aio.AioRpcError as exc:
-            return refused(exc)
-        view_request.after_version = first.version
-
-        async def stream() -> AsyncIterator[bytes]:
-            # a table-service instance that dies under the stream: it resumes on another from
-            # the last view sent (the page sees a pause, not an error)
-            yield _sse({**view_json(first), "you": held[0] if held else 0})
-            async for view in watching(backend.stub.Watch, view_request, metadata):
-                yield _sse({**view_json(view), "you": held[0] if held else 0})
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={**HEADERS, "Cache-Control": "no-store"})
+            release = limits.take(visitor_of(request))
+        except TooManyStreams as exc:
+            return too_many(exc)
+        try:
+            subscriber = await follow(table_id, session)
+        except BaseException as exc:
+            release()
+            if isinstance(exc, grpc.aio.AioRpcError):
+                return refused(exc)
+            raise
+        return EventStream(events_of(subscriber, session, table_id),
+                           [subscriber.close, release])
 
     async def hand_of(request: Request) -> HandRecord | Response:
         table_id = _table_id(request)
@@ -552,7 +634,12 @@ def create_app(backend: Backend) -> Starlette:
     async def healthz(request: Request) -> Response:
         return JSONResponse({"ok": True}, headers=HEADERS)
 
-    return Starlette(routes=[
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await fanout.close()
+
+    app = Starlette(lifespan=lifespan, routes=[
         Route("/", lobby),
         Route("/healthz", healthz),
         Route("/api/tables", tables),
@@ -572,6 +659,8 @@ def create_app(backend: Backend) -> Starlette:
         Route("/cards/{card}.svg", card_svg),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ])
+    app.state.fanout, app.state.limits = fanout, limits
+    return app
 
 
 async def compliance_view(backend: Backend, table_id: str, hand_no: int) -> dict:

@@ -35,7 +35,7 @@ from shared.audit.access import read_access, record_opened
 from shared.history import pokerstars
 from shared.history.log import table_hands
 from shared.infra.eventstore import EventStore
-from shared.infra.identity import bearer_metadata
+from shared.infra.identity import RELAY, bearer_metadata
 from shared.infra.waiting import until
 from shared.phh.parse import loads_one
 
@@ -71,7 +71,7 @@ def backend(stack, store, chan, read=None) -> Backend:
     async def record(purpose, tables, key_ids, hands, person):
         return await record_opened(store.js, purpose, tables, key_ids, hands, person)
     return Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids, read or store.read,
-                   stack.issuer.verifier().averify, bearer_metadata(stack.token("web")),
+                   stack.issuer.verifier().averify, bearer_metadata(stack.token("web", RELAY)),
                    stack.keyring(), record)
 
 

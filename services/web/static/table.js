@@ -145,7 +145,20 @@ function tick() {
   }
 }
 
-const source = new EventSource("/api/tables/" + encodeURIComponent(tableId) + "/events");
-source.onmessage = (e) => render(JSON.parse(e.data));
-source.onerror = () => { status.textContent = "reconnecting…"; };
+// The table's live views. A dropped stream is reconnected by the browser itself; a refused
+// one (429 over the live-view limits, 503) closes, so it is opened again after a wait that
+// grows (at most 30 s), as the server's Retry-After asks.
+let retryMs = 2000;
+function follow() {
+  const source = new EventSource("/api/tables/" + encodeURIComponent(tableId) + "/events");
+  source.onmessage = (e) => { retryMs = 2000; render(JSON.parse(e.data)); };
+  source.onerror = () => {
+    status.textContent = "reconnecting…";
+    if (source.readyState === EventSource.CLOSED) {
+      setTimeout(follow, retryMs);
+      retryMs = Math.min(retryMs * 2, 30000);
+    }
+  };
+}
+follow();
 setInterval(tick, 200);

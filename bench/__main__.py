@@ -10,7 +10,8 @@ import importlib
 BENCHMARKS = ("bench.bench_evaluator", "bench.bench_hands", "bench.bench_values",
               "bench.bench_services", "bench.bench_audit",
               "bench.bench_cluster",
-              "bench.bench_phh", "bench.bench_grpc")
+              "bench.bench_web",
+              "bench.bench_phh", "bench.bench_grpc", "bench.bench_capacity")
 
 
 def main() -> None:

@@ -3,6 +3,11 @@ each load beside the raw JetStream rate at as many subjects (publishes guarded b
 last subject sequence, one writer per subject) measured on the same cluster; latency
 percentiles from an HdrHistogram; the CPU each process spends per action; the fold rate.
 
+Each load is played twice, each time on a fresh cluster: with nobody watching (one loop per
+table reads it with GetState), and with every bot watching its own seat (6 Watch streams per
+table, the bots acting on the views they receive, as players' apps do). What the watching
+costs is the ratio of their CPU per action (services + NATS), printed beside each other.
+
 Everything runs on this machine: nats-server (JetStream, sync_interval always) and every service
 as its own process (the `pokerctl up` supervisor, a fresh one for each load, so that no table of
 an earlier load plays on in the background), bots in this process. Latency is Act request to
@@ -51,6 +56,8 @@ REPEATS = 3
 GOAL_TABLES = 20
 GOAL_RATIO = 0.20
 GOAL_CPU_MS = 1.5
+#: the load whose watched / unwatched CPU per action issue 23 quotes
+WATCH_TABLES = 10
 #: the fold rate is measured on the tables of the largest load up to this many
 FOLD_TABLES = 50
 
@@ -157,11 +164,13 @@ async def fold_rate(nats_url: str, table_ids: list[str], ca: str | None = None) 
 
 
 async def load_point(tables: int, seconds: float, fold: bool = False) -> dict:
-    """One offered load on a fresh cluster: the raw rate at ``tables`` subjects (NATS's CPU
-    per append beside it), then bots at ``tables`` tables; ``fold``: the fold rate of them."""
+    """One offered load: on a fresh cluster the raw rate at ``tables`` subjects (NATS's CPU
+    per append beside it), then bots at ``tables`` tables with nobody watching (``act``;
+    ``fold``: the fold rate of those tables); on another fresh cluster the same bots, each
+    watching its own seat (``watched``)."""
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="poker-bench-") as tmp:
         cluster = LocalCluster(Path(tmp), base_port=None, log_level="WARNING")
-        started = time.perf_counter()
         await cluster.start()
         try:
             nats_pids = {n: p for n, p in cpu.cluster_pids(cluster).items() if cpu.is_nats(n)}
@@ -172,8 +181,18 @@ async def load_point(tables: int, seconds: float, fold: bool = False) -> dict:
             folded = await fold_rate(cluster.nats_url, ids, cluster.nats_ca) if fold else None
         finally:
             await cluster.stop()
-    return {"tables": tables, "raw": raw, "act": act, "fold": folded,
+    with tempfile.TemporaryDirectory(prefix="poker-bench-") as tmp:
+        cluster = LocalCluster(Path(tmp), base_port=None, log_level="WARNING")
+        await cluster.start()
+        try:
+            watched = await act_load(cluster, tables, seconds, seed=tables, windows=REPEATS,
+                                     watch=True)
+            watched.pop("table_ids")
+        finally:
+            await cluster.stop()
+    return {"tables": tables, "raw": raw, "act": act, "fold": folded, "watched": watched,
             "ratio": ratio(act["per_s"], raw["per_s"]),
+            "watch_ratio": ratio(watched["cpu_total_ms"], act["cpu_total_ms"]),
             "wall_s": time.perf_counter() - started}
 
 
@@ -221,6 +240,33 @@ def cpu_table(points: list[dict]) -> list[str]:
     return lines
 
 
+def watch_table(points: list[dict]) -> list[str]:
+    """Nobody watching against every bot watching its own seat, one line per offered load:
+    actions/s, p99, the table service's and all servers' (services + NATS) CPU per action,
+    and the ratio of the latter, watched / unwatched. Loads played unwatched only are left
+    out."""
+    head = (f"{'tables':>6}" + f"{'act/s':>8}{'p99':>8}{'table':>8}{'svc+NATS':>10}" * 2
+            + f"{'watched/unwatched':>19}")
+    lines = [f"{'':>6}{'nobody watching':>34}{'every bot watching its seat':>34}", head]
+    for p in points:
+        if "watched" not in p:
+            continue
+        row = f"{p['tables']:>6}"
+        for a in (p["act"], p["watched"]):
+            ms = cpu.group(a["cpu_ms"], ("table",))
+            row += (f"{a['per_s']:>8,.0f}{fmt_ms(a['lat_us']['p99'])}{ms['table']:>8.3f}"
+                    f"{a['cpu_total_ms']:>10.3f}")
+        lines.append(row + f"{fmt_ratio(p['watch_ratio']):>19}")
+    at = {p["tables"]: p for p in points if "watched" in p}
+    quoted = at.get(WATCH_TABLES)
+    if quoted is not None:
+        lines.append(f"CPU per action at {WATCH_TABLES} tables, services + NATS: "
+                     f"{quoted['act']['cpu_total_ms']:.2f} ms with nobody watching, "
+                     f"{quoted['watched']['cpu_total_ms']:.2f} ms with every bot watching its "
+                     f"seat ({fmt_ratio(quoted['watch_ratio'])}x)")
+    return lines
+
+
 def goal_lines(points: list[dict]) -> list[str]:
     at = {p["tables"]: p for p in points}
     goal = at.get(GOAL_TABLES)
@@ -246,6 +292,10 @@ def main(seconds: float = 2.0) -> None:
     print("\nCPU ms per action by process (utime+stime of /proc/<pid>/stat over each window, "
           "median of the windows;\n'raw NATS': nats-server's CPU per raw append)")
     print("\n".join(cpu_table(points)))
+    print(f"\nWatched: each load again on a fresh cluster with every bot watching its own seat "
+          f"({SEATS} Watch streams per table,\nthe bots acting on the views they receive); CPU "
+          "ms per action, medians of the windows, services + NATS")
+    print("\n".join(watch_table(points)))
     print()
     print("\n".join(goal_lines(points)))
     for p in points:
@@ -255,11 +305,10 @@ def main(seconds: float = 2.0) -> None:
                   f"{f['fold_per_s']:,.0f} events/s folded ({f['read_and_fold_per_s']:,.0f}/s "
                   f"including the JetStream reads)")
     for p in points:
-        a = p["act"]
-        if a["tables_failed"]:
-            print(f"warning: {a['tables_failed']} of {p['tables']} tables were not seated or "
-                  f"stopped acting: "
-                  f"{'; '.join(a['errors'])}")
+        for a in (p["act"], p["watched"]):
+            if a["tables_failed"]:
+                print(f"warning: {a['what']}: {a['tables_failed']} of {p['tables']} tables "
+                      f"were not seated or stopped acting: {'; '.join(a['errors'])}")
     try:
         from .plots import plot_services
         paths = plot_services(points)

@@ -46,9 +46,20 @@ def load_points(env: dict[str, str] | None = None,
     value = (os.environ if env is None else env).get("POKER_BENCH_TABLES", "").strip()
     if not value:
         return tuple(default)
-    points = sorted({int(v) for v in value.replace(" ", "").split(",") if v})
+    return parse_loads(value, "POKER_BENCH_TABLES")
+
+
+def parse_loads(text: str, what: str = "--tables") -> tuple[int, ...]:
+    """Table counts from ``text`` ("200, 400"): sorted, without repeats; ValueError naming
+    ``what`` (the flag or variable they came from) unless each is a whole number of at
+    least 1."""
+    try:
+        points = sorted({int(v) for v in text.replace(" ", "").split(",") if v})
+    except ValueError:
+        points = []
     if not points or points[0] < 1:
-        raise ValueError(f"POKER_BENCH_TABLES must list positive table counts, not {value!r}")
+        raise ValueError(f"{what} must list table counts of at least 1, comma-separated "
+                         f"(200,400), not {text!r}")
     return tuple(points)
 
 
@@ -134,15 +145,19 @@ async def stop_tasks(tasks: list[asyncio.Task], timeout: float = 10.0) -> list[a
 
 
 async def act_load(cluster, tables: int, seconds: float, seed: int, windows: int = 1,
-                   warmup: float = 1.0, prefix: str | None = None) -> dict:
+                   warmup: float = 1.0, prefix: str | None = None,
+                   watch: bool = False) -> dict:
     """Bots at ``tables`` fixed-limit hold'em tables act as fast as replies come back, through
     ``cluster``'s table service (over TLS, as a client), for ``windows`` windows of
     ``seconds`` after a warm-up. Each window gives a throughput and the CPU per action of
     every process of the cluster and of this client; the row holds their medians, each
-    window's figures (``windows``) and the latencies of all of them (``hist``, µs)."""
+    window's figures (``windows``) and the latencies of all of them (``hist``, µs).
+    ``watch``: every bot watches its own seat and acts on the views it receives
+    (botclient.play_watching), as players' apps do; else one loop per table reads it with
+    GetState (botclient.play)."""
     from poker.table.v1 import table_pb2_grpc
 
-    from services.pokerctl.botclient import play
+    from services.pokerctl.botclient import play_table
     channel = cluster.channel("table")
     stub = table_pb2_grpc.TableServiceStub(channel)
     rng = random.Random(seed)
@@ -152,7 +167,8 @@ async def act_load(cluster, tables: int, seconds: float, seed: int, windows: int
                                        prefix or f"bench-{tables}-{seed}", tables)
     seat_s = time.perf_counter() - t_seat
     pids = cpu.cluster_pids(cluster)
-    tasks = [asyncio.create_task(play(stub, b, 10**6, random.Random(rng.random()), latencies))
+    tasks = [asyncio.create_task(play_table(stub, b, 10**6, random.Random(rng.random()),
+                                            latencies, watch=watch))
              for b in bots]
     try:
         # warm-up: every table has dealt and acted (or a few seconds have gone by)
@@ -178,7 +194,8 @@ async def act_load(cluster, tables: int, seconds: float, seed: int, windows: int
     pct = percentiles_us(hist)
     names = sorted({n for r in rows for n in r["cpu_ms"]})
     cpu_ms = {n: median(r["cpu_ms"].get(n, float("nan")) for r in rows) for n in names}
-    return {"what": f"Act, {tables} table(s)", "tables": tables,
+    return {"what": f"Act{', watched' if watch else ''}, {tables} table(s)", "tables": tables,
+            "watched": watch,
             "per_s": median(r["per_s"] for r in rows), "windows": rows,
             "actions": sum(r["actions"] for r in rows), "hist": hist, "lat_us": pct,
             "p50_ms": pct["p50"] / 1e3, "p99_ms": pct["p99"] / 1e3,

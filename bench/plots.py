@@ -31,6 +31,9 @@ def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
                 label=f"Act {key}")
     ax.plot(tables, [p["raw"]["lat_us"]["p99"] / 1e3 for p in points], "k.--",
             label="raw append p99")
+    if all("watched" in p for p in points):
+        ax.plot(tables, [p["watched"]["lat_us"]["p99"] / 1e3 for p in points], "rs:",
+                label="Act p99, every bot watching its seat")
     ax.set(xscale="log", yscale="log", xlabel="offered load (tables, 6 bots each)",
            ylabel="latency (ms)", title="Act latency against offered load")
     ax.grid(True, which="both", alpha=0.3)
@@ -68,6 +71,19 @@ def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
            title="CPU per action by process")
     ax.legend(fontsize="small", ncol=2)
     paths.append(_save(fig, out_dir / "services_cpu.png"))
+
+    if all("watched" in p for p in points):
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        ax.bar([x - 0.2 for x in xs], [p["act"]["cpu_total_ms"] for p in points], 0.4,
+               label="nobody watching")
+        ax.bar([x + 0.2 for x in xs], [p["watched"]["cpu_total_ms"] for p in points], 0.4,
+               label="every bot watching its seat")
+        ax.set_xticks(list(xs), [str(t) for t in tables])
+        ax.set(xlabel="offered load (tables, 6 bots each)",
+               ylabel="CPU ms per action, services + NATS",
+               title="What watching costs: CPU per action")
+        ax.legend()
+        paths.append(_save(fig, out_dir / "services_watch.png"))
     return paths
 
 
@@ -86,6 +102,43 @@ def plot_shards(rows: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
            title="Aggregate throughput against shards")
     ax.legend()
     return [_save(fig, out_dir / "cluster_shards.png")]
+
+
+def plot_capacity(rows: list[dict], limit_ms: float, out_dir: Path = OUT_DIR) -> Path:
+    """bench_capacity's loads: the ack latency (p50, p99, p99.9; the limit the p99 must stay
+    under) and the CPU (cores kept busy by the services and NATS, and by the clients; ms per
+    action) against tables."""
+    from .bench_capacity import client_ms, cores, server_ms
+    plt = _pyplot()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = sorted(rows, key=lambda r: r["tables"])
+    tables = [r["tables"] for r in rows]
+    fig, (lat, busy) = plt.subplots(2, 1, figsize=(7, 7), sharex=True)
+    for key, style in (("p50", "o-"), ("p99", "s-"), ("p99.9", "x--")):
+        lat.plot(tables, [r["lat_us"][key] / 1e3 for r in rows], style, label=f"ack {key}")
+    lat.axhline(limit_ms, color="k", linestyle=":", label=f"limit: p99 < {limit_ms:g} ms")
+    failed = [r for r in rows if not r["ok"]]
+    lat.plot([r["tables"] for r in failed], [r["lat_us"]["p99"] / 1e3 for r in failed], "rX",
+             markersize=10, label="load failed")
+    lat.set(yscale="log", ylabel="Act sent to reply (ms)",
+            title="Human-paced tables: latency and CPU against load")
+    lat.grid(True, which="both", alpha=0.3)
+    lat.legend(fontsize="small")
+    busy.plot(tables, [cores(r, r["servers"]) for r in rows], "o-",
+              label="cores busy: services + NATS")
+    busy.plot(tables, [cores(r, r["clients"]) for r in rows], "^-", label="cores busy: clients")
+    busy.set(xlabel="tables (6 bots watching their seats, spectators)", ylabel="cores")
+    busy.grid(True, alpha=0.3)
+    per_action = busy.twinx()
+    per_action.plot(tables, [server_ms(r) for r in rows], "s:", color="tab:green",
+                    label="ms per action: services + NATS")
+    per_action.plot(tables, [client_ms(r) for r in rows], "v:", color="tab:red",
+                    label="ms per action: clients")
+    per_action.set_ylabel("CPU ms per action")
+    per_action.set_ylim(bottom=0)
+    left, right = busy.get_legend_handles_labels(), per_action.get_legend_handles_labels()
+    busy.legend(left[0] + right[0], left[1] + right[1], fontsize="small", loc="upper left")
+    return _save(fig, out_dir / "capacity.png")
 
 
 def _save(fig, path: Path) -> Path:

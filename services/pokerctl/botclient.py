@@ -2,7 +2,13 @@
 several sizes, all-ins), the same policy as the in-process driver's bots.
 
 Each bot is a player of its own: it calls with its own token (from the :class:`Sponsor`'s
-identity provider) and buys in from its own wallet, which the sponsor funds first.
+identity provider) and buys in from its own wallet, which the sponsor funds first. What a bot
+does at its seat is :class:`Bot`'s, whichever way the table is played: :func:`play` acts for
+every seat in one loop that reads the table with GetState (the default: quick, and every other
+test and `make demo` use it); :func:`play_watching` runs each bot as a player's app does, in a
+task of its own that watches its own seat (TableService.Watch) and acts on the views it
+receives, at a person's pace (:class:`ThinkTime`). :func:`play_table` adds spectators, each on
+a Watch of its own.
 
 Clients reach the table service through :func:`table_channel`: one address, or a
 comma-separated list of them (POKER_TABLE_ADDR, ``--table``; read by :func:`parse_addresses`,
@@ -20,6 +26,7 @@ import random
 import re
 import secrets
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 
 import grpc
@@ -34,7 +41,7 @@ from shared.infra.retry import PLAYER_RETRY, RetryPolicy
 from shared.infra.seattokens import new_seat_token
 from shared.infra.tls import TlsConfig, channel
 from shared.poker.betting import LegalActions
-from shared.poker.driver import random_policy
+from shared.poker.driver import Policy, random_policy
 
 # --- addresses ---------------------------------------------------------------------------
 
@@ -142,6 +149,80 @@ def legal_from(seat: int, legal: table_pb2.Legal) -> LegalActions:
         raise_sizes=tuple(legal.raise_sizes), min_to=legal.min_to, max_to=legal.max_to)
 
 
+async def joining(fn: Callable[..., Awaitable], request, metadata: tuple = (),
+                  retry_s: float | None = None):
+    """A CreateTable or SitDown: :func:`retrying`, and sent again, the very same request,
+    after the wait the table service names when the caller is over its rate of new tables
+    and seats (shared/infra/limits.py: a lobby seating many players at once waits its turn
+    instead of failing). The limiter's bucket refills, so the wait always ends."""
+    while True:
+        try:
+            return await retrying(fn, request, metadata, retry_s)
+        except grpc.aio.AioRpcError as exc:
+            wait = retry_after_s(exc)
+            if wait is None:
+                raise
+        await asyncio.sleep(wait)
+
+
+# --- pace ------------------------------------------------------------------------------------
+
+#: the longest think time a bot may be given: a table's action clock is at most 10 minutes
+#: (shared/poker/options.py), and a bot that thinks longer than its clock is timed out
+MAX_THINK_MS = 600_000
+_WHOLE = re.compile(r"[0-9]+")
+
+
+class ThinkTimeError(ValueError):
+    """A think time that does not parse; the message says what is wrong and what to give."""
+
+
+@dataclass(frozen=True)
+class ThinkTime:
+    """How long a bot waits before each action: uniformly random in [``min_ms``,
+    ``max_ms``] milliseconds, a person's pace (0-0: at once, as fast as replies come)."""
+
+    min_ms: int = 0
+    max_ms: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> ThinkTime:
+        """``MIN-MAX`` in whole milliseconds (``1000-3000``; ``500-500`` for a fixed wait;
+        spaces around either number are dropped). :class:`ThinkTimeError` for anything else:
+        no dash, a number that is not a whole number of milliseconds (negative, a fraction),
+        MIN above MAX, or MAX above :data:`MAX_THINK_MS`."""
+        low, dash, high = text.strip().partition("-")
+        if not dash:
+            raise ThinkTimeError(f"think time {text!r} is not MIN-MAX: give two whole numbers "
+                                 "of milliseconds, e.g. 1000-3000 (0-0: no wait)")
+        for what, part in (("MIN", low), ("MAX", high)):
+            if not _WHOLE.fullmatch(part.strip()):
+                raise ThinkTimeError(f"think time {text!r}: {what} {part.strip()!r} is not a "
+                                     "whole number of milliseconds of at least 0 (MIN-MAX, "
+                                     "e.g. 1000-3000)")
+        min_ms, max_ms = int(low), int(high)
+        if min_ms > max_ms:
+            raise ThinkTimeError(f"think time {text!r}: MIN {min_ms} is above MAX {max_ms} "
+                                 f"(give {max_ms}-{min_ms})")
+        if max_ms > MAX_THINK_MS:
+            raise ThinkTimeError(f"think time {text!r}: at most {MAX_THINK_MS} ms (a table's "
+                                 "action clock is at most 10 minutes)")
+        return cls(min_ms, max_ms)
+
+    def seconds(self, rng: random.Random) -> float:
+        """One wait, drawn from ``rng`` (nothing drawn at 0-0: a seeded bot's choices are the
+        same with and without this)."""
+        if not self.max_ms:
+            return 0.0
+        return rng.uniform(self.min_ms, self.max_ms) / 1000
+
+
+NO_THINKING = ThinkTime()
+
+
+# --- who the bots are --------------------------------------------------------------------------
+
+
 @dataclass
 class Sponsor:
     """Who the bots are and where their chips come from: ``issuer`` signs their tokens (the
@@ -178,6 +259,10 @@ class BotTable:
     sponsor: Sponsor | None = None
     #: how long each call is retried through a table service that is away (:func:`retrying`)
     retry_s: float = PLAYER_RETRY.total_s
+    #: views each seat's bot received over its own Watch (:func:`play_watching`)
+    views: dict[int, int] = field(default_factory=dict)
+    #: views each spectator received (:func:`spectate`), one count per spectator
+    spectator_views: list[int] = field(default_factory=list)
 
     def watcher(self) -> tuple:
         """Metadata to spectate the table (any player may watch a public table)."""
@@ -197,7 +282,7 @@ async def seat_bots(stub: table_pb2_grpc.TableServiceStub, table_id: str, seats:
         # The bot's own seat token: only its digest goes to the table, and the command id is
         # random, so nobody who knows the table can replay this SitDown for the token.
         token, token_sha256 = new_seat_token()
-        await retrying(stub.SitDown, table_pb2.SitDownRequest(
+        await joining(stub.SitDown, table_pb2.SitDownRequest(
             table_id=table_id, seat=seat, buy_in=buy_in,
             command_id=f"sit-{seat}-{secrets.token_hex(8)}", seat_token_sha256=token_sha256),
             auth, bots.retry_s)
@@ -205,36 +290,172 @@ async def seat_bots(stub: table_pb2_grpc.TableServiceStub, table_id: str, seats:
     return bots
 
 
-async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int,
-               rng: random.Random, latencies: list[float] | None = None,
-               leave: bool = False) -> BotTable:
-    """Act for whichever bot is on turn. When hand ``hands`` starts every bot sits out (from
-    the next hand), so the table stops once that hand is over; ``leave``: then every bot
-    leaves, its chips cashed out to its wallet.
+# --- one seat's player ---------------------------------------------------------------------
+
+
+def _running(view: table_pb2.TableView) -> bool:
+    """A hand is under way (not between hands)."""
+    return view.phase not in ("waiting", "done")
+
+
+@dataclass
+class Bot:
+    """The player at one seat: what it does on a view (the policy, at its pace), and the
+    seat's own commands (sit out, buy back in, leave). Both ways of playing go through it:
+    :func:`play` (one loop for every seat of the table, reading it with GetState) and
+    :func:`play_watching` (a task per seat, on that seat's own Watch).
 
     Every call is retried while the instance it reached is away (UNAVAILABLE: the channel
     picks another of its addresses), for ``bots.retry_s``, with the same command id: the
-    services apply a command once whatever the number of attempts. A refused action
-    (FAILED_PRECONDITION: decided on a view that is stale) is not retried: the bot reads
-    the table again and decides anew, with a new command id."""
+    services apply a command once whatever the number of attempts."""
+
+    stub: table_pb2_grpc.TableServiceStub
+    bots: BotTable
+    seat: int
+    #: the choice of action (shared/poker/driver.py random_policy, the in-process bots')
+    policy: Policy
+    rng: random.Random
+    think: ThinkTime = NO_THINKING
+    #: where the latency of each action is recorded: Act sent to its reply, in seconds
+    latencies: list[float] | None = None
+    #: the table's version after this bot's last top-up (a view before it is stale)
+    bought_at: int = -1
+
+    @property
+    def auth(self) -> tuple:
+        return self.bots.auth[self.seat]
+
+    def _seat_request(self, command_id: str) -> table_pb2.SeatRequest:
+        return table_pb2.SeatRequest(table_id=self.bots.table_id, seat=self.seat,
+                                     seat_token=self.bots.tokens[self.seat],
+                                     command_id=command_id)
+
+    async def act(self, view: table_pb2.TableView) -> table_pb2.TableReply | None:
+        """Think (``think``), then act on ``view``, where this seat is on turn: the reply,
+        or None when the action was refused as decided on a view that is stale
+        (FAILED_PRECONDITION: not retried; decide again on a newer view). Over the seat's
+        rate (RESOURCE_EXHAUSTED) it waits as told and decides again."""
+        wait = self.think.seconds(self.rng)
+        if wait:
+            await asyncio.sleep(wait)
+        loop = asyncio.get_running_loop()
+        while True:
+            action, to = self.policy(None, legal_from(self.seat, view.legal))
+            request = table_pb2.ActRequest(
+                table_id=self.bots.table_id, seat=self.seat,
+                seat_token=self.bots.tokens[self.seat], hand_no=view.hand_no,
+                action=ACTION_KIND.to_pb(action),
+                # A fresh id per decision: a retry of this very request keeps it, a new
+                # decision (after a refusal) gets its own.
+                command_id=f"bot-{view.version}-{self.seat}-{secrets.token_hex(4)}")
+            if to is not None:
+                request.amount = to
+            started = loop.time()
+            try:
+                reply = await retrying(self.stub.Act, request, self.auth, self.bots.retry_s)
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
+                    return None
+                told = retry_after_s(exc)
+                if told is None:
+                    raise
+                await asyncio.sleep(told)  # over the seat's rate: wait as told
+                continue
+            if self.latencies is not None:
+                self.latencies.append(loop.time() - started)
+            self.bots.actions += 1
+            return reply
+
+    async def sit_out(self) -> None:
+        """Sit out from the next hand (already sitting out, timed out say: nothing to do)."""
+        try:
+            await retrying(self.stub.SitOut, table_pb2.SitOutRequest(
+                seat=self._seat_request(f"out-{self.seat}"), sit_out=True),
+                self.auth, self.bots.retry_s)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
+                raise
+
+    async def leave(self) -> None:
+        """Leave the table: the seat's chips are cashed out to its player's wallet."""
+        await retrying(self.stub.Leave, self._seat_request(f"leave-{self.seat}-"
+                                                           f"{secrets.token_hex(4)}"),
+                       self.auth, self.bots.retry_s)
+
+    def broke(self, view: table_pb2.TableView) -> bool:
+        """This seat has no chips, none on their way from the wallet, and is not in a running
+        hand (an all-in player's stack is 0 until the hand ends), in a view after its last
+        top-up."""
+        s = next((s for s in view.seats if s.seat == self.seat), None)
+        return (s is not None and s.stack == 0 and s.pending == 0
+                and view.version > self.bought_at and not (s.in_hand and _running(view)))
+
+    async def rebuy(self, view: table_pb2.TableView) -> bool:
+        """If :meth:`broke`: buy back in for the first buy-in (funded by the sponsor first).
+        False if there was nothing to do, or the table refused the top-up (a view after this
+        one decides again)."""
+        bots = self.bots
+        if not bots.buy_in or not self.broke(view):
+            return False
+        if bots.sponsor is not None:
+            await bots.sponsor.fund(bots.players[self.seat], bots.buy_in)
+        try:
+            reply = await retrying(self.stub.TopUp, table_pb2.TopUpRequest(
+                seat=self._seat_request(f"rebuy-{view.version}-{self.seat}"),
+                amount=bots.buy_in), self.auth, bots.retry_s)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
+                raise
+            return False
+        self.bought_at = reply.version
+        return True
+
+    def out_of_play(self, view: table_pb2.TableView) -> bool:
+        """This seat sits out and is not in a running hand: the table deals it no more."""
+        s = next((s for s in view.seats if s.seat == self.seat), None)
+        return s is None or s.sitting_out and not (s.in_hand and _running(view))
+
+
+def last_hand(view: table_pb2.TableView, hands: int) -> bool:
+    """Hand ``hands`` has started: the bots sit out from the next one, so the table stops
+    once it is over, and then they leave (if asked to)."""
+    return view.hand_no >= hands
+
+
+# --- playing ---------------------------------------------------------------------------------
+
+
+async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int,
+               rng: random.Random, latencies: list[float] | None = None,
+               leave: bool = False, think: ThinkTime = NO_THINKING) -> BotTable:
+    """Act for whichever bot is on turn, reading the table with GetState (each action's
+    reply carries the table after it). When hand ``hands`` starts every bot sits out (from
+    the next hand), so the table stops once that hand is over; ``leave``: then every bot
+    leaves, its chips cashed out to its wallet. ``think``: each bot's wait before each
+    action. A refused action (a stale view) has the table read again and decided anew."""
     policy = random_policy(rng)
-    loop = asyncio.get_running_loop()
+    players = {seat: Bot(stub, bots, seat, policy, rng, think, latencies)
+               for seat in bots.tokens}
     leaving = False
     watch = bots.watcher()
     view = await _state(stub, bots, watch)
     while True:
-        if view.hand_no >= hands and not leaving:
-            await _sit_out_all(stub, bots)
+        if not leaving and last_hand(view, hands):
+            for bot in players.values():
+                await bot.sit_out()
             leaving = True
         if view.to_act == 0:
             view = await _state(stub, bots, watch)
             if view.to_act == 0:
-                if leaving:
+                if leaving:  # nobody else acts for these seats: the hand ends without them
                     break
-                if view.phase in ("waiting", "done"):
+                if not _running(view):
                     # Between hands: bots that went broke buy back in; else the next hand
                     # comes once the table's driver gets to it, unless the table is over.
-                    if await _rebuy(stub, bots, view):
+                    rebought = False
+                    for bot in players.values():
+                        rebought |= await bot.rebuy(view)
+                    if rebought:
                         view = await _state(stub, bots, watch)
                     else:
                         later = await _next_hand(stub, bots, view, watch)
@@ -242,40 +463,119 @@ async def play(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int
                             break
                         view = later
                 continue
-        seat = view.to_act  # every view carries the options of the player on turn
-        token = bots.tokens[seat]
-        action, to = policy(None, legal_from(seat, view.legal))
-        request = table_pb2.ActRequest(
-            table_id=bots.table_id, seat=seat, seat_token=token, hand_no=view.hand_no,
-            # A fresh id per decision: a retry of this very request keeps it, a new decision
-            # (after a refusal on a stale view) gets its own.
-            action=ACTION_KIND.to_pb(action),
-            command_id=f"bot-{view.version}-{seat}-{secrets.token_hex(4)}")
-        if to is not None:
-            request.amount = to
-        started = loop.time()
-        try:
-            reply = await retrying(stub.Act, request, bots.auth[seat], bots.retry_s)
-        except grpc.aio.AioRpcError as exc:
-            if exc.code() is grpc.StatusCode.FAILED_PRECONDITION:
-                view = await _state(stub, bots, watch)
-                continue
-            wait = retry_after_s(exc)
-            if wait is not None:  # over the seat's rate: wait as told, then decide again
-                await asyncio.sleep(wait)
-                continue
-            raise
-        if latencies is not None:
-            latencies.append(loop.time() - started)
-        bots.actions += 1
-        view = reply.view
+        reply = await players[view.to_act].act(view)  # every view carries the options
+        view = await _state(stub, bots, watch) if reply is None else reply.view
     bots.hands_seen = view.hand_no
     if leave:
-        for seat, token in bots.tokens.items():
-            await retrying(stub.Leave, table_pb2.SeatRequest(
-                table_id=bots.table_id, seat=seat, seat_token=token,
-                command_id=f"leave-{seat}-{secrets.token_hex(4)}"), bots.auth[seat],
-                bots.retry_s)
+        for bot in players.values():
+            await bot.leave()
+    return bots
+
+
+async def play_watching(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int,
+                        rng: random.Random, latencies: list[float] | None = None,
+                        leave: bool = False, think: ThinkTime = NO_THINKING) -> BotTable:
+    """Every bot in a task of its own, as players' apps are: each watches its own seat (a
+    Watch stream, resumed from the last version it saw when it breaks) and acts when a view
+    says it is on turn, after its ``think`` time. The rest as :func:`play`: each bot sits
+    out once hand ``hands`` has started and stops once it is out of play (``leave``: then
+    leaves); a broke bot buys back in. The first bot to fail ends the others."""
+    tasks = []
+    for seat in bots.tokens:
+        own = random.Random(rng.random())  # each bot its own choices
+        bot = Bot(stub, bots, seat, random_policy(own), own, think, latencies)
+        tasks.append(asyncio.create_task(_play_seat(bot, hands, leave)))
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return bots
+
+
+async def _play_seat(bot: Bot, hands: int, leave: bool) -> None:
+    """One bot of :func:`play_watching`. It acts once per decision: a view may come twice
+    for one (the countdown's view repeats a version), so a (hand, version, seat on turn)
+    acted on is not acted on again, and views older than its last action's reply (queued
+    while it thought) are stale. Between hands, a table that sends no view for
+    :data:`NEXT_HAND_WAIT_S` cannot deal another hand: the bot stops."""
+    bots = bot.bots
+    request = table_pb2.ViewRequest(table_id=bots.table_id, seat=bot.seat,
+                                    seat_token=bots.tokens[bot.seat])
+    decided: tuple[int, int, int] | None = None
+    acted_at = 0  # the table's version in the reply to this bot's last action
+    leaving = between = False
+    bots.views.setdefault(bot.seat, 0)
+    async with aclosing(retry.watching(bot.stub.Watch, request, bot.auth,
+                                       retry_policy(bots.retry_s))) as views:
+        while True:
+            try:
+                async with asyncio.timeout(NEXT_HAND_WAIT_S if between else None):
+                    view = await anext(views)
+            except (StopAsyncIteration, TimeoutError):
+                break  # the stream ended, or no next hand came
+            bots.views[bot.seat] += 1
+            bots.hands_seen = max(bots.hands_seen, view.hand_no)
+            if not leaving and last_hand(view, hands):
+                await bot.sit_out()
+                leaving = True
+            if leaving and bot.out_of_play(view):
+                break
+            decision = (view.hand_no, view.version, view.to_act)
+            if view.to_act == bot.seat and view.HasField("legal") and \
+                    view.version >= acted_at and decision != decided:
+                decided = decision
+                reply = await bot.act(view)
+                if reply is not None:
+                    acted_at = reply.version
+            elif not leaving:
+                await bot.rebuy(view)
+            between = view.to_act == 0 and not _running(view)
+    if leave:
+        await bot.leave()
+
+
+async def spectate(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, index: int,
+                   auth: tuple) -> None:
+    """A spectator of the table (seat 0) on a Watch of its own, as ``auth``'s player: reads
+    every view and discards it, counting it in ``bots.spectator_views[index]``; until
+    cancelled or the stream ends."""
+    request = table_pb2.ViewRequest(table_id=bots.table_id)
+    async with aclosing(retry.watching(stub.Watch, request, auth,
+                                       retry_policy(bots.retry_s))) as views:
+        async for _ in views:
+            bots.spectator_views[index] += 1
+
+
+async def play_table(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, hands: int,
+                     rng: random.Random, latencies: list[float] | None = None,
+                     leave: bool = False, think: ThinkTime = NO_THINKING, watch: bool = False,
+                     spectators: int = 0) -> BotTable:
+    """Play ``hands`` hands at a seated table: :func:`play_watching` (``watch``) else
+    :func:`play`, with ``spectators`` spectators watching it meanwhile, each from a player
+    account of its own (a token from ``bots.sponsor``), stopped when the bots stop. A
+    spectator's stream that ended with an error raises it once the bots have stopped."""
+    bots.spectator_views = [0] * spectators
+    watching: list[asyncio.Task] = []
+    if spectators:
+        if bots.sponsor is None:
+            raise ValueError("spectators need the sponsor's tokens: seat the bots with "
+                             "seat_bots")
+        for i in range(spectators):
+            auth = bearer_metadata(bots.sponsor.token(f"spectator-{bots.table_id}-{i + 1}"))
+            watching.append(asyncio.create_task(spectate(stub, bots, i, auth)))
+    playing = play_watching if watch else play
+    try:
+        await playing(stub, bots, hands, rng, latencies, leave, think)
+    finally:
+        for t in watching:
+            t.cancel()
+        ended = await asyncio.gather(*watching, return_exceptions=True)
+    # a spectator refused or cut off (a gRPC status) is the table's error, as a bot's is
+    failed = [e for e in ended if isinstance(e, Exception)]
+    if failed:
+        raise failed[0]
     return bots
 
 
@@ -309,34 +609,6 @@ async def _next_hand(stub: table_pb2_grpc.TableServiceStub, bots: BotTable,
         await asyncio.sleep(delay)  # a client polling its table, backing off
         delay = min(2 * delay, 0.5)
         view = await _state(stub, bots, watch)
-        if view.to_act or view.phase not in ("waiting", "done"):
+        if view.to_act or _running(view):
             return view
     return None
-
-
-async def _rebuy(stub: table_pb2_grpc.TableServiceStub, bots: BotTable,
-                 view: table_pb2.TableView) -> bool:
-    """Every bot that went broke buys back in for its first buy-in (between hands)."""
-    broke = [s for s in view.seats if s.stack == 0 and s.seat in bots.tokens]
-    if not broke or not bots.buy_in:
-        return False
-    for s in broke:
-        if bots.sponsor is not None:
-            await bots.sponsor.fund(bots.players[s.seat], bots.buy_in)
-        await retrying(stub.TopUp, table_pb2.TopUpRequest(seat=table_pb2.SeatRequest(
-            table_id=bots.table_id, seat=s.seat, seat_token=bots.tokens[s.seat],
-            command_id=f"rebuy-{view.version}-{s.seat}"), amount=bots.buy_in),
-            bots.auth[s.seat], bots.retry_s)
-    return True
-
-
-async def _sit_out_all(stub: table_pb2_grpc.TableServiceStub, bots: BotTable) -> None:
-    for seat, token in bots.tokens.items():
-        try:
-            await retrying(stub.SitOut, table_pb2.SitOutRequest(
-                seat=table_pb2.SeatRequest(table_id=bots.table_id, seat=seat, seat_token=token,
-                                           command_id=f"out-{seat}"), sit_out=True),
-                bots.auth[seat], bots.retry_s)
-        except grpc.aio.AioRpcError as exc:
-            if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
-                raise

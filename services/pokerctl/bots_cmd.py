@@ -1,7 +1,7 @@
 """`pokerctl bots`: bots play hands at tables of the running services, then the log is audited.
 
     pokerctl bots [--tables N] [--hands M] [--game G] [--structure S] [--seats K] [--seed X]
-                  [--table-addr ADDR] [--nats URL]
+                  [--watch] [--spectators N] [--think-ms MIN-MAX] [--table-addr ADDR] [--nats URL]
 
 Creates N tables (default: one of each game and structure: holdem FL/PL/NL, omaha FL/PL/NL,
 omaha_hilo FL/PL, stud FL, stud_hilo FL; --game/--structure narrow the choice, N cycles over
@@ -18,6 +18,13 @@ Each bot is a player with its own token, from the dev identity provider `pokerct
 in its data directory, and its own wallet, into which the bots deposit what they buy in for
 (through the wallet's cashier, as the admin). When the last hand is over every bot leaves and
 its chips go back to its wallet.
+
+How the bots play: by default one loop per table acts for whichever bot is on turn, reading
+the table with GetState, as fast as replies come. ``--watch`` plays as players' apps do: each
+bot watches its own seat (a Watch stream) and acts on the views it receives; ``--spectators
+N`` adds N spectators per table, each a player account of its own watching the table;
+``--think-ms MIN-MAX`` has each bot wait a random time in that range before each action (a
+person's pace; default 0-0). The report then counts the views the bots and spectators got.
 
 The table service, the wallet and NATS default to what `pokerctl up` runs (POKER_TABLE_ADDR,
 POKER_WALLET_ADDR, POKER_NATS_URL override them). ``--table-addr`` (and POKER_TABLE_ADDR) may
@@ -57,11 +64,14 @@ from shared.poker.options import Game, Structure, TableOptions, table_options
 from shared.poker.table import buy_in_limits
 
 from .botclient import (
+    NO_THINKING,
     BotTable,
     Sponsor,
+    ThinkTime,
+    ThinkTimeError,
     address_list,
-    play,
-    retrying,
+    joining,
+    play_table,
     seat_bots,
     table_channel,
 )
@@ -161,29 +171,34 @@ class Played:
 async def create_and_seat(stub: table_pb2_grpc.TableServiceStub, plan: TablePlan,
                           seats: int, sponsor: Sponsor,
                           retry_s: float | None = None) -> BotTable:
-    """Create the table (retried like every bot call: botclient.retrying) and seat the bots."""
+    """Create the table (retried like every bot call, and paced by the table service's rate
+    of new tables: botclient.joining) and seat the bots."""
     options = plan.options  # validated here: a bad plan fails before anything is appended
     created = table_pb2.CreateTableRequest(
         table_id=plan.table_id, settings=plan.settings(), command_id=f"create-{plan.table_id}")
-    await retrying(stub.CreateTable, created, sponsor.operator(), retry_s)
+    await joining(stub.CreateTable, created, sponsor.operator(), retry_s)
     return await seat_bots(stub, plan.table_id, min(seats, options.max_seats), plan.buy_in(),
                            sponsor, retry_s)
 
 
 async def play_tables(stub: table_pb2_grpc.TableServiceStub, plans: list[TablePlan],
                       hands: int, seats: int, sponsor: Sponsor, seed: object = None,
-                      leave: bool = True, retry_s: float | None = None) -> list[Played]:
+                      leave: bool = True, retry_s: float | None = None, *,
+                      watch: bool = False, spectators: int = 0,
+                      think: ThinkTime = NO_THINKING) -> list[Played]:
     """Every table at once: each is created, seated and played in its own task; an error
     (a gRPC status) ends that table only and is reported in its result. ``retry_s``: how
     long each bot call is retried through a table service that is away (default
-    shared/infra/retry.py's PLAYER_RETRY; 0: not at all)."""
+    shared/infra/retry.py's PLAYER_RETRY; 0: not at all). ``watch``, ``spectators``,
+    ``think``: how the bots play (botclient.play_table)."""
     async def one(i: int, plan: TablePlan) -> Played:
         started = time.perf_counter()
         rng = random.Random(f"{seed}/{i}") if seed is not None else random.Random()
         bots = BotTable(plan.table_id, buy_in=plan.buy_in())
         try:
             bots = await create_and_seat(stub, plan, seats, sponsor, retry_s)
-            bots = await play(stub, bots, hands, rng, leave=leave)
+            bots = await play_table(stub, bots, hands, rng, leave=leave, think=think,
+                                    watch=watch, spectators=spectators)
         except grpc.aio.AioRpcError as exc:
             return Played(plan, bots, time.perf_counter() - started,
                           f"{exc.code().name}: {exc.details()}")
@@ -295,6 +310,12 @@ def print_report(played: list[Played], audits: list[TableAudit] | None, seconds:
                     f"{conserved}/{len(audits)} tables; audit {verdict}")
     ok &= bool(hands)
     summary += f"; {seconds:.1f} s ({hands / seconds if seconds else 0:.1f} hands/s)"
+    watched = sum(sum(p.bots.views.values()) for p in played)
+    spectated = sum(sum(p.bots.spectator_views) for p in played)
+    spectators = sum(len(p.bots.spectator_views) for p in played)
+    if watched or spectators:
+        summary += (f"\nviews received: {watched} by the bots over their own seats' Watch, "
+                    f"{spectated} by {spectators} spectator(s)")
     print(summary, file=out, flush=True)
     return ok
 
@@ -303,12 +324,13 @@ async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan]
                    seats: int, seed: object = None, out=None,
                    keyring: Keyring | None = None, *, tls: TlsConfig | None,
                    wallet_addr: str | None = None, wallet_tls: TlsConfig | None = None,
-                   issuer: DevIssuer | None = None) -> int:
+                   issuer: DevIssuer | None = None, watch: bool = False, spectators: int = 0,
+                   think: ThinkTime = NO_THINKING) -> int:
     """Play and audit; ``table_addr``: the table service's address, or a comma-separated
     list of its instances (botclient.parse_addresses); ``tls``: the CA and certificate the
     table service is reached with (None: plaintext, POKER_INSECURE); ``wallet_tls``: the
     admin's, for the wallet's cashier; ``issuer``: who signs the bots' tokens (default:
-    `up`'s)."""
+    `up`'s); ``watch``, ``spectators``, ``think``: how the bots play (play_tables)."""
     out = sys.stdout if out is None else out
     started = time.perf_counter()
     if nats_url:  # the log must be readable afterwards: NatsUnreachable before any table
@@ -318,7 +340,8 @@ async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan]
             channel(wallet_addr or default_wallet_addr(), wallet_tls, service="wallet") as wch:
         sponsor = Sponsor(issuer, wallet_pb2_grpc.WalletServiceStub(wch))
         played = await play_tables(table_pb2_grpc.TableServiceStub(chan), plans, hands,
-                                   seats, sponsor, seed)
+                                   seats, sponsor, seed, watch=watch, spectators=spectators,
+                                   think=think)
     if played and all(p.error.startswith(("UNAVAILABLE", "DEADLINE_EXCEEDED"))
                       for p in played):
         raise TableUnreachable(table_addr, played[0].error)
@@ -342,6 +365,15 @@ def run(args: argparse.Namespace) -> int:
         print("pokerctl bots: --hands and --tables must be at least 1, --seats at least 2",
               file=sys.stderr)
         return 2
+    if args.spectators < 0:
+        print(f"pokerctl bots: --spectators {args.spectators}: give 0 or more spectators per "
+              "table", file=sys.stderr)
+        return 2
+    try:
+        think = ThinkTime.parse(args.think_ms)
+    except ThinkTimeError as exc:
+        print(f"pokerctl bots: --think-ms: {exc}", file=sys.stderr)
+        return 2
     try:
         plans = plan_tables(args.tables, args.game, args.structure)
         for p in plans:
@@ -363,7 +395,8 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(run_bots(args.table_addr, None if args.no_audit else args.nats, plans,
                                 args.hands, args.seats, args.seed, keyring=keyring,
                                 tls=client_tls_or_exit(), wallet_addr=args.wallet,
-                                wallet_tls=client_tls_or_exit("admin")))
+                                wallet_tls=client_tls_or_exit("admin"), watch=args.watch,
+                                spectators=args.spectators, think=think))
 
 
 def add_client_args(p: argparse.ArgumentParser) -> None:
@@ -386,6 +419,15 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     p.add_argument("--structure", choices=STRUCTURES, default=None)
     p.add_argument("--seats", type=int, default=6, help="bots per table (default 6)")
     p.add_argument("--seed", default=None, help="seed for the bots' choices")
+    p.add_argument("--watch", action="store_true",
+                   help="each bot watches its own seat (a Watch stream) and acts on the views "
+                        "it receives, instead of one loop reading the table with GetState")
+    p.add_argument("--spectators", type=int, default=0, metavar="N",
+                   help="spectators per table, each a player account watching the table "
+                        "(default 0)")
+    p.add_argument("--think-ms", default="0-0", metavar="MIN-MAX",
+                   help="each bot waits a random time in [MIN, MAX] milliseconds before each "
+                        "action, a person's pace (default 0-0: at once)")
     p.add_argument("--no-audit", action="store_true", help="skip reading the log back")
     add_key_argument(p)
     add_client_args(p)

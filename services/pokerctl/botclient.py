@@ -320,6 +320,9 @@ class Bot:
     latencies: list[float] | None = None
     #: the table's version after this bot's last top-up (a view before it is stale)
     bought_at: int = -1
+    #: it watches its seat: its actions are answered once in the log (the steps after them
+    #: reach it on its Watch), not after the automated steps they lead to
+    watching: bool = False
 
     @property
     def auth(self) -> tuple:
@@ -347,7 +350,8 @@ class Bot:
                 action=ACTION_KIND.to_pb(action),
                 # A fresh id per decision: a retry of this very request keeps it, a new
                 # decision (after a refusal) gets its own.
-                command_id=f"bot-{view.version}-{self.seat}-{secrets.token_hex(4)}")
+                command_id=f"bot-{view.version}-{self.seat}-{secrets.token_hex(4)}",
+                reply_at_commit=self.watching)
             if to is not None:
                 request.amount = to
             started = loop.time()
@@ -483,7 +487,7 @@ async def play_watching(stub: table_pb2_grpc.TableServiceStub, bots: BotTable, h
     tasks = []
     for seat in bots.tokens:
         own = random.Random(rng.random())  # each bot its own choices
-        bot = Bot(stub, bots, seat, random_policy(own), own, think, latencies)
+        bot = Bot(stub, bots, seat, random_policy(own), own, think, latencies, watching=True)
         tasks.append(asyncio.create_task(_play_seat(bot, hands, leave)))
     try:
         await asyncio.gather(*tasks)

@@ -73,7 +73,7 @@ from .hub import Hubs, clock_subject
 log = structlog.get_logger()
 
 #: how many leases the tables' clocks are spread over (every instance must use the same)
-CLOCK_SLOTS = 64
+CLOCK_SLOTS = 16
 
 
 def lease_name(table_id: str) -> str:
@@ -102,6 +102,8 @@ class ClockKeeper:
         self.monotonic = monotonic
         self._listed: set[str] = set()
         self._listed_at: float | None = None
+        self._reconciled_at = -math.inf  # the last look at the leases and the tables
+        self._slots: dict[str, str] = {}  # table -> its clock lease
         self._cached_seen = 0  # how many tables the repository had at the last look
         self._kept: set[str] = set()  # tables followed (their slot's lease is held here)
         self._over: set[str] = set()  # closed tables: nothing more to keep
@@ -125,9 +127,12 @@ class ClockKeeper:
         period = self.tick_ms / 1000
         while True:
             try:
-                await self._housekeeping()
-                now = self.monotonic()
-                for table_id in self._due(now):
+                lost = await self.leases.renew()
+                since = self.monotonic() - self._reconciled_at
+                free = len(self.leases.held()) < CLOCK_SLOTS
+                if lost or since >= self.list_every_s or free and since >= self.leases.ttl_s / 3:
+                    await self._housekeeping()
+                for table_id in self._due(self.monotonic()):
                     self._start(table_id, sweep=False)
             except asyncio.CancelledError:
                 raise
@@ -171,17 +176,26 @@ class ClockKeeper:
     async def _housekeeping(self) -> None:
         """Renew the leases due, take free slots, read the log's tables when due, and follow
         every table of the slots held (or stop following those of a slot lost)."""
-        lost = await self.leases.renew()
+        self._reconciled_at = self.monotonic()
+        await self.leases.renew()
         free = [slot_lease(k) for k in range(CLOCK_SLOTS)
                 if not self.leases.holds(slot_lease(k))]
         taken = await asyncio.gather(*(self.leases.acquire(n) for n in free)) if free else []
         tables = await self._table_ids(force=any(taken))
+        held = set(self.leases.held())
         for table_id in sorted(self._kept):
-            if not self.leases.holds(lease_name(table_id)) or lease_name(table_id) in lost:
+            if self._slot_of(table_id) not in held:
                 await self._unkeep(table_id)
         for table_id in sorted(tables - self._kept - self._over):
-            if self.leases.holds(lease_name(table_id)):
+            if self._slot_of(table_id) in held:
                 await self._keep_table(table_id)
+
+    def _slot_of(self, table_id: str) -> str:
+        """The table's clock lease (its slot's), remembered."""
+        name = self._slots.get(table_id)
+        if name is None:
+            name = self._slots[table_id] = lease_name(table_id)
+        return name
 
     async def _table_ids(self, force: bool = False) -> set[str]:
         """The log's tables (read at most every ``list_every_s``, or now with ``force``) and
@@ -278,7 +292,7 @@ class ClockKeeper:
         return due
 
     def _start(self, table_id: str, sweep: bool) -> asyncio.Task | None:
-        if table_id in self._work or not self.leases.holds(lease_name(table_id)):
+        if table_id in self._work or not self.leases.holds(self._slot_of(table_id)):
             return None
         if self.repo.halted(table_id) or self.failures.waiting(table_id):
             return None
@@ -296,7 +310,7 @@ class ClockKeeper:
             lt = self.repo.cached(table_id) or await self.repo.load(table_id)
             if lt.state is None:
                 return
-            if not self.leases.holds(lease_name(table_id)):
+            if not self.leases.holds(self._slot_of(table_id)):
                 return  # lost meanwhile
             if is_late(lt.clock, lt.state.options, self.now_ms()):
                 lt = await self.repo.load(table_id)  # a time-out is decided on the log

@@ -72,14 +72,15 @@ class Watcher:
     """One Watch stream of a hub: seat ``viewer`` (None: a spectator) held by the token whose
     digest is ``digest``, for ``principal``; ``after``: the last version the caller has."""
 
-    __slots__ = ("viewer", "digest", "principal", "last", "delivered", "limit", "_views",
-                 "_ready", "ended")
+    __slots__ = ("viewer", "digest", "principal", "player", "last", "delivered", "limit",
+                 "_views", "_ready", "ended")
 
     def __init__(self, viewer: int | None, digest: str, principal: Principal, after: int,
                  limit: int = QUEUE) -> None:
         self.viewer = viewer
         self.digest = digest
         self.principal = principal
+        self.player = player_key(principal.subject)
         self.last = after  # the version of the last view queued (or the caller's)
         self.delivered = after  # the version of the last view the caller took
         self.limit = limit
@@ -101,7 +102,7 @@ class Watcher:
             return None
         seat = table.seat(self.viewer)
         if seat is None or seat.token_digest != self.digest or \
-                player_key(seat.player_id) != player_key(self.principal.subject):
+                player_key(seat.player_id) != self.player:
             return (f"your seat token no longer holds seat {self.viewer} at table "
                     f"{table.table_id} (you left it): watch as a spectator, or sit down again")
         return None
@@ -125,24 +126,19 @@ class Watcher:
             self._views.clear()
             self._ready.set()
 
-    async def next(self, expires_at: float) -> table_pb2.TableView:
-        """The next view, waiting until one comes; raises why the hub ended this watcher, or
-        Unauthenticated once the caller's token has expired (unix seconds)."""
+    def expire(self) -> None:
+        """The caller's token has expired: the stream ends, saying so."""
+        self.end(Unauthenticated("your token expired during this Watch: watch again with a "
+                                 "new one"))
+
+    async def next(self) -> table_pb2.TableView:
+        """The next view, waiting until one comes; raises why the watcher was ended (by the
+        hub, or its token's expiry)."""
         while not self._views:
             if self.ended is not None:
                 raise self.ended
             self._ready.clear()
-            left = expires_at - time.time()
-            if left <= 0:
-                raise Unauthenticated("your token expired during this Watch: watch again "
-                                      "with a new one")
-            try:
-                await asyncio.wait_for(self._ready.wait(),
-                                       timeout=None if left == math.inf else left)
-            except asyncio.TimeoutError:
-                continue  # the token's expiry: the loop says so
-        if self.ended is not None:
-            raise self.ended
+            await self._ready.wait()
         view = self._views.popleft()
         self.delivered = view.version
         return view
@@ -184,9 +180,15 @@ class TableHub:
                     seq = 0
             # a commit that chains onto the cached fold is folded here; any other has the
             # pump read the log (which alone can stop a table whose chain breaks)
-            if not seq or not repo.absorb(self.table_id, seq, msg.data):
+            if not seq or self._stale or not repo.absorb(self.table_id, seq, msg.data):
                 self._stale = True
-            self._changed.set()
+                self._changed.set()
+                return
+            lt = repo.cached(self.table_id)
+            if lt is not None:
+                self._tell(lt)
+            if self.watchers:
+                self._changed.set()
 
         async def on_clock(_msg) -> None:
             self._countdown = True
@@ -246,12 +248,16 @@ class TableHub:
                 self._changed.set()
                 continue
             self._retry_s = RETRY_FIRST_S
-            if lt.seq != self._seen:
-                self._seen = lt.seq
-                for listener in list(self.listeners):
-                    listener(lt)
+            self._tell(lt)
             if self.watchers:
                 await self._fan_out(lt)
+
+    def _tell(self, lt: LoadedTable) -> None:
+        """The listeners learn of each version once."""
+        if lt.seq != self._seen:
+            self._seen = lt.seq
+            for listener in list(self.listeners):
+                listener(lt)
 
     async def _current(self) -> LoadedTable:
         repo = self.hubs.repo
@@ -261,14 +267,22 @@ class TableHub:
             return await repo.get(self.table_id)  # to the end of the log
         return cached
 
+    def public(self, lt: LoadedTable) -> Public:
+        """``lt``'s public view, made once per version for every watcher and caller."""
+        if self._public is None or self._views_at != lt.seq:
+            self._views, self._views_at = {}, lt.seq
+            self._public = self.hubs.views.public(lt)
+            metrics.VIEWS_MADE.inc()
+        return self._public
+
     async def _fan_out(self, lt: LoadedTable) -> None:
         """Give every watcher behind ``lt`` its view of it: each view made once (a seat's
         from the public one, with its own cards)."""
         assert lt.state is not None
         countdown, self._countdown = self._countdown, False
-        if lt.seq != self._views_at or countdown:
-            self._views, self._views_at = {}, lt.seq
-            self._public = None
+        if countdown:
+            self._views_at = -1  # the countdown's view is made anew (the server's time)
+        public = self.public(lt)
         for w in list(self.watchers):
             if w.ended is not None:
                 self.watchers.discard(w)
@@ -283,16 +297,12 @@ class TableHub:
             key = w.key
             view = self._views.get(key)
             if view is None:
-                views = self.hubs.views
-                if self._public is None:
-                    self._public = views.public(lt)
-                    metrics.VIEWS_MADE.inc()
                 if w.viewer is None:
-                    view = self._public.message
+                    view = public.message
                 else:
                     seat = lt.state.seat(w.viewer)
                     assert seat is not None  # (allowed: the watcher's token holds it)
-                    view = await views.seat(lt, self._public, w.viewer, seat.player_id)
+                    view = await self.hubs.views.seat(lt, public, w.viewer, seat.player_id)
                     metrics.VIEWS_MADE.inc()
                 self._views[key] = view
             if w.ended is None:  # (it may have gone while the view was made)
@@ -344,15 +354,22 @@ class Hubs:
 
     async def watch(self, table_id: str, watcher: Watcher,
                     expires_at: float) -> AsyncIterator[table_pb2.TableView]:
-        """The views ``watcher`` is given, until the caller goes (or its token expires, or the
-        hub ends it)."""
+        """The views ``watcher`` is given, until the caller goes (or its token expires at
+        ``expires_at``, unix seconds, or the hub ends it)."""
+        left = expires_at - time.time()
+        if left <= 0:
+            watcher.expire()
+        expiry = None if left == math.inf else \
+            asyncio.get_running_loop().call_later(max(left, 0), watcher.expire)
         hub = await self._take(table_id)
         hub.add(watcher)
         metrics.WATCHERS.inc()
         try:
             while True:
-                yield await watcher.next(expires_at)
+                yield await watcher.next()
         finally:
+            if expiry is not None:
+                expiry.cancel()
             metrics.WATCHERS.dec()
             hub.watchers.discard(watcher)
             await self._give_back(hub)
@@ -367,6 +384,13 @@ class Hubs:
         if hub is not None and listener in hub.listeners:
             hub.listeners.remove(listener)
             await self._give_back(hub)
+
+    def public(self, lt: LoadedTable) -> Public:
+        """``lt``'s public view: the hub's, when the table has one here (made once per
+        version for its watchers and the callers of the table service alike)."""
+        hub = self._hubs.get(lt.state.table_id) if lt.state is not None else None
+        return hub.public(lt) if hub is not None and hub.opened.is_set() else \
+            self.views.public(lt)
 
     def resync(self) -> None:
         """Every hub reads its table's log at its next look (after a reconnect to NATS)."""

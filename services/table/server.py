@@ -171,20 +171,26 @@ class TableService(table_pb2_grpc.TableServiceServicer):
 
     async def _view(self, lt: LoadedTable, viewer: int | None) -> table_pb2.TableView:
         """The table as the caller sees it from ``viewer`` (its seat, checked; None: as a
-        spectator)."""
-        return await self.views.view(lt, viewer, caller().subject)
+        spectator): from the version's public view, shared with the table's watchers."""
+        public = self.hubs.public(lt)
+        view = public.message if viewer is None else \
+            await self.views.seat(lt, public, viewer, caller().subject)
+        return self.views.now(view)
 
     async def _reply(self, table_id: str, viewer: int | None,
                      version: int | None = None) -> table_pb2.TableReply:
         lt = await self.repo.get(table_id, version)
         return table_pb2.TableReply(version=lt.seq, view=await self._view(lt, viewer))
 
-    async def _carry_on(self, table_id: str, version: int) -> int:
+    async def _carry_on(self, table_id: str, version: int, wait: bool = True) -> int:
         """Drive the table on after a command that is in the log. The command's answer does
-        not hang on the steps after it: if one fails, or they take over :data:`CARRY_ON_S`,
-        the reply is the table as it stands and the driver carries on from the log (in the
-        background, then at the next command, view or clock tick)."""
+        not hang on the steps after it: if one fails, or they take over :data:`CARRY_ON_S`
+        (or the caller does not ``wait``), the reply is the table as it stands and the driver
+        carries on from the log (in the background, then at the next command, view or clock
+        tick)."""
         steps = self.driver.advance_in_background(table_id, version)
+        if not wait:
+            return version
         done, _ = await asyncio.wait({steps}, timeout=CARRY_ON_S)
         after = steps.result() if done else None
         if not done:
@@ -368,7 +374,8 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             if log_full(exc):  # nothing landed: the player's clock is held (clock.py)
                 self.driver.outages.refused(request.table_id, lt.clock, self.repo.now_ms())
             raise
-        version = await self._carry_on(request.table_id, acted.version)
+        version = await self._carry_on(request.table_id, acted.version,
+                                       wait=not request.reply_at_commit)
         return await self._reply(request.table_id, request.seat, version)
 
     @rpc

@@ -22,7 +22,7 @@ from shared.poker.cards import Card, card
 from shared.poker.clock import TurnClock
 from shared.poker.options import stakes_of
 from shared.poker.state import TableState
-from shared.poker.view import TableView, public_view, seat_view
+from shared.poker.view import TableView, own_cards_of, public_view
 
 from .driver import Driver
 
@@ -132,24 +132,23 @@ class Views:
     async def seat(self, lt: LoadedTable, public: Public, viewer: int,
                    player: str) -> table_pb2.TableView:
         """Seat ``viewer``'s view from the public one: the same message but for the seat's
-        own cards (shared/poker/view.py ``seat_view``); ``player``: the seat's holder,
-        checked by the caller."""
+        own cards (shared/poker/view.py ``own_cards_of``, as ``seat_view`` has them);
+        ``player``: the seat's holder, checked by the caller."""
         assert lt.state is not None
         own = await self.own_cards(lt, viewer, player)
-        mine = seat_view(public.view, lt.state, viewer, own)
-        i, cards = next(((i, s.cards) for i, s in enumerate(mine.seats) if s.seat == viewer),
-                        (-1, ()))
-        if i < 0 or cards == public.view.seats[i].cards:
+        cards = own_cards_of(lt.state, viewer, own)
+        i = next((i for i, s in enumerate(public.view.seats) if s.seat == viewer), -1)
+        if cards is None or i < 0 or cards == public.view.seats[i].cards:
             return public.message  # nothing of its own to see (yet)
         msg = table_pb2.TableView()
         msg.CopyFrom(public.message)
         msg.seats[i].cards[:] = [str(c) for c in cards]
         return msg
 
-    async def view(self, lt: LoadedTable, viewer: int | None,
-                   player: str = "") -> table_pb2.TableView:
-        """The table of ``lt`` as seat ``viewer`` (None: a spectator) may see it; ``player``:
-        the seat's holder, checked by the caller."""
-        public = self.public(lt)
-        return public.message if viewer is None else await self.seat(lt, public, viewer,
-                                                                     player)
+    def now(self, view: table_pb2.TableView) -> table_pb2.TableView:
+        """A copy of a view (perhaps shared, made a moment ago) with the server's time now:
+        what a client draws the clock from."""
+        out = table_pb2.TableView()
+        out.CopyFrom(view)
+        out.server_unix_ms = self.now_ms()
+        return out

@@ -127,7 +127,7 @@ class Config:
     POKER_LIMIT_CALLER_JOINS_BURST   300                                  limits
     POKER_LIMIT_WATCHES_PER_CALLER   64                                   limits
     POKER_LIMIT_WATCHES_PER_TABLE    4096 (spectators)                    limits
-    POKER_LIMIT_WATCHES_PER_PROCESS  50000 (spectators)                   limits
+    POKER_LIMIT_WATCHES_PER_PROCESS  20000 (spectators)                   limits
     POKER_LIMIT_WATCHES_PER_RELAY    20000 (a caller with role relay)     limits
     POKER_LIMIT_WATCH_QUEUE          64 (views waiting; then ABORTED)     limits
     POKER_JWKS_FILE,               unset (one of them, or the table       identity

@@ -50,7 +50,7 @@ class LimitSettings:
     #: table's takes watches_per_table / watches_per_caller accounts (64 with these).
     watches_per_caller: int = 64
     watches_per_table: int = 4096
-    watches_per_process: int = 50_000
+    watches_per_process: int = 20_000
     #: a relay's (a caller with the ``relay`` role: the web pages, which fan one stream per
     #: table out to their own visitors and hold their own limits per visitor)
     watches_per_relay: int = 20_000

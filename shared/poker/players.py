@@ -33,6 +33,7 @@ an id may not hold, so ids in logs written before these rules cannot forge lines
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 from .errors import IllegalAction
@@ -138,10 +139,12 @@ def canonical_player_id(raw: object) -> str:
     return unicodedata.normalize("NFKC", raw)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def player_key(player_id: str) -> str:
     """The form two ids are compared in: equal keys are one player. NFKC, case folded
     (``Alice`` is ``alice``), default-ignorables dropped and whitespace collapsed, so an id in
-    an old log with a zero-width space or a trailing blank still matches its plain form."""
+    an old log with a zero-width space or a trailing blank still matches its plain form.
+    Remembered for the ids seen last (every view a hub hands out checks its watcher's)."""
     visible = "".join(ch for ch in player_id if not _ignorable(ch))
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
     return " ".join(folded.split())

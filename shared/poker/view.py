@@ -59,18 +59,28 @@ def table_view(table: TableState, viewer: int | None,
 
 def seat_view(public: TableView, table: TableState, viewer: int,
               own_cards: tuple[Card, ...] | None = None) -> TableView:
-    """Seat ``viewer``'s view from the table's public view: the same but for its own cards,
-    which it sees (the only thing a seat sees that a spectator does not). ``own_cards`` as
-    :func:`table_view`'s."""
+    """Seat ``viewer``'s view from the table's public view: the same but for its own cards
+    (:func:`own_cards_of`), the only thing a seat sees that a spectator does not."""
+    cards = own_cards_of(table, viewer, own_cards)
+    if cards is None:
+        return public
+    seats = tuple(replace(s, cards=cards) if s.seat == viewer else s for s in public.seats)
+    return replace(public, seats=seats)
+
+
+def own_cards_of(table: TableState, viewer: int,
+                 own_cards: tuple[Card, ...] | None = None) -> tuple[Card, ...] | None:
+    """The cards seat ``viewer`` sees of its own hand (None: it has none in the running
+    hand): all of them, ``own_cards`` where the fold holds them sealed (as
+    :func:`table_view`'s)."""
     hand = table.hand
     player = next((p for p in hand.players if p.seat == viewer), None) if hand else None
     if player is None:
-        return public
+        return None
     cards = visible_cards(player, viewer)
     if own_cards is not None and len(own_cards) == len(cards):
-        cards = own_cards
-    seats = tuple(replace(s, cards=cards) if s.seat == viewer else s for s in public.seats)
-    return replace(public, seats=seats)
+        return own_cards
+    return cards
 
 
 def public_view(table: TableState) -> TableView:

@@ -27,13 +27,16 @@ from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.botclient import play
 from services.pokerctl.bots_cmd import TablePlan, create_and_seat
+from services.table import server as table_server
 from shared.infra import metrics
 from shared.infra.eventstore import EventStore
 from shared.infra.identity import OPERATOR, RELAY, bearer_metadata
 from shared.infra.limits import retry_after_s
+from shared.infra.protomap import ACTION_KIND
 from shared.infra.tls import channel as tls_channel
 from shared.infra.waiting import until
 from shared.poker import events as E
+from shared.poker.events import ActionKind
 from tests.helpers.tables import Table, clocked_stack
 from tests.helpers.views import LogIndex, check_view
 
@@ -371,3 +374,36 @@ async def test_the_keeper_holds_no_look_at_a_table_whose_clock_is_not_running(na
         await stack.keeper.tick()
         assert (await busy.view()).version > view.version
         assert [e.seat for e in await busy.events(E.PlayerTimedOut)] == [view.to_act]
+
+
+async def test_an_action_answered_at_its_commit_leaves_the_steps_to_the_watch(nats_server,
+                                                                            monkeypatch):
+    # an answer that waited for the steps would wait for the dealer's return (not 3 s)
+    monkeypatch.setattr(table_server, "CARRY_ON_S", 600.0)
+    async with clocked_stack(nats_server.url) as (stack, clock, store):
+        t = await Table.open(stack, store, "hub-commit", seats=2)
+        watch = Stream(t.stub.of(1), tpb.ViewRequest(table_id=t.table_id, seat=1,
+                                                     seat_token=t.tokens[1]), (), 1)
+        await t.call_or_check()  # heads-up pre-flop: the small blind calls
+        # the dealer is away: the flop the big blind's check leads to cannot be dealt yet
+        port = stack.servers["dealer"].port
+        await stack.stop_service("dealer")
+        view = await t.view()
+        request = tpb.ActRequest(table_id=t.table_id, seat=view.to_act,
+                                 seat_token=t.tokens[view.to_act], hand_no=view.hand_no,
+                                 action=ACTION_KIND.to_pb(ActionKind.CHECK),
+                                 command_id="check-at-commit", reply_at_commit=True)
+        # answered at once, not after the flop (which waits for the dealer)
+        reply = await asyncio.wait_for(t.stub.Act(request), timeout=10)
+        last = await store.last(t.table_id)
+        assert reply.version == last.seq  # the check's own commit: nothing after it yet
+        assert reply.view.to_act == 0 and not reply.view.board  # the flop is still to come
+        await stack.start_service("dealer", port=port)
+        await t.stub.GetState(tpb.ViewRequest(table_id=t.table_id))  # (a nudge: carry on)
+
+        async def flop_watched():
+            return any(len(v.board) == 3 for v in watch.views)
+
+        await until(flop_watched, timeout=20, what="the flop on the seat's Watch")
+        await watch.stop()
+        assert watch.error is None

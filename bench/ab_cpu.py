@@ -9,7 +9,10 @@ both sides. Not part of ``make bench`` (it needs the other tree):
 
 Each side runs in a process of its own with its tree first on its path and in PYTHONPATH
 (the services it spawns inherit it): bots at fixed-limit hold'em tables through every service as its own process
-(services/pokerctl/up.LocalCluster), CPU from /proc over the window.
+(services/pokerctl/up.LocalCluster), CPU from /proc over the window. ``--watch`` (each bot
+watches its own seat and acts from its views), ``--spectators N`` and ``--think-ms MIN-MAX``
+load the tables as clients do (services/pokerctl/botclient.py ``play_table``): the bots are
+each side's own, so for a tree from before them copy this tree's botclient.py into it.
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ def _ticks(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def one_side(tables: int, seconds: float) -> None:
+async def one_side(tables: int, seconds: float, watch: bool = False, spectators: int = 0,
+                   think: str = "0-0") -> None:
     """In the side's own process: start, play, print one line of figures."""
     from poker.table.v1 import table_pb2_grpc
 
-    from services.pokerctl.botclient import play
+    from services.pokerctl.botclient import ThinkTime, play_table
     from services.pokerctl.bots_cmd import TablePlan, create_and_seat
     from services.pokerctl.up import LocalCluster
 
@@ -55,8 +59,9 @@ async def one_side(tables: int, seconds: float) -> None:
             before = {n: _ticks(p) for n, p in pids.items()}
             latencies: list[float] = []
             started = time.perf_counter()
-            tasks = [asyncio.create_task(play(stub, b, 10**6, random.Random(i), latencies))
-                     for i, b in enumerate(bots)]
+            tasks = [asyncio.create_task(play_table(
+                stub, b, 10**6, random.Random(i), latencies, think=ThinkTime.parse(think),
+                watch=watch, spectators=spectators)) for i, b in enumerate(bots)]
             await asyncio.sleep(seconds)  # the measurement window: the bots act meanwhile
             for t in tasks:
                 t.cancel()
@@ -79,12 +84,16 @@ def main() -> None:
     p.add_argument("--tables", type=int, default=10)
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--watch", action="store_true", help="each bot watches its own seat")
+    p.add_argument("--spectators", type=int, default=0, help="spectators per table")
+    p.add_argument("--think-ms", default="0-0", help="each bot's think time, MIN-MAX")
     p.add_argument("--side", help=argparse.SUPPRESS)  # the tree this process measures
     args = p.parse_args()
     if args.side:
         tree = Path(args.side)
         sys.path[:0] = [str(tree), str(tree / "gen")]  # its code before this tree's
-        asyncio.run(one_side(args.tables, args.seconds))
+        asyncio.run(one_side(args.tables, args.seconds, args.watch, args.spectators,
+                             args.think_ms))
         return
     trees = {"this": ROOT} | ({"other": Path(args.other).resolve()} if args.other else {})
     print(f"{'side':<6}{'act/s':>8} {'p99 ms':>8} {'svc ms':>8} "
@@ -92,8 +101,10 @@ def main() -> None:
     for _ in range(args.rounds):
         for label, tree in reversed(trees.items()):  # the other first, then this
             env = dict(os.environ, PYTHONPATH=f"{tree}{os.pathsep}{tree / 'gen'}")
-            out = subprocess.run([sys.executable, __file__, "--side", str(tree),
-                                  "--tables", str(args.tables), "--seconds", str(args.seconds)],
+            load = ["--tables", str(args.tables), "--seconds", str(args.seconds),
+                    "--spectators", str(args.spectators), "--think-ms", args.think_ms,
+                    *(["--watch"] if args.watch else [])]
+            out = subprocess.run([sys.executable, __file__, "--side", str(tree), *load],
                                  cwd=tree, env=env, capture_output=True, text=True, check=True)
             print(f"{label:<6}{out.stdout.rstrip().splitlines()[-1]}")
 

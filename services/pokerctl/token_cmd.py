@@ -1,7 +1,7 @@
 """`pokerctl token`: a token from the embedded setup's identity provider, for trying the
 client-facing API as a player, an operator or compliance.
 
-    pokerctl token --player P [--role player|operator|compliance|service ...]
+    pokerctl token --player P [--role player|operator|compliance|service|relay ...]
                    [--ttl SECONDS] [--data-dir DIR]
 
 Prints one JWT (EdDSA) signed by the dev issuer in DIR/identity (made on first use, as

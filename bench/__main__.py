@@ -11,7 +11,8 @@ BENCHMARKS = ("bench.bench_evaluator", "bench.bench_hands", "bench.bench_values"
               "bench.bench_services", "bench.bench_audit",
               "bench.bench_cluster",
               "bench.bench_web",
-              "bench.bench_phh", "bench.bench_grpc", "bench.bench_capacity")
+              "bench.bench_phh", "bench.bench_grpc", "bench.bench_watchers",
+              "bench.bench_idle", "bench.bench_capacity")
 
 
 def main() -> None:

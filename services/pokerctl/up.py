@@ -272,6 +272,9 @@ class LocalCluster:
     nats_nodes: int = 1
     #: processes per service, all in the peers' address lists
     replica_count: int = 1
+    #: processes of the table service (at least ``replica_count``): the busiest process, whose
+    #: one event loop serves every command, view and clock (`pokerctl up` runs two)
+    table_services: int = 1
     metrics_ports: dict[str, int] = field(default_factory=dict)
     nodes: list[NatsServer] = field(default_factory=list)
     #: service -> its process names in address-list order
@@ -292,6 +295,9 @@ class LocalCluster:
         if not 1 <= self.replica_count <= MAX_REPLICAS:
             raise ClusterError(f"--replicas is the number of processes of each service: 1 to "
                                f"{MAX_REPLICAS}, not {self.replica_count}")
+        if not 1 <= self.table_services <= MAX_REPLICAS:
+            raise ClusterError(f"--table-services is the number of table-service processes: "
+                               f"1 to {MAX_REPLICAS}, not {self.table_services}")
         # the rule of POKER_STREAM_SHARDS (1 to 64), said in its words
         self.shards = stream_shards({"POKER_STREAM_SHARDS": str(self.shards)})
         self.data_dir = Path(self.data_dir)
@@ -311,7 +317,9 @@ class LocalCluster:
             self.nats_port = DEFAULT_NATS_PORT if self.base_port is not None else 0
         for name in SERVICES:
             self.instances.setdefault(name, [name])
-            for i in range(1, self.replica_count):
+            count = max(self.replica_count, self.table_services) if name == "table" else \
+                self.replica_count
+            for i in range(1, count):
                 extra = f"{name}-{i + 1}"
                 self.instances[name].append(extra)
                 self.replicas[extra] = name

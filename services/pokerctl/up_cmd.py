@@ -1,7 +1,8 @@
 """`pokerctl up`: nats-server and every service on this machine, until Ctrl-C or SIGTERM.
 
     pokerctl up [--base-port 50050] [--nats-port 4222] [--data-dir DIR]
-                [--cluster 3] [--replicas N] [--shards N] [--insecure]
+                [--cluster 3] [--replicas N] [--table-services N] [--shards N]
+                [--insecure]
 
 The services listen on 127.0.0.1 at the base port + 1 (table), + 2 (dealer), + 3 (betting),
 + 4 (showdown), + 5 (rake); NATS at --nats-port with its JetStream store in DIR/jetstream and
@@ -21,7 +22,11 @@ rest are stopped, its log is named, and the exit code is 1.
 cluster, with the stream and KV buckets at 3 replicas. --replicas N runs N processes of each
 service (instance i at the base port + 20*i + offset); peers balance over them round robin,
 and so do clients: the POKER_TABLE_ADDR and POKER_WALLET_ADDR `up` prints list every instance.
-Prometheus metrics: base port + 10 + offset.
+Prometheus metrics: base port + 10 + offset. --table-services N (default 2) runs N table-service
+processes whatever --replicas says: the table service's one event loop serves every command,
+view and clock of the tables it is asked about, and on a 2-core machine two of them held more
+human-paced, watched tables than one (bench_capacity); they share the tables' clocks through
+the clock slots' leases.
 
 --shards N splits the log's tables over N streams (POKER_S0..POKER_S{N-1}, by a hash of the
 table id; shared/infra/eventstore.py): every process gets POKER_STREAM_SHARDS=N and the NATS
@@ -141,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
     cluster = LocalCluster(Path(args.data_dir), base_port=args.base_port,
                            nats_port=args.nats_port, log_level=args.log_level,
                            nats_nodes=args.cluster, replica_count=args.replicas,
+                           table_services=args.table_services,
                            insecure=args.insecure, shards=args.shards, web=True)
     if args.insecure:
         print(f"pokerctl up: WARNING: --insecure: {INSECURE_WARNING}", file=sys.stderr,
@@ -157,6 +163,11 @@ def _shards(raw: str) -> int:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc).replace("POKER_STREAM_SHARDS", "--shards",
                                                           1)) from None
+
+
+#: table-service processes `up` runs unless told: what held the most human-paced, watched
+#: tables on a 2-core machine (README, "Benchmarks")
+TABLE_SERVICES = 2
 
 
 def _replicas(raw: str) -> int:
@@ -185,6 +196,11 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     p.add_argument("--replicas", type=_replicas, default=1, metavar="N",
                    help=f"processes of each service, balanced round robin (1 to "
                         f"{MAX_REPLICAS}, default 1)")
+    p.add_argument("--table-services", type=_replicas, default=TABLE_SERVICES, metavar="N",
+                   help=f"processes of the table service, balanced round robin, sharing the "
+                        f"tables' clocks (1 to {MAX_REPLICAS}, default {TABLE_SERVICES}: on "
+                        f"this 2-core machine two held more watched tables than one, "
+                        f"python -m bench bench_capacity --table-services N)")
     p.add_argument("--shards", type=_shards, default=1, metavar="N",
                    help="streams the log's tables are split over, by a hash of the table id "
                         "(1 to 64, default 1: the one stream POKER)")

@@ -130,7 +130,8 @@ async def _clients_from_the_env_file(data, base: int, nats_port: int) -> None:
     default."""
     env = _sourced(data / "env")
     assert env["POKER_DATA_DIR"] == str(data.resolve())
-    assert env["POKER_TABLE_ADDR"] == f"127.0.0.1:{base + 1}"
+    # two table-service processes by default (up --table-services)
+    assert env["POKER_TABLE_ADDR"] == f"127.0.0.1:{base + 1},127.0.0.1:{base + 21}"
     assert env["POKER_COMPLIANCE_KEY"] == str((data / "keys" / "compliance.key").resolve())
     assert f"# NATS: tls://127.0.0.1:{nats_port}" in (data / "env").read_text()
     assert "password" not in (data / "env").read_text().lower()

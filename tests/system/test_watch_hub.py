@@ -407,3 +407,25 @@ async def test_an_action_answered_at_its_commit_leaves_the_steps_to_the_watch(na
         await until(flop_watched, timeout=20, what="the flop on the seat's Watch")
         await watch.stop()
         assert watch.error is None
+
+
+async def test_a_seat_token_replaced_ends_the_old_tokens_stream(nats_server):
+    """The same player leaves and sits again in the seat with a new token: a stream opened
+    with the old token (another device, a token that leaked) sees nothing of the new hand."""
+    async with clocked_stack(nats_server.url) as (stack, clock, store):
+        t = await Table.open(stack, store, "hub-token", seats=3)
+        old = Stream(t.stub.of(3), tpb.ViewRequest(table_id=t.table_id, seat=3,
+                                                   seat_token=t.tokens[3]), (), 3)
+        await until(lambda: settled(bool(old.views)), timeout=10, what="the seat's view")
+        await t.stub.Leave(t.seat_request(3))
+        await finish_hand(t)
+        await stack.deposit("p3", 100)
+        fresh = await t.stub.SitDown(tpb.SitDownRequest(
+            table_id=t.table_id, seat=3, buy_in=100, command_id="sit-again",
+            post_big_blind=True))
+        assert fresh.seat_token and fresh.seat_token != t.tokens[3]
+        await until(lambda: settled(old.task.done()), timeout=10,
+                    what="the old token's stream ended")
+        assert old.error is not None
+        assert old.error.code() is grpc.StatusCode.PERMISSION_DENIED
+        assert "no longer holds seat 3" in old.error.details()

@@ -191,14 +191,16 @@ def client_nats_url(data_dir: Path, user: str = natsauth.READER) -> str | None:
 
 
 #: the help of a client command's --nats (its default holds a password: not shown)
-NATS_HELP = ("NATS URL (default POKER_NATS_URL, else the NATS of `pokerctl up` with its "
-             "reader's password, found in its data directory)")
+NATS_HELP = ("NATS URL (default POKER_NATS_URL, else the NATS of `pokerctl up` as its "
+             "compliance user, who may record the reads that open sealed cards, found with "
+             "the compliance key in its data directory)")
 
 
-def default_nats_url(user: str = natsauth.READER) -> str:
+def default_nats_url(user: str = natsauth.COMPLIANCE) -> str:
     """What client commands connect to unless told: POKER_NATS_URL, else the NATS of `up`
-    (its data directory: POKER_DATA_DIR, else the default) as ``user`` (the reader: audit,
-    history, bots), else nats://127.0.0.1:4222."""
+    (its data directory: POKER_DATA_DIR, else the default) as ``user`` (compliance: audit,
+    history and the bots' audit may open sealed cards with the key kept beside it, and only
+    compliance may record such a read in the access log), else nats://127.0.0.1:4222."""
     return (os.environ.get("POKER_NATS_URL") or client_nats_url(_up_data_dir(), user)
             or DEFAULT_NATS_URL)
 
@@ -531,11 +533,14 @@ class LocalCluster:
 
     def web_env(self) -> dict[str, str]:
         """The web service's environment: a client of every table-service instance (with the
-        client certificate and a token of its own, no role) and a reader of the log."""
+        client certificate and a token of its own, the relay role), a reader of the log with
+        its own sessions bucket, and compliance's recorder of the replays it opens."""
         env = {k: v for k, v in os.environ.items() if k not in TLS_ENV}
         env.update({
             "POKER_TABLE_ADDR": self.client_address("table"),
-            "POKER_NATS_URL": self.nats_url_for(natsauth.READER),
+            "POKER_NATS_URL": self.nats_url_for(natsauth.WEB),
+            # the compliance replay's reads are recorded in the access log as compliance
+            "POKER_COMPLIANCE_NATS_URL": self.nats_url_for(natsauth.COMPLIANCE),
             "POKER_NATS_CA": self.nats_ca,
             "POKER_WEB_PORT": str(self.ports[WEB]),
             "POKER_BIND": HOST,
@@ -647,14 +652,15 @@ class LocalCluster:
 
     async def supervise(self, on_restart=None, max_deaths: int = SUPERVISE_DEATHS,
                         window_s: float = SUPERVISE_WINDOW_S,
-                        clock=time.monotonic) -> tuple[str, int, Path]:
+                        clock=time.monotonic, sleep=asyncio.sleep) -> tuple[str, int, Path]:
         """Restart whatever dies, as a supervisor would: a service on its port with its
         environment, a NATS server (or cluster node) on its store, each after a backoff that
         doubles from 0.2 s to 5 s while it keeps dying, without waiting for it to be healthy
         (one that dies again is restarted again). A process that died ``max_deaths`` times
         within ``window_s`` cannot be kept up: returns (its name, its last exit code, its
         log) for the caller to stop the stack. ``on_restart(name, code)`` is told of each
-        death that will be restarted."""
+        death that will be restarted. ``clock`` and ``sleep`` (its wait between two looks at
+        its children): the real ones unless a test steps the supervisor."""
         deaths: dict[str, deque[float]] = {}
         due: dict[str, float] = {}  # name -> when to start it again
         while True:
@@ -678,7 +684,7 @@ class LocalCluster:
                         self._revive(name)
                     except (ClusterError, RuntimeError, OSError):
                         pass  # still dead: counted again on the next turn
-            await asyncio.sleep(0.1)  # a supervisor's poll of its children
+            await sleep(0.1)  # a supervisor's poll of its children
 
     def _revive(self, name: str) -> None:
         if name in self.procs:

@@ -10,7 +10,9 @@ per table out to its visitors; a token without the role works, but is held to th
 cap of 64 streams, so at most 64 tables can be followed here at once), POKER_JWKS_FILE or
 POKER_JWKS_URL, POKER_JWT_ISSUER, POKER_JWT_AUDIENCE (the identity provider players sign in
 with; without one, signing in is refused), POKER_COMPLIANCE_KEY (the compliance private key
-file(s), ':'-separated, for the compliance replay; without, there is none), POKER_WEB_PORT (default the base port + 8),
+file(s), ':'-separated, for the compliance replay; without, there is none; with it,
+POKER_COMPLIANCE_NATS_URL: NATS as the compliance user, who alone may record those reads in the
+access log), POKER_WEB_PORT (default the base port + 8),
 POKER_BIND (default 127.0.0.1), POKER_WEB_STREAMS_PER_VISITOR and POKER_WEB_STREAMS_PER_PROCESS
 (the live streams, of tables and of the lobby, one visitor and the whole process may hold
 open: default 16 and 20,000; services/web/limits.py). An anonymous visitor is counted by their
@@ -29,6 +31,7 @@ import uvicorn
 from poker.table.v1 import table_pb2_grpc
 
 from shared.audit.access import record_opened
+from shared.infra import natsconn
 from shared.infra.config import WEB_PORT_OFFSET, base_port
 from shared.infra.eventstore import EventStore
 from shared.infra.identity import Verifier, bearer_metadata
@@ -63,9 +66,20 @@ async def serve(env: dict[str, str]) -> None:
     verifier = Verifier.from_env(env)  # players' tokens, checked as the table service does
     keys = [k for k in env.get("POKER_COMPLIANCE_KEY", "").split(os.pathsep) if k]
     keyring = ComplianceKeyring.from_files(keys) if keys else None
+    recorder = None  # compliance's own connection: only it may append to the access log
+    if keyring is not None:
+        if not env.get("POKER_COMPLIANCE_NATS_URL"):
+            raise SystemExit("web: POKER_COMPLIANCE_KEY needs POKER_COMPLIANCE_NATS_URL (NATS "
+                             "as the compliance user, who alone records the reads that open "
+                             "sealed cards in the access log)")
+        recorder = await natsconn.connect(env["POKER_COMPLIANCE_NATS_URL"],
+                                          name="poker-web-compliance",
+                                          ca=env.get("POKER_NATS_CA") or None)
 
     async def record(purpose, tables, key_ids, hands, person) -> int:
-        return await record_opened(store.js, purpose, tables, key_ids, hands, person)
+        assert recorder is not None  # (a keyring comes with its recorder)
+        return await record_opened(recorder.jetstream(), purpose, tables, key_ids, hands,
+                                   person)
 
     app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
                              store.read, verifier.averify if verifier else None,
@@ -83,6 +97,8 @@ async def serve(env: dict[str, str]) -> None:
         await server.serve(sockets=[listen(env.get("POKER_BIND", "127.0.0.1"), port)])
     finally:
         await store.close()
+        if recorder is not None:
+            await recorder.drain()
         await chan.close()
 
 

@@ -22,8 +22,13 @@ The rules:
   the log's streams republish (``poker.live.>``, to which no user may publish);
 - the wallet (services/wallet) alone appends to the money ledger (``POKER_WALLET`` over
   ``poker.wallet.>``) and reads it; it reaches no other stream, not even the table log;
-- the reader (audit, history, bots' audit, the money audit) reads the log, a mirror's copy
-  and the money ledger, and writes nothing;
+- the reader (audit, history, bots' audit, the money audit) reads the log, a mirror's copy,
+  the money ledger and the access log, and writes nothing;
+- compliance (whoever holds the compliance key: `pokerctl audit`/`history` with a key, the
+  bots' audit, the web's compliance replay) reads as the reader does and alone appends to the
+  access log (``POKER_ACCESS``), so no record of a read can be made up by anyone else;
+- the web pages read the log and keep their visitors' sessions in the ``POKER_WEB_SESSIONS``
+  bucket, which nobody else reaches;
 - the mirror writes only its own streams (``POKER_MIRROR`` over ``poker.mirror.table.>``, and
   ``POKER_MIRROR_S<k>`` over ``poker.mirror.s<k>.table.>``), and may look at the primary
   streams' info (to refuse a target that holds the primary);
@@ -45,13 +50,13 @@ from .lease import DEFAULT_BUCKET as LEASES
 from .vault import BUCKET as DECKS
 
 ACCOUNT = "POKER"
-ADMIN, DEALER, TABLE, SERVICE, READER, MIRROR, WALLET = (
+ADMIN, DEALER, TABLE, SERVICE, READER, MIRROR, WALLET, COMPLIANCE, WEB = (
     "poker-admin", "poker-dealer", "poker-table", "poker-service", "poker-reader",
-    "poker-mirror", "poker-wallet")
+    "poker-mirror", "poker-wallet", "poker-compliance", "poker-web")
 SYS_USER = "sys"
 #: the NATS user each service connects as
 SERVICE_USERS = {"dealer": DEALER, "table": TABLE, "betting": SERVICE, "showdown": SERVICE,
-                 "rake": SERVICE, "wallet": WALLET}
+                 "rake": SERVICE, "wallet": WALLET, "web": WEB}
 CLOCK_SUBJECTS = "poker.clock.>"
 #: the commits the log's streams republish as they store them (eventstore.LIVE_PREFIX)
 LIVE_SUBJECTS = LIVE_PREFIX + ">"
@@ -62,6 +67,8 @@ WALLET_SUBJECTS = "poker.wallet.>"
 #: the compliance access log (shared/audit/access.py): every read that opens sealed cards
 ACCESS_STREAM = "POKER_ACCESS"
 ACCESS_SUBJECTS = "poker.access.>"
+#: the web pages' sessions (services/web/sessions.py): a KV bucket only the web reaches
+WEB_SESSIONS = "POKER_WEB_SESSIONS"
 
 
 def _read(stream: str) -> list[str]:
@@ -143,6 +150,11 @@ def users(shards: int = 1) -> tuple[User, ...]:
     primary = primary_layout(shards)
     mirror = primary.mirrored()
     log, log_subjects = _log(shards), _log_subjects(shards)
+    #: what the reader and compliance read: the log, a mirror's copy, the money ledger and
+    #: the access log
+    reads = ["$JS.API.INFO", STREAM_NAMES, *(r for s in primary.streams for r in _read(s.name)),
+             *(r for s in mirror.streams for r in _read(s.name)), *_read(WALLET_STREAM),
+             *_read(ACCESS_STREAM), "_INBOX.>"]
     return (
         User(ADMIN, comment="creates the streams and the KV buckets (replicas 3); never a "
                             "service"),
@@ -163,15 +175,21 @@ def users(shards: int = 1) -> tuple[User, ...]:
                               "_INBOX.>"],
              publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
              comment="the wallet: appends to the money ledger and reads it; no other stream"),
-        User(READER, publish=["$JS.API.INFO", STREAM_NAMES,
-                              *(r for s in primary.streams for r in _read(s.name)),
-                              *(r for s in mirror.streams for r in _read(s.name)),
-                              *_read(WALLET_STREAM), ACCESS_SUBJECTS, *_read(ACCESS_STREAM),
-                              "_INBOX.>"],
-             publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
+        User(READER, publish=reads,
+             publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS, ACCESS_SUBJECTS],
+             subscribe=["_INBOX.>"],
              comment="audit, history, bots' audit, the money audit: read the log (or a "
-                     "mirror's copy) and the money ledger; append to the access log alone "
-                     "(each read that opens sealed cards)"),
+                     "mirror's copy), the money ledger and the access log; write nothing"),
+        User(COMPLIANCE, publish=[*reads, ACCESS_SUBJECTS],
+             publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS], subscribe=["_INBOX.>"],
+             comment="whoever holds the compliance key: reads as the reader does and alone "
+                     "records each read that opens sealed cards in the access log"),
+        User(WEB, publish=["$JS.API.INFO", STREAM_NAMES,
+                           *(r for s in primary.streams for r in _read(s.name)),
+                           *_bucket(WEB_SESSIONS), "_INBOX.>"],
+             publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS, ACCESS_SUBJECTS],
+             subscribe=["_INBOX.>"],
+             comment="the web pages: read the log, keep their sessions (their bucket alone)"),
         User(MIRROR, publish=[*(s.subjects for s in mirror.streams), "$JS.API.INFO",
                               STREAM_NAMES,
                               *(f"$JS.API.STREAM.CREATE.{s.name}" for s in mirror.streams),
@@ -233,10 +251,11 @@ HEADER = """\
 #
 # Nobody but the admin creates, edits, deletes or purges a stream, or deletes a message (the
 # stream's deny-delete/deny-purge flags alone do not stop a stream delete or an edit that
-# clears them). The dealer alone reaches the decks; the table service alone the leases and
-# the clock nudges; the wallet alone the money ledger; the reader reads; the mirror writes its
-# own stream only. There is no anonymous user. Passwords come from the environment (bcrypt
-# them in production).
+# clears them). The dealer alone reaches the decks; the table service alone the leases, the
+# clock nudges and the live feed; the wallet alone the money ledger; the reader reads;
+# compliance alone records reads in the access log; the web alone keeps its sessions; the
+# mirror writes its own stream only. There is no anonymous user. Passwords come from the
+# environment (bcrypt them in production).
 """
 
 

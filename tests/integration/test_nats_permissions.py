@@ -48,13 +48,16 @@ from shared.poker.options import table_options
 
 ACCOUNTS = Path(__file__).resolve().parents[2] / "deploy" / "nats" / "accounts.conf"
 USERS = ("poker-admin", "poker-dealer", "poker-table", "poker-service", "poker-reader",
-         "poker-mirror", "poker-wallet", "sys")
+         "poker-mirror", "poker-wallet", "poker-compliance", "poker-web", "sys")
 NOT_ADMIN = ("poker-dealer", "poker-table", "poker-service", "poker-reader", "poker-mirror",
-             "poker-wallet")
-NOT_DEALER = ("poker-table", "poker-service", "poker-reader", "poker-mirror", "poker-wallet")
-NOT_TABLE = ("poker-dealer", "poker-service", "poker-reader", "poker-mirror", "poker-wallet")
-NOT_WRITERS = ("poker-reader", "poker-mirror", "poker-wallet")
-NOT_WALLET = ("poker-dealer", "poker-table", "poker-service", "poker-reader", "poker-mirror")
+             "poker-wallet", "poker-compliance", "poker-web")
+NOT_DEALER = ("poker-table", "poker-service", "poker-reader", "poker-mirror", "poker-wallet",
+              "poker-compliance", "poker-web")
+NOT_TABLE = ("poker-dealer", "poker-service", "poker-reader", "poker-mirror", "poker-wallet",
+             "poker-compliance", "poker-web")
+NOT_WRITERS = ("poker-reader", "poker-mirror", "poker-wallet", "poker-compliance", "poker-web")
+NOT_WALLET = ("poker-dealer", "poker-table", "poker-service", "poker-reader", "poker-mirror",
+              "poker-compliance", "poker-web")
 OPTIONS = table_options("holdem", "no_limit", small_blind=1, big_blind=2)
 DECK_KEY = "t1.1"
 DEADLINE_S = 5.0
@@ -458,10 +461,12 @@ async def test_a_client_never_sends_its_password_to_a_server_that_skips_tls():
     assert b"s3cret-pw" not in received and b"CONNECT" not in received
 
 
-async def test_the_reader_appends_to_the_access_log_and_nobody_edits_it(users):
-    """Every read that opens sealed cards is recorded (shared/audit/access.py) as the reader;
-    the reader writes nothing else, and nobody but the admin may make, edit, purge or delete
-    the access log (its stream also denies deletes and purges to the admin)."""
+async def test_compliance_alone_appends_to_the_access_log_and_nobody_edits_it(users):
+    """Every read that opens sealed cards is recorded (shared/audit/access.py) as compliance,
+    the user held only where the compliance key is: the reader reads the access log but may not
+    append a record (none can be made up), compliance writes nothing else, and nobody but the
+    admin may make, edit, purge or delete the access log (its stream also denies deletes and
+    purges to the admin)."""
     from shared.audit.access import (
         ACCESS_STREAM,
         AccessNotRecorded,
@@ -469,24 +474,28 @@ async def test_the_reader_appends_to_the_access_log_and_nobody_edits_it(users):
         read_access,
         record_opened,
     )
-    reader = users["poker-reader"].nc.jetstream(timeout=2)
+    compliance = users["poker-compliance"].nc.jetstream(timeout=2)
     try:
         await users["poker-admin"].nc.jsm().stream_info(ACCESS_STREAM)
-    except NotFoundError:  # not made yet: the reader may not make it, and opens nothing
+    except NotFoundError:  # not made yet: compliance may not make it, and opens nothing
         with pytest.raises(AccessNotRecorded):
-            await record_opened(reader, "history", ["t1"], ["k1"])
+            await record_opened(compliance, "history", ["t1"], ["k1"])
     await ensure_access_stream(users["poker-admin"].nc.jetstream())
-    seq = await record_opened(reader, "history", ["t1"], ["k1"], hands=[1])
+    seq = await record_opened(compliance, "history", ["t1"], ["k1"], hands=[1])
+    reader = users["poker-reader"].nc.jetstream(timeout=2)
     assert [(r["seq"], r["tables"], r["purpose"]) for r in await read_access(reader)] == [
         (seq, ["t1"], "history")]
+    with pytest.raises(AccessNotRecorded):  # the reader's forged record is refused
+        await record_opened(reader, "history", ["t1"], ["k1"], hands=[2])
     for subject, payload in {
         f"$JS.API.STREAM.DELETE.{ACCESS_STREAM}": b"",
         f"$JS.API.STREAM.PURGE.{ACCESS_STREAM}": b"{}",
         f"$JS.API.STREAM.MSG.DELETE.{ACCESS_STREAM}": b'{"seq": 1, "no_erase": true}',
         "poker.table.t1": b"forged",
     }.items():
-        await users["poker-reader"].violation(subject, payload)
-    for name in ("poker-dealer", "poker-table", "poker-service", "poker-wallet"):
+        await users["poker-compliance"].violation(subject, payload)
+    for name in ("poker-dealer", "poker-table", "poker-service", "poker-wallet", "poker-reader",
+                 "poker-web", "poker-mirror"):
         await users[name].violation("poker.access.history", b"{}")
     info = await users["poker-admin"].nc.jsm().stream_info(ACCESS_STREAM)
     assert (info.state.messages, info.config.deny_delete, info.config.deny_purge) == \

@@ -25,7 +25,7 @@ from services.pokerctl.botclient import (
 from services.pokerctl.bots_cmd import audit_money_of, audit_tables, plan_tables, play_tables
 from services.pokerctl.up import LocalCluster
 from shared.infra.identity import PLAYER, bearer_metadata
-from shared.infra.natsauth import READER
+from shared.infra.natsauth import COMPLIANCE, READER
 from shared.infra.retry import watching
 from shared.infra.waiting import until
 
@@ -236,7 +236,7 @@ async def test_bots_over_two_table_services_play_on_when_one_is_killed(tmp_path)
                 assert all(a != b for a, b in zip(views, views[1:], strict=False))
         assert cluster.dead() == {"table": -9}
 
-        audits = await audit_tables(cluster.nats_url_for(READER), [p.table_id for p in plans],
+        audits = await audit_tables(cluster.nats_url_for(COMPLIANCE), [p.table_id for p in plans],
                                     cluster.keyring(), ca=cluster.nats_ca)
         for audit in audits:
             assert audit.ok and audit.conserved, (audit.table_id, audit.failure)

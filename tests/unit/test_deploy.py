@@ -458,7 +458,8 @@ def test_the_web_pages_run_as_a_reader_of_the_log_and_a_client_of_the_table_serv
     assert container["args"] == ["services.web"]
     env = {e["name"]: e for e in container["env"]}
     assert env["POKER_WEB_TOKEN"]["valueFrom"]["secretKeyRef"]["key"] == "web-token"
-    assert env["POKER_NATS_URL"]["value"].startswith("tls://poker-reader:")  # reads only
+    # the log, read only, and its sessions bucket
+    assert env["POKER_NATS_URL"]["value"].startswith("tls://poker-web:")
     assert "POKER_TLS_CA" in env and "POKER_TLS_KEY" not in env  # its token is its identity
     port = env["POKER_WEB_PORT"]["value"]
     assert {p["containerPort"] for p in container["ports"]} == {int(port)}

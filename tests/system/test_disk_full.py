@@ -11,6 +11,8 @@ runs on a fake clock the keeper ticks by (tests/helpers/tables.py).
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 import pytest
 import pytest_asyncio
@@ -103,6 +105,26 @@ async def test_an_act_on_a_full_log_is_refused_clearly_and_lands_once_when_space
     assert [(e.action, e.added) for e in acts] == [(ActionKind.CALL, 1)]
     final = await t.view()
     assert sum(s.stack for s in final.seats) + final.pot == 200  # chips conserved (pot: bets too)
+
+
+async def test_a_command_on_a_full_log_is_answered_at_once_not_held_for_the_retry_window(
+        clocked):
+    """The table service does not retry its peer's log-full refusal (PEER_RETRY's
+    ``while_log_full`` False): the client hears UNAVAILABLE (log full) at once, not after the
+    15 s its peers' calls are otherwise retried for, so that it is the client who retries."""
+    stack, clock, store = clocked
+    t = await Table.open(stack, store, "prompt")
+    v = await t.view()
+    await _fill(store)
+    for n, kind in enumerate((ActionKind.CALL, ActionKind.FOLD)):
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            # the answer's deadline: well under the table service's 15 s retry window
+            await asyncio.wait_for(t.stub.Act(_act(t, v, kind, f"prompt-{n}")), timeout=3)
+        assert err.value.code() is grpc.StatusCode.UNAVAILABLE
+        assert log_full(err.value)
+        assert "the event log is out of space" in err.value.details()
+    await _free(store)
+    assert (await t.stub.Act(_act(t, v, ActionKind.CALL, "prompt-0"))).view.to_act != v.to_act
 
 
 async def test_a_player_on_turn_is_not_timed_out_for_an_outage(clocked):

@@ -117,13 +117,35 @@ async def test_a_player_cannot_create_a_table_an_operator_can(stack, store):
 
 
 async def test_an_operator_cannot_sit_down_or_act(stack, store):
-    await Table.open(stack, store, "ops2", seats=0)
+    """The operator role alone may neither take a seat nor act from one: not even a token
+    whose subject is the seat's own player, holding the seat's real token, on its turn (so
+    only the role refuses it: the handler's seat checks would let that player act)."""
+    t = await Table.open(stack, store, "ops2", seats=2)  # p1 and p2, a hand running
     await stack.deposit("ops", 100)
     operator = stub_with(stack, stack.token("ops", "operator"))
     with pytest.raises(grpc.aio.AioRpcError) as refused:
-        await operator.SitDown(tpb.SitDownRequest(table_id="ops2", seat=1, buy_in=100,
+        await operator.SitDown(tpb.SitDownRequest(table_id="ops2", seat=3, buy_in=100,
                                                   command_id="s"))
     assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
+    view = await t.view()
+    seat = view.to_act
+    assert seat, "a hand is running and a seat is on turn"
+    before = await messages(store)
+    for operator in (stub_with(stack, stack.token(f"p{seat}", "operator")),
+                     stub_with(stack, stack.token("ops", "operator"))):
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await operator.Act(tpb.ActRequest(
+                table_id="ops2", seat=seat, seat_token=t.tokens[seat], hand_no=view.hand_no,
+                action=ev.ACTION_KIND_FOLD, command_id="op-fold"))
+        assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
+        assert "player" in refused.value.details()  # the role refused it, not the seat
+    assert await messages(store) == before
+    assert (await t.view()).to_act == seat
+    # the same request from the seat's player is accepted: the refusal was the role's
+    await t.stub.Act(tpb.ActRequest(table_id="ops2", seat=seat, seat_token=t.tokens[seat],
+                                    hand_no=view.hand_no, action=ev.ACTION_KIND_FOLD,
+                                    command_id="op-fold"))
+    assert await messages(store) > before
 
 
 async def test_another_player_cannot_use_a_seat_even_with_its_number_table_and_token(

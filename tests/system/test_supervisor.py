@@ -150,3 +150,68 @@ async def test_deaths_older_than_the_window_are_forgotten(tmp_path):
         supervisor.cancel()
         await asyncio.gather(supervisor, return_exceptions=True)
         await cluster.stop()
+
+
+class Stepped:
+    """The supervisor's clock and its wait between two looks at its children, both in the
+    test's hands: each :meth:`turn` lets it look once (at the time ``now``) and returns when
+    it waits again."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._waiting = asyncio.Event()  # the supervisor is in its wait
+        self._go = asyncio.Event()
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, _seconds: float) -> None:
+        self._go.clear()
+        self._waiting.set()
+        await self._go.wait()
+
+    async def turn(self, supervisor: asyncio.Task) -> None:
+        await self._in_its_wait(supervisor)
+        self._waiting.clear()
+        self._go.set()
+        await self._in_its_wait(supervisor)  # having looked once
+
+    async def _in_its_wait(self, supervisor: asyncio.Task) -> None:
+        waiting = asyncio.ensure_future(self._waiting.wait())
+        await asyncio.wait([supervisor, waiting], timeout=30,
+                           return_when=asyncio.FIRST_COMPLETED)
+        waiting.cancel()
+        assert not supervisor.done(), supervisor.result()
+        assert self._waiting.is_set(), "the supervisor did not come back to its wait in 30 s"
+
+
+async def test_restarts_back_off_doubling_from_a_fifth_of_a_second_to_five(tmp_path):
+    """A process that keeps dying is started again after 0.2, 0.4, 0.8, 1.6, 3.2, then 5 s
+    (at most) after each death: on the supervisor's injected clock, it is still dead a
+    millisecond before each delay is over and running a millisecond after."""
+    cluster = LocalCluster(tmp_path, base_port=None, log_level="WARNING")
+    await cluster.start()
+    stepped = Stepped()
+    restarts: list[str] = []
+    supervisor = asyncio.create_task(cluster.supervise(
+        lambda n, rc: restarts.append(n), max_deaths=100, clock=stepped.clock,
+        sleep=stepped.sleep))
+    try:
+        await stepped.turn(supervisor)
+        for death in range(7):  # all within the window: the backoff keeps growing
+            old = cluster.pid("rake")
+            cluster.kill("rake")
+            died = stepped.now = 8.0 * death
+            await stepped.turn(supervisor)  # it sees the death now
+            assert restarts == ["rake"] * (death + 1) and cluster.pid("rake") == old
+            expected = [0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0][death]
+            stepped.now = died + expected - 0.001
+            await stepped.turn(supervisor)
+            assert cluster.pid("rake") == old, f"death {death + 1}: restarted before {expected} s"
+            stepped.now = died + expected + 0.001
+            await stepped.turn(supervisor)
+            assert cluster.pid("rake") != old, f"death {death + 1}: not restarted at {expected} s"
+    finally:
+        supervisor.cancel()
+        await asyncio.gather(supervisor, return_exceptions=True)
+        await cluster.stop()

@@ -215,3 +215,42 @@ async def test_an_operator_reconfigures_a_paused_table_between_hands(stack, stor
     assert sorted(f.amount for f in posted) == [2, 4]  # the next hand's blinds are the new
     audit = audit_table("config", await store.read("config"), stack.keyring())
     assert audit.ok, audit.failure
+
+
+async def test_a_buy_in_whose_debit_the_wallet_refuses_after_the_pre_check_leaves_no_chips(
+        stack, store, monkeypatch):
+    """The balance covers the buy-in at the table service's pre-check, then an admin takes
+    money out before the debit (interleaved for real: the withdrawal is made from inside the
+    live cashier's pre-check, once it has passed). The wallet's refusal of the debit decides:
+    BuyInRefused, the seat free, no debit for the saga, and the money audit balances."""
+    t = await Table.open(stack, store, "drained", seats=0)
+    await stack.deposit("alice", 100)
+    cashier = stack.keeper.driver.cashier  # the table service's own
+    checked = []
+    pre_check = cashier.check_funds
+
+    async def pre_check_then_withdrawal(player: str, amount: int) -> None:
+        await pre_check(player, amount)  # passes: 100 covers 100
+        checked.append((player, amount))
+        async with stack.channel("wallet", identity="admin") as ch:
+            await wallet_pb2_grpc.WalletServiceStub(ch).Withdraw(wallet_pb2.Transfer(
+                account=wallet_pb2.Account(player_id=player), amount=30,
+                idempotency_key="drained-withdrawal", reference="test"))
+
+    monkeypatch.setattr(cashier, "check_funds", pre_check_then_withdrawal)
+    alice = table_stub(stack, "alice")
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await alice.SitDown(tpb.SitDownRequest(table_id="drained", seat=1, buy_in=100,
+                                               command_id="sit-drained"))
+    assert checked == [("alice", 100)]  # the pre-check ran, and passed, before the debit
+    assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+    assert "wallet refused" in refused.value.details()
+    [requested] = await t.events(E.BuyInRequested)
+    assert (requested.player_id, requested.seat, requested.amount) == ("alice", 1, 100)
+    assert [e.key for e in await t.events(E.BuyInRefused)] == [requested.key]
+    assert not await t.events(E.BuyInConfirmed)
+    assert not (await t.view()).seats  # the seat held for the buy-in is free again
+    assert await debits(store, "alice") == []  # no debit for the saga's key, nor any other
+    assert await balance(stack, "alice") == 70
+    money = await money_audit(stack, store, "drained")
+    assert money.ok and money.in_transit == 0, money.problems

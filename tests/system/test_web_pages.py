@@ -18,6 +18,7 @@ import dataclasses
 import json
 import os
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -32,12 +33,13 @@ from services.pokerctl.bots_cmd import TablePlan, create_and_seat
 from services.web.app import Backend, create_app
 from shared.audit import audit_table
 from shared.audit.access import read_access, record_opened
-from shared.history import pokerstars
-from shared.history.log import table_hands
+from shared.history import phh, pokerstars, to_json
+from shared.history.log import decode_log, table_hands
 from shared.infra.eventstore import EventStore
 from shared.infra.identity import RELAY, bearer_metadata
 from shared.infra.waiting import until
 from shared.phh.parse import loads_one
+from shared.poker import events as E
 
 CHROMIUM = "/usr/bin/chromium"
 #: as the machine's notes start it: no background connections to a network there is not
@@ -197,6 +199,88 @@ async def test_a_hand_replays_step_by_step_and_downloads_as_pokerstars_text_and_
     assert running.status == 404
 
 
+#: a card as the pages and downloads write it (``9s``), alone or run together as PHH writes
+#: a seat's cards (``9sJd``); the unknown card ``??`` is none
+_CARD_RUN = re.compile(r"(?<![A-Za-z0-9])((?:[2-9TJQKA][cdhs])+)(?![A-Za-z0-9])")
+
+
+def cards_in(text: str) -> set[str]:
+    """Every card written in ``text``."""
+    return {run[i:i + 2] for run in _CARD_RUN.findall(text) for i in range(0, len(run), 2)}
+
+
+def strings_of(data) -> list[str]:
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [s for k, v in data.items() for s in (*strings_of(k), *strings_of(v))]
+    if isinstance(data, list):
+        return [s for v in data for s in strings_of(v)]
+    return []
+
+
+def unshown(record) -> set[str]:
+    """The down cards of a hand (opened with the compliance key) that no seat showed."""
+    shown = {e.seat for e in record.events if isinstance(e, E.HandShown)}
+    return {str(c) for e in record.events if isinstance(e, E.CardsDealt) for d in e.hole
+            if d.seat not in shown for c, up in zip(d.cards, d.face_up) if not up}
+
+
+async def test_a_public_hand_never_holds_a_card_the_table_did_not_show(stack, web, browser):
+    """The public replay reads the log without the compliance key: its page, JSON,
+    PokerStars text and PHH hold the board, the up cards and the cards shown, and not one of
+    the down cards the compliance keyring opens that no seat showed."""
+    hands = 4
+    await (await seated(stack, "web-secret"))(hands)
+    store = await EventStore.connect(stack.nats_url, create=False)
+    try:
+        opened = {r.hand_no: r for r in table_hands(await store.read("web-secret"),
+                                                    stack.keyring()) if r.complete}
+    finally:
+        await store.close()
+    assert set(opened) >= set(range(1, hands + 1))
+    page = await browser.new_page()
+    hidden_anywhere = 0
+    for n in range(1, hands + 1):
+        record = opened[n]
+        hidden = unshown(record)
+        hidden_anywhere += len(hidden)
+        # the check sees those cards where they are written: in the compliance forms
+        assert hidden <= cards_in(pokerstars(record)), n
+        assert hidden <= cards_in(phh(record)), n
+        assert hidden <= cards_in(" ".join(strings_of(to_json(record)))), n
+        base = f"{web}/api/tables/web-secret/hands/{n}"
+        public = {}
+        for form, url in (("page", f"{web}/table/web-secret/hands/{n}"), ("json", base),
+                          ("pokerstars", base + "/pokerstars.txt"),
+                          ("phh", base + "/hand.phh")):
+            response = await page.request.get(url)
+            assert response.status == 200, (form, await response.text())
+            public[form] = " ".join(strings_of(await response.json())) if form == "json" \
+                else await response.text()
+        for form, text in public.items():
+            leaked = cards_in(text) & hidden
+            assert not leaked, f"hand {n}'s public {form} holds {sorted(leaked)}, never shown"
+        # what the public forms do show is real: the board and the shown cards are there
+        board = {str(c) for e in record.events if isinstance(e, E.CardsDealt)
+                 for c in e.board}
+        assert board <= cards_in(public["pokerstars"]) and board <= cards_in(public["json"])
+        if hidden:  # the page replays the hand step by step: no step draws a hidden card
+            await page.goto(f"{web}/table/web-secret/hands/{n}")
+            where = page.locator("#where")
+            await where.wait_for()
+            total = int((await where.inner_text()).rsplit(" ", 1)[1])
+            drawn: set[str] = set()
+            for step in range(total):
+                if step:
+                    await page.click("#next")
+                await where.filter(has_text=f"step {step + 1} of {total}").wait_for()
+                drawn |= set(await page.locator("img.card").evaluate_all(
+                    "els => els.map(e => e.dataset.card)"))
+            assert "??" in drawn and not drawn & hidden, (n, sorted(drawn & hidden))
+    assert hidden_anywhere > 0, "no hand had a card left unshown: the check proved nothing"
+
+
 async def _stacks(page) -> dict[int, int]:
     seats = await page.evaluate("""() => [...document.querySelectorAll('.seat')].map(s =>
         [Number(s.dataset.seat), Number(s.querySelector('.chips').textContent
@@ -232,44 +316,67 @@ async def test_two_players_sign_in_sit_down_and_play_a_hand_by_clicking(stack, w
         await page.fill("#sit-seat", str(seat))
         await page.fill("#sit-buy-in", "200")
         await page.click("#sit button")
-        try:
-            await page.locator(f'.seat[data-seat="{seat}"]').wait_for(timeout=15_000)
+        try:  # the page reloads once seated: then its views are the seat's own
+            await page.wait_for_function("s => view && view.you === s", arg=seat,
+                                         timeout=15_000)
         except Exception:
             raise AssertionError(await page.locator("#error").inner_text()) from None
         pages[seat] = page
     clicks = 0
     store = await EventStore.connect(stack.nats_url, create=False)
     try:
-        async def hand_over():
-            records = [r for r in table_hands(await store.read("web-play"), stack.keyring())
-                       if r.hand_no == 1]
-            return records and records[0].complete and records[0]
+        async def hand_one():
+            """Hand 1 from the log, and the commit (version) of each of its actions."""
+            stored = await store.read("web-play")
+            records = [r for r in table_hands(stored, stack.keyring()) if r.hand_no == 1]
+            events, _, seqs = decode_log(stored, stack.keyring())
+            hand, acted = 0, []
+            for event, seq in zip(events, seqs):
+                hand = event.hand_no if isinstance(event, E.HandStarted) else hand
+                if hand == 1 and isinstance(event, E.ActionTaken):
+                    acted.append((event.seat, seq))
+            return (records[0] if records else None), acted
 
-        while not await hand_over():  # whoever has buttons acts: call, else check
+        while True:
+            record, acted = await hand_one()
+            if record is not None and record.complete:
+                break
             for seat, page in pages.items():
-                buttons = page.locator("#actions button")
-                if await buttons.count():
-                    # a seat sees its own two cards, never the other's
-                    mine = await page.locator(f'.seat[data-seat="{seat}"] img.card')\
-                        .evaluate_all("els => els.map(e => e.dataset.card)")
-                    other = await page.locator(f'.seat[data-seat="{3 - seat}"] img.card')\
-                        .evaluate_all("els => els.map(e => e.dataset.card)")
-                    assert len(mine) == 2 and "??" not in mine and set(other) <= {"??"}
-                    wanted = page.locator('#actions button[data-action="call"]')
-                    if not await wanted.count():
-                        wanted = page.locator('#actions button[data-action="check"]')
-                    version = await _version(page)
-                    await wanted.click()
-                    try:  # the next view: the action is in
-                        await page.wait_for_function(
-                            "v => Number(document.getElementById('felt').dataset.version) > v",
-                            arg=version, timeout=15_000)
-                    except Exception:
-                        raise AssertionError(await page.locator("#error").inner_text()) \
-                            from None
-                    clicks += 1
+                # this seat's turn in hand 1, as its page shows it (not a view of hand 2,
+                # which starts as soon as hand 1 is over)
+                on_turn = await page.evaluate("""s => !!view && Number(view.hand_no) === 1
+                    && view.to_act === s && !!document.querySelector('#actions button')""",
+                                              seat)
+                if not on_turn:
+                    continue
+                # a seat sees its own two cards, never the other's
+                mine = await page.locator(f'.seat[data-seat="{seat}"] img.card')\
+                    .evaluate_all("els => els.map(e => e.dataset.card)")
+                other = await page.locator(f'.seat[data-seat="{3 - seat}"] img.card')\
+                    .evaluate_all("els => els.map(e => e.dataset.card)")
+                assert len(mine) == 2 and "??" not in mine and set(other) <= {"??"}
+                wanted = page.locator('#actions button[data-action="call"]')
+                if not await wanted.count():
+                    wanted = page.locator('#actions button[data-action="check"]')
+                await wanted.click()
+                clicks += 1
+                before = len(acted)
+
+                async def logged(before=before):  # the click's action, in the log
+                    _, now = await hand_one()
+                    return len(now) > before and now
+
+                try:
+                    now = await until(logged, 15, f"seat {seat}'s action in the log")
+                except TimeoutError:
+                    raise AssertionError(await page.locator("#error").inner_text()) \
+                        from None
+                assert [s for s, _ in now[len(acted):]] == [seat]  # one action, this seat's
+                acted = now
+                # the page's view reaches the commit holding it: its buttons are current
+                await page.wait_for_function("v => Number(view.version) >= v",
+                                             arg=now[-1][1], timeout=15_000)
             assert clicks < 40, "a hand of checks and calls is over in fewer clicks"
-        record = await hand_over()
         await pages[1].screenshot(path=shot("table-player"))
         assert audit_table("web-play", await store.read("web-play"), stack.keyring()).ok
         # the log, the history and the clicks agree: every click is one action in hand 1
@@ -278,10 +385,6 @@ async def test_two_players_sign_in_sit_down_and_play_a_hand_by_clicking(stack, w
         assert "alice" in pokerstars(record) and "bob" in pokerstars(record)
     finally:
         await store.close()
-
-
-async def _version(page) -> int:
-    return int(await page.evaluate("() => document.getElementById('felt').dataset.version"))
 
 
 async def test_the_web_refuses_forged_tokens_others_seats_and_oversized_bodies(

@@ -4,6 +4,8 @@ the money in transit, and catches each way the two logs can disagree."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from poker.wallet.v1 import wallet_pb2 as pb
 
@@ -112,3 +114,23 @@ def test_a_credit_no_table_asked_for_is_caught(audit):
     events[-1].balance_after = last.balance_after + 5
     money = audit_money([audit], fold_ledger(events))
     assert not money.ok and any("c.s9.gift" in p for p in money.problems)
+
+
+@pytest.mark.parametrize("chips", [-1, +1], ids=["a chip vanished", "a chip from nowhere"])
+def test_a_break_of_the_money_identity_alone_does_not_balance(audit, chips):
+    """Every saga matches the ledger and the table's own books conserve its chips, but the
+    chips at the table are one fewer (more) than the wallets' money says: only the money
+    identity (deposits - withdrawals = wallets + house + tables + in transit) breaks, and
+    that alone makes the audit fail."""
+    ledger = fold_ledger(ledger_for(audit))
+    assert audit_money([audit], ledger).balanced  # the sample itself balances
+    off = dataclasses.replace(audit, stacks=audit.stacks + chips,
+                              buy_ins=audit.buy_ins + chips)
+    assert off.ok and off.conserved  # the table's own audit has nothing to say
+    money = audit_money([off], ledger)
+    assert money.problems == []  # no named problem: the sagas all match
+    assert money.deposits - money.withdrawals == (money.player_balances + money.house
+                                                  + money.at_tables + money.in_transit) - chips
+    assert not money.balanced and not money.ok
+    assert money.as_dict()["balanced"] is False and money.as_dict()["ok"] is False
+    assert money.summary().endswith("DOES NOT BALANCE")

@@ -7,6 +7,7 @@ whole hand from two terminals.
                           [--ante N --ante-type per_seat|big_blind] [--bring-in N]
                           [--min-buy-in N --max-buy-in N] [--decision-seconds S] ...
     pokerctl table sit   --table T --seat N --buy-in A [--post-big-blind] [--json]
+    pokerctl table resume --table T --seat N [--json]
     pokerctl table act   --table T --seat N --action fold|check|call|bet|raise|complete|
                                                      bring_in|all_in [--amount A] [--hand N]
     pokerctl table state --table T [--seat N --seat-token S] [--json]
@@ -18,7 +19,8 @@ operator``), the player's to sit and act (``pokerctl token --player alice``), an
 to follow a public table. ``sit`` makes the seat's token here (the table keeps its SHA-256
 only), prints it alone on stdout and the line that keeps it on stderr (``export
 POKER_SEAT_TOKEN=...``); ``act`` and a seat's ``state``/``watch`` need it (``--seat-token``
-or POKER_SEAT_TOKEN). A buy-in comes from the player's wallet: against `pokerctl up` deposit
+or POKER_SEAT_TOKEN). A player who lost it (another machine, a lost shell) gets a new one with
+``resume``, proving who they are with their token: the old seat token stops working. A buy-in comes from the player's wallet: against `pokerctl up` deposit
 first (``pokerctl wallet deposit --player alice --amount 200``).
 
 ``create`` fills in what the game and structure need (no limit and pot limit: blinds 1/2;
@@ -68,6 +70,7 @@ from shared.poker.options import (
     buy_in_limits,
     table_options,
 )
+from shared.poker.players import printable
 
 from .botclient import address_list, parse_addresses, table_channel
 from .certs_cmd import client_tls_or_exit
@@ -279,6 +282,23 @@ def _sit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _resume(args: argparse.Namespace) -> int:
+    metadata = _auth(args, "the player's token (`pokerctl token --player P` for `pokerctl up`)")
+    token, digest = new_seat_token()  # a new seat token of our own: only its digest travels
+    with Client(args, metadata) as client:
+        reply = client.call("ResumeSeat", table_pb2.ResumeSeatRequest(
+            table_id=args.table, seat=args.seat, seat_token_sha256=digest,
+            command_id=_command_id(args)))
+    if args.json:
+        print(json.dumps({"table_id": args.table, "seat": args.seat, "seat_token": token,
+                          "version": reply.version}))
+    else:
+        print(token)
+    print(f"seat {args.seat} at table {args.table} has a new seat token (the old one no longer "
+          f"works):\n  export POKER_SEAT_TOKEN={token}", file=sys.stderr)
+    return 0
+
+
 # --- act -------------------------------------------------------------------------------------
 
 def _seat_of(view: table_pb2.TableView, seat: int) -> table_pb2.SeatView | None:
@@ -439,11 +459,13 @@ def render(view: table_pb2.TableView, viewer: int, table: str) -> str:
             notes.append("you")
         turn = "-> " if s.seat == view.to_act else "   "
         cards = f"  cards {_cards(s.cards)}" if s.cards else ""
-        lines.append(f"{turn}seat {s.seat}  {s.player_id:<12} stack {s.stack:<7} bet "
+        shown = printable(s.name or s.player_id)
+        lines.append(f"{turn}seat {s.seat}  {shown:<12} stack {s.stack:<7} bet "
                      f"{s.bet:<6}{cards}  ({', '.join(notes) or 'waiting'})")
     if view.to_act:
         seat = _seat_of(view, view.to_act)
-        who = f"seat {view.to_act}" + (f" ({seat.player_id})" if seat is not None else "")
+        who = f"seat {view.to_act}" + (
+            f" ({printable(seat.name or seat.player_id)})" if seat is not None else "")
         clock = ""
         if view.deadline_unix_ms and view.server_unix_ms:
             left = max(0, view.deadline_unix_ms - view.server_unix_ms) / 1000
@@ -505,7 +527,8 @@ class Follower:
             self.out(self.line(view))
         if view.phase == "done" and view.hand_no not in self.ended:
             self.ended.add(view.hand_no)
-            stacks = ", ".join(f"seat {s.seat} {s.player_id} {s.stack}" for s in view.seats)
+            stacks = ", ".join(f"seat {s.seat} {printable(s.name or s.player_id)} {s.stack}"
+                               for s in view.seats)
             self.out(f"hand {view.hand_no} is over: {stacks}")
 
     def line(self, view: table_pb2.TableView) -> str:
@@ -520,7 +543,7 @@ class Follower:
             text += f"  your cards {_cards(mine.cards)}"
         if view.to_act:
             seat = _seat_of(view, view.to_act)
-            who = seat.player_id if seat is not None else "?"
+            who = printable(seat.name or seat.player_id) if seat is not None else "?"
             text += f"  to act: seat {view.to_act} ({who}): {_options_text(view)}"
         return text
 
@@ -613,6 +636,13 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     c.add_argument("--command-id", default=None)
     c.add_argument("--json", action="store_true",
                    help="print the seat and its token as JSON")
+
+    c = command("resume", _resume, "a new seat token for your seat, the old one revoked (a "
+                                   "player's token)")
+    c.add_argument("--seat", type=int, required=True)
+    c.add_argument("--command-id", default=None)
+    c.add_argument("--json", action="store_true",
+                   help="print the seat and its new token as JSON")
 
     c = command("act", _act, "act in the hand as the player on turn")
     c.add_argument("--seat", type=int, required=True)

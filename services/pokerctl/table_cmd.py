@@ -44,6 +44,7 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 from shared.infra.identity import bearer_metadata
 from shared.infra.retry import CLI_RETRY, retrying_sync
 from shared.infra.tls import sync_channel
+from shared.poker.players import printable
 
 from .botclient import AddressError, address_list, parse_addresses
 from .certs_cmd import client_tls_or_exit
@@ -95,7 +96,7 @@ def describe(reply: table_pb2.TableReply, seat: int) -> str:
                  "connected" if s.connected else "disconnected"]
         if s.in_hand and view.phase != "done":
             flags.append("folded" if s.folded else "in the hand")
-        state = f"{s.player_id}: " + ", ".join(flags)
+        state = f"{printable(s.name or s.player_id)}: " + ", ".join(flags)
     line = (f"table {view.table_id} seat {seat} {state}; hand {view.hand_no}, "
             f"version {reply.version}")
     if view.to_act == seat and view.deadline_unix_ms:

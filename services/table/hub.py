@@ -39,7 +39,6 @@ from shared.infra import metrics
 from shared.infra.identity import COMPLIANCE, OPERATOR, Principal, Unauthenticated
 from shared.infra.repository import CorruptLog, LoadedTable, TableRepository, UnknownTable
 from shared.infra.rpc import Denied, FellBehind
-from shared.poker.players import player_key
 from shared.poker.state import TableState
 
 from .views import Public, Views
@@ -64,23 +63,22 @@ RETRY_FIRST_S = 0.2
 def may_spectate(table: TableState, who: Principal) -> bool:
     """Who may watch a private table without a seat's view: operators, compliance, and the
     players seated at it."""
-    return who.has(OPERATOR, COMPLIANCE) or any(
-        player_key(s.player_id) == player_key(who.subject) for s in table.seats)
+    return who.has(OPERATOR, COMPLIANCE) or any(s.player_id == who.subject
+                                                for s in table.seats)
 
 
 class Watcher:
     """One Watch stream of a hub: seat ``viewer`` (None: a spectator) held by the token whose
     digest is ``digest``, for ``principal``; ``after``: the last version the caller has."""
 
-    __slots__ = ("viewer", "digest", "principal", "player", "last", "delivered", "limit",
-                 "_views", "_ready", "ended")
+    __slots__ = ("viewer", "digest", "principal", "last", "delivered", "limit", "_views",
+                 "_ready", "ended")
 
     def __init__(self, viewer: int | None, digest: str, principal: Principal, after: int,
                  limit: int = QUEUE) -> None:
         self.viewer = viewer
         self.digest = digest
         self.principal = principal
-        self.player = player_key(principal.subject)
         self.last = after  # the version of the last view queued (or the caller's)
         self.delivered = after  # the version of the last view the caller took
         self.limit = limit
@@ -102,7 +100,7 @@ class Watcher:
             return None
         seat = table.seat(self.viewer)
         if seat is None or seat.token_digest != self.digest or \
-                player_key(seat.player_id) != self.player:
+                seat.player_id != self.principal.subject:
             return (f"your seat token no longer holds seat {self.viewer} at table "
                     f"{table.table_id} (you left it): watch as a spectator, or sit down again")
         return None

@@ -74,7 +74,6 @@ from shared.poker import table as T
 from shared.poker.clock import is_late
 from shared.poker.errors import IllegalAction
 from shared.poker.options import table_options
-from shared.poker.players import player_key
 from shared.poker.state import TableState
 
 from .clock import ClockKeeper
@@ -96,7 +95,7 @@ _PLAYERS, _OPERATORS = Rule(frozenset({PLAYER})), Rule(frozenset({OPERATOR}))
 ACCESS: dict[str, Rule] = {
     "CreateTable": _OPERATORS, "PauseTable": _OPERATORS, "ConfigureTable": _OPERATORS,
     "CloseTable": _OPERATORS,
-    "SitDown": _PLAYERS, "Leave": _PLAYERS, "SitOut": _PLAYERS, "TopUp": _PLAYERS,
+    "SitDown": _PLAYERS, "ResumeSeat": _PLAYERS, "Leave": _PLAYERS, "SitOut": _PLAYERS, "TopUp": _PLAYERS,
     "Act": _PLAYERS, "Disconnect": _PLAYERS, "Reconnect": _PLAYERS,
     "GetState": Rule(frozenset()), "Watch": Rule(frozenset()),
 }
@@ -269,40 +268,74 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     async def SitDown(self, request, context):
         check_table_id(request.table_id)
         command_id = client_command_id(f"sit{request.seat}", request.command_id)
-        player = caller().subject  # the seat is bound to the token's subject
-        chosen = request.seat_token_sha256
-        if chosen and not TOKEN_SHA256.fullmatch(chosen):
-            raise BadRequest("seat_token_sha256 is the SHA-256 of your seat token as 64 "
-                             "lowercase hex digits")
+        player, name = caller().subject, caller().name  # the seat is the token's subject's
+        chosen = _chosen_digest(request.seat_token_sha256)
         self.limits.caller_joins.take(caller_of(context))
+        joins = self.limits.player_joins  # log and ledger per account, across tables
+        joins.take(player)
         # the digest the log keeps; a token made here is random: only the first reply has it
         token, kept = ("", chosen) if chosen else new_seat_token()
 
         def sit(t):
             return T.sit_down(t, request.seat, player, request.buy_in, kept,
-                              request.post_big_blind, key=command_id)
+                              request.post_big_blind, key=command_id, name=name)
 
-        lt = await self.repo.get(request.table_id)
-        if command_id not in lt.commands:  # refused before anything is appended: the rules,
-            try:  # then the balance (the wallet's debit decides in the end)
-                sit(lt.state)
-                await self.driver.cashier.check_funds(player, request.buy_in)
-            except Exception:  # unless the leader's log has it (a retry another replica
-                # applied, on a fold behind): then its outcome is the answer
-                if command_id not in (await self.repo.load(request.table_id,
-                                                           leader=True)).commands:
-                    raise
-        outcome = await self.repo.execute(
-            request.table_id, command_id,
-            digest("sit", request.seat, player, request.buy_in, request.post_big_blind,
-                   chosen), sit)
+        try:
+            outcome = await self._sit(request.table_id, command_id, player, request.buy_in,
+                                      sit, digest("sit", request.seat, player, request.buy_in,
+                                                  request.post_big_blind, chosen))
+        except Exception:
+            joins.spent_nothing(player)
+            raise
+        if not outcome.events:
+            joins.spent_nothing(player)
         version = await self._settle(request.table_id, command_id, outcome.version)
         held = (await self.repo.get(request.table_id, version)).state.seat(request.seat)
-        if held is None or player_key(held.player_id) != player_key(player):
+        if held is None or held.player_id != player:
             raise IllegalAction(f"this sit-down no longer holds seat {request.seat} (its buy-in "
                                 f"was refused, or you left since)")
         await self._carry_on(request.table_id, version)
         # the version of this sit-down's own commit: the same in the reply to a retry
+        return table_pb2.SitDownReply(seat_token="" if outcome.duplicate else token,
+                                      version=outcome.version)
+
+    async def _sit(self, table_id: str, command_id: str, player: str, buy_in: int, sit,
+                   fingerprint: bytes):
+        """Append a sit-down (``sit``: its decision), refused before anything is appended by
+        the rules, then the balance (the wallet's debit decides in the end), unless the
+        leader's log has it (a retry another replica applied, on a fold behind): then its
+        outcome is the answer."""
+        lt = await self.repo.get(table_id)
+        if command_id not in lt.commands:
+            try:
+                sit(lt.state)
+                await self.driver.cashier.check_funds(player, buy_in)
+            except Exception:
+                if command_id not in (await self.repo.load(table_id, leader=True)).commands:
+                    raise
+        return await self.repo.execute(table_id, command_id, fingerprint, sit)
+
+    @rpc
+    async def ResumeSeat(self, request, context):
+        """A new seat token for the seat the caller holds (they lost theirs): the old one
+        stops proving the seat."""
+        check_table_id(request.table_id)
+        command_id = client_command_id(f"resume{request.seat}", request.command_id)
+        player = caller().subject
+        chosen = _chosen_digest(request.seat_token_sha256)
+        await self.repo.get(request.table_id)  # NOT_FOUND for a table that is not there
+        limit, key = self.limits.seat_toggles, f"{request.table_id}/{request.seat}"
+        limit.take(key)  # each one a commit for ever
+        token, kept = ("", chosen) if chosen else new_seat_token()
+        try:
+            outcome = await self.repo.execute(
+                request.table_id, command_id, digest("resume", request.seat, player, chosen),
+                lambda t: T.replace_seat_token(t, request.seat, player, kept))
+        except Exception:
+            limit.spent_nothing(key)
+            raise
+        if not outcome.events:
+            limit.spent_nothing(key)
         return table_pb2.SitDownReply(seat_token="" if outcome.duplicate else token,
                                       version=outcome.version)
 
@@ -446,6 +479,14 @@ class TableService(table_pb2_grpc.TableServiceServicer):
                                   seated=viewer is not None, relay=who.has(RELAY)):
             async for view in self.hubs.watch(request.table_id, watcher, who.expires_at):
                 await context.write(view)
+
+
+def _chosen_digest(digest_hex: str) -> str:
+    """A client's seat token digest (SitDown, ResumeSeat), checked: "" when it sent none."""
+    if digest_hex and not TOKEN_SHA256.fullmatch(digest_hex):
+        raise BadRequest("seat_token_sha256 is the SHA-256 of your seat token as 64 "
+                         "lowercase hex digits")
+    return digest_hex
 
 
 def access(verifier: Verifier) -> Access:

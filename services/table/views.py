@@ -46,7 +46,7 @@ def view_message(view: TableView, version: int, table: TableState,
     for pot in view.pots:
         msg.pots.add(amount=pot.amount, eligible=pot.eligible)
     for s in view.seats:
-        msg.seats.add(seat=s.seat, player_id=s.player_id, stack=s.stack, bet=s.bet,
+        msg.seats.add(seat=s.seat, player_id=s.player_id, name=s.name, stack=s.stack, bet=s.bet,
                       in_hand=s.in_hand, folded=s.folded, all_in=s.all_in,
                       sitting_out=s.sitting_out, cards=[str(c) for c in s.cards],
                       shown=s.shown, connected=_connected(table, s.seat),

@@ -2,9 +2,10 @@
 store on NATS JetStream.
 
 Every movement is one :class:`LedgerEvent` (poker.wallet.v1), one message on its account's
-subject of the stream ``POKER_WALLET``: ``poker.wallet.p.<first 32 hex of sha256(player_key)>``
-for a player (one account per :func:`shared.poker.players.player_key`: ``Alice`` is
-``alice``), ``poker.wallet.house`` for the house. An event records the balance after it, which
+subject of the stream ``POKER_WALLET``: ``poker.wallet.p.<first 32 hex of sha256(player id)>``
+for a player (one account per player id, exactly: the identity provider's subject, so
+``Alice`` and ``alice`` are two accounts; shared/poker/players.py), ``poker.wallet.house`` for
+the house. An event records the balance after it, which
 the fold checks, so a ledger that does not add up is refused (DATA_LOSS), never served.
 
 The rules (the decisions, pure):
@@ -49,7 +50,7 @@ from shared.infra.repository import Aborted, CorruptLog
 from shared.infra.rpc import BadRequest
 from shared.poker.errors import IllegalAction
 from shared.poker.options import MAX_CHIPS
-from shared.poker.players import canonical_player_id, player_id_problem, player_key, printable
+from shared.poker.players import printable, subject_problem
 
 log = structlog.get_logger()
 
@@ -83,8 +84,8 @@ class LedgerCorrupt(CorruptLog):
 
 @dataclass(frozen=True, slots=True)
 class AccountId:
-    """An account: the house's, or a player's (one per player key). ``player_id``: the id as
-    the ledger names it (NFKC); two ids with one key are one account."""
+    """An account: the house's, or a player's (one per player id, exactly). ``key``: what the
+    account's subject is made from (the player id itself)."""
 
     house: bool
     key: str = ""
@@ -93,11 +94,10 @@ class AccountId:
     @classmethod
     def player(cls, player_id: str) -> AccountId:
         """A player's account; BadRequest with the reason for an invalid id."""
-        why = player_id_problem(player_id)
+        why = subject_problem(player_id)
         if why is not None:
             raise BadRequest(why)
-        canonical = canonical_player_id(player_id)
-        return cls(False, player_key(canonical), canonical)
+        return cls(False, player_id, player_id)
 
     @classmethod
     def of(cls, account: pb.Account) -> AccountId:
@@ -164,8 +164,6 @@ class Book:
             raise LedgerCorrupt(f"{where}: {exc}") from None
         if account != self.account:
             raise LedgerCorrupt(f"{where} names another account, {account}")
-        if not account.house and event.account.player_id != account.player_id:
-            raise LedgerCorrupt(f"{where}: the player id is not in its normal form")
         if seq <= self.last_seq:
             raise LedgerCorrupt(f"{where} comes after {self.last_seq}, out of order")
         if event.movement not in MOVEMENTS:

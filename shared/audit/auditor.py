@@ -64,7 +64,7 @@ _FULL_DECK = frozenset(DECK)
 _TABLE_DECISIONS = frozenset({
     E.TableCreated, E.HandStarted, E.PlayerSeated, E.PlayerLeft, E.PlayerLeaving,
     E.PlayerSatOut, E.PlayerToppedUp, E.PlayerDisconnected, E.PlayerReconnected,
-    E.ClockRestarted, *E.MONEY_EVENTS, *E.OPERATOR_EVENTS})
+    E.ClockRestarted, E.SeatTokenReplaced, *E.MONEY_EVENTS, *E.OPERATOR_EVENTS})
 #: the wallet's answers to a saga
 _Settlement = E.BuyInConfirmed | E.BuyInRefused | E.CashOutConfirmed | E.RakeCredited
 _SETTLED = {E.BuyInConfirmed: "confirmed", E.BuyInRefused: "refused",
@@ -478,7 +478,7 @@ class TableAuditor:
             return T.start_next_hand(table)
         if type(first) is E.PlayerSeated:
             return T.sit_down(table, first.seat, first.player_id, first.stack,
-                              first.token_digest, first.post_big_blind)
+                              first.token_digest, first.post_big_blind, name=first.name)
         if type(first) is E.PlayerLeft or type(first) is E.CashOutRequested:
             key = getattr(first, "key", "")
             seat = table.seat(first.seat)
@@ -489,7 +489,8 @@ class TableAuditor:
             if first.top_up:
                 return T.top_up(table, first.seat, first.amount, key=first.key)
             return T.sit_down(table, first.seat, first.player_id, first.amount,
-                              first.token_digest, first.post_big_blind, key=first.key)
+                              first.token_digest, first.post_big_blind, key=first.key,
+                              name=first.name)
         if type(first) is E.BuyInRefused:
             return T.settled(table, first.key, first.reason)
         if isinstance(first, (E.BuyInConfirmed, E.CashOutConfirmed, E.RakeCredited)):
@@ -512,6 +513,9 @@ class TableAuditor:
             return T.reconnect(table, first.seat)
         if type(first) is E.ClockRestarted:
             return T.restart_clock(table, first.seat, first.refused_at_unix_ms)
+        if type(first) is E.SeatTokenReplaced:
+            return T.replace_seat_token(table, first.seat, first.player_id,
+                                        first.token_digest)
         raise _Bad(0, f"{t.__name__} is not a table decision")  # not reached: see _decide
 
     def _decide_hand(self, t: type, first: object, table: TableState, at_ms: int) -> list:

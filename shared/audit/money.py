@@ -31,8 +31,6 @@ from typing import Any
 
 from poker.wallet.v1 import wallet_pb2
 
-from shared.poker.players import player_key
-
 from .auditor import TableAudit
 
 DEBIT_KINDS = ("buy_in", "top_up")
@@ -150,6 +148,6 @@ def _mismatch(saga, move) -> str | None:
                 f"{entry.amount} (movement {entry.movement})")
     if saga.kind == "rake" and not account.house:
         return f"the rake went to {account}, not the house"
-    if saga.kind != "rake" and (account.house or account.key != player_key(who)):
+    if saga.kind != "rake" and (account.house or account.key != who):
         return f"the money moved for {account}, not for {who}"
     return None

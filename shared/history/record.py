@@ -2,8 +2,9 @@
 
 A hand is every event from its ``HandStarted`` up to the next ``HandStarted`` that belongs to a
 hand (table events between hands, such as a player sitting down or topping up, are not part
-of it; a time-out or a player leaving during the hand is). Player names are the
-``player_id`` of the ``PlayerSeated`` that put the player in the seat, as of the hand.
+of it; a time-out or a player leaving during the hand is). Player names are the name (else the
+player id) of the ``PlayerSeated`` or ``BuyInRequested`` that put the player in the seat, as
+of the hand.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ def hands(events: Iterable[object], at_ms: Sequence[int | None] | None = None,
     for e, t, q in zip(events, times, seqs):
         if isinstance(e, E.TableCreated):
             options, table_id = e.options, e.table_id
-        elif isinstance(e, E.PlayerSeated | E.BuyInRequested):
-            names[e.seat] = e.player_id
+        elif isinstance(e, E.PlayerSeated) or isinstance(e, E.BuyInRequested) and not e.top_up:
+            names[e.seat] = e.name or e.player_id
         elif isinstance(e, E.PlayerLeft):
             names.pop(e.seat, None)
         if isinstance(e, E.HandStarted):

@@ -125,6 +125,8 @@ class Config:
     POKER_LIMIT_SEAT_TOGGLES_BURST   10                                   limits
     POKER_LIMIT_CALLER_JOINS_PER_S   50                                   limits
     POKER_LIMIT_CALLER_JOINS_BURST   300                                  limits
+    POKER_LIMIT_PLAYER_JOINS_PER_S   0.2 (sit-downs per account)          limits
+    POKER_LIMIT_PLAYER_JOINS_BURST   10                                   limits
     POKER_LIMIT_WATCHES_PER_CALLER   64                                   limits
     POKER_LIMIT_WATCHES_PER_TABLE    4096 (spectators)                    limits
     POKER_LIMIT_WATCHES_PER_PROCESS  20000 (spectators)                   limits
@@ -136,6 +138,7 @@ class Config:
     POKER_JWT_AUDIENCE             poker-tables                           identity
     POKER_JWT_LEEWAY_S             30 (0 to 3600)                         identity
     POKER_JWT_ROLES_CLAIM          roles                                  identity
+    POKER_TOKEN_MAX_TTL_S          2678400 (31 days: exp - iat at most)   identity
     POKER_FAILPOINTS               unset (tests only: NAME=kill,...)      failpoints
     ============================== ====================================== =================
 

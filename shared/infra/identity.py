@@ -54,7 +54,7 @@ import structlog
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from shared.poker.players import canonical_player_id, player_id_problem
+from shared.poker.players import canonical_name, name_problem, subject_problem
 
 from .files import write_private
 from .tls import OPEN_METHODS
@@ -78,8 +78,11 @@ DEFAULT_ALGORITHMS = ("EdDSA", "ES256", "RS256")
 MAX_TOKEN_BYTES = 8192
 #: verified tokens remembered (their expiry is checked again on every use)
 CACHE_SIZE = 10_000
-#: the longest subject a non-player token may name
-MAX_SUBJECT = 256
+#: the longest lifetime (exp - iat) a token may have, unless told (POKER_TOKEN_MAX_TTL_S):
+#: a month, for the web's own token; a player's sign-in is usually hours
+DEFAULT_MAX_TTL_S = 31 * 24 * 3600
+#: the claims a player's printed name is taken from, in order (else the subject)
+NAME_CLAIMS = ("name", "preferred_username")
 #: an unknown kid makes a JWKS URL be fetched again at most this often
 URL_REFRESH_COOLDOWN_S = 30.0
 
@@ -101,13 +104,16 @@ class Forbidden(PermissionError):
 
 @dataclass(frozen=True)
 class Principal:
-    """The verified caller: ``subject`` (the token's ``sub``; for the ``player`` role a
-    player id in canonical form), its known ``roles``, and when its token expires (unix
-    seconds: a long call, a Watch, ends then)."""
+    """The verified caller: ``subject`` (the token's ``sub``, exactly: the player's id), its
+    known ``roles``, when its token expires (unix seconds: a long call, a Watch, ends then)
+    and ``name``, what is printed for the player (the token's ``name`` or
+    ``preferred_username`` when it is a valid name, in its normal form; "": none, the subject
+    is printed if it is a valid name)."""
 
     subject: str
     roles: frozenset[str] = frozenset()
     expires_at: float = field(default=math.inf, compare=False)  # the same caller either way
+    name: str = field(default="", compare=False)
 
     def has(self, *roles: str) -> bool:
         """Whether the caller has any of ``roles`` (False for none given)."""
@@ -288,6 +294,17 @@ def _number(claims: Mapping[str, Any], name: str) -> float | None:
     return float(value)
 
 
+def _name(claims: Mapping[str, Any]) -> str:
+    """What to print for the token's player: the first of :data:`NAME_CLAIMS` that is a valid
+    name (shared/poker/players.py), in its normal form; "" for none (the subject is printed,
+    if it is a valid name)."""
+    for claim in NAME_CLAIMS:
+        value = claims.get(claim)
+        if isinstance(value, str) and name_problem(value) is None:
+            return canonical_name(value)
+    return ""
+
+
 class Verifier:
     """Checks the platform's tokens against a JWKS, for one issuer and audience.
 
@@ -305,7 +322,8 @@ class Verifier:
     def __init__(self, keys: str | os.PathLike | Mapping[str, Any], *, issuer: str,
                  audience: str, leeway_s: float = 30, roles_claim: str = "roles",
                  algorithms: Iterable[str] = DEFAULT_ALGORITHMS,
-                 now: Callable[[], float] = time.time) -> None:
+                 now: Callable[[], float] = time.time,
+                 max_ttl_s: float = DEFAULT_MAX_TTL_S) -> None:
         algorithms = tuple(algorithms)
         bad = [a for a in algorithms if a.upper().startswith("HS") or a.lower() == "none"]
         if bad or not algorithms:
@@ -319,8 +337,11 @@ class Verifier:
         leeway_s = float(leeway_s)
         if not 0 <= leeway_s <= 3600:
             raise ValueError(f"leeway_s must be 0 to 3600 seconds, not {leeway_s}")
+        if not max_ttl_s > 0:
+            raise ValueError(f"max_ttl_s must be a positive number of seconds, not {max_ttl_s}")
         self.issuer, self.audience, self.leeway_s = issuer, audience, leeway_s
         self.roles_claim, self.algorithms, self.now = roles_claim, algorithms, now
+        self.max_ttl_s = float(max_ttl_s)
         self.source = _source(keys, algorithms)
         self._cache: dict[str, tuple[Principal, float, int]] = {}
         self._cache_lock = threading.Lock()
@@ -350,13 +371,22 @@ class Verifier:
                              f"{env['POKER_JWT_LEEWAY_S']!r}") from None
         if not 0 <= leeway <= 3600:
             raise ValueError(f"POKER_JWT_LEEWAY_S must be 0 to 3600 seconds, not {leeway}")
+        try:
+            max_ttl = float(env.get("POKER_TOKEN_MAX_TTL_S") or DEFAULT_MAX_TTL_S)
+        except ValueError:
+            max_ttl = math.nan
+        if not 0 < max_ttl <= 10 * 365 * 24 * 3600:
+            raise ValueError(f"POKER_TOKEN_MAX_TTL_S must be a positive number of seconds "
+                             f"(default {DEFAULT_MAX_TTL_S}), not "
+                             f"{env.get('POKER_TOKEN_MAX_TTL_S')!r}")
         if url and url.lower().startswith("http://"):
             log.warning("jwks over plain http: anyone on the path can swap the keys",
                         url=url)
         try:
             return cls(file or url, issuer=issuer,
                        audience=env.get("POKER_JWT_AUDIENCE") or DEFAULT_AUDIENCE,
-                       leeway_s=leeway, roles_claim=env.get("POKER_JWT_ROLES_CLAIM") or "roles")
+                       leeway_s=leeway, roles_claim=env.get("POKER_JWT_ROLES_CLAIM") or "roles",
+                       max_ttl_s=max_ttl)
         except ValueError as exc:
             raise ValueError(f"{variable}: {exc}") from None
 
@@ -499,18 +529,18 @@ class Verifier:
         if iat is not None and iat > now + self.leeway_s:
             raise Unauthenticated(f"the token was issued in the future ({_utc(iat)}, now "
                                   f"{_utc(now)}): check the clocks")
+        lifetime = exp - (iat if iat is not None else now)
+        if lifetime > self.max_ttl_s:
+            raise Unauthenticated(f"the token lives {lifetime:.0f} s (from its "
+                                  f"{'iat' if iat is not None else 'use now'} to its exp), "
+                                  f"longer than the {self.max_ttl_s:.0f} s this service "
+                                  f"accepts: get a token with a shorter lifetime")
         roles = self._roles(claims.get(self.roles_claim))
         subject = claims["sub"]
-        if not isinstance(subject, str) or not 0 < len(subject) <= MAX_SUBJECT:
-            raise Unauthenticated(f"the token's subject ('sub') must be text of 1 to "
-                                  f"{MAX_SUBJECT} characters")
-        if PLAYER in roles:
-            problem = player_id_problem(subject)
-            if problem is not None:
-                raise Unauthenticated(f"the token's subject is not a valid player id: "
-                                      f"{problem}")
-            subject = canonical_player_id(subject)
-        return Principal(subject, roles, exp), exp
+        problem = subject_problem(subject)
+        if problem is not None:  # the player id, exactly as the provider wrote it
+            raise Unauthenticated(f"the token's subject ('sub') is not usable: {problem}")
+        return Principal(subject, roles, exp, _name(claims)), exp
 
     def _roles(self, value: Any) -> frozenset[str]:
         if value is None:
@@ -772,12 +802,12 @@ class DevIssuer:
         return issuer
 
     def token(self, subject: str, roles: Iterable[str] | str = (PLAYER,), ttl_s: int = 3600,
-              now: float | None = None) -> str:
-        """A signed token (EdDSA, with ``kid``) for ``subject`` (a valid player id, stored
-        in canonical form, whatever the roles) with ``roles`` (of :data:`ROLES`), valid for
-        ``ttl_s`` seconds from ``now`` (default: the clock). ValueError for a bad subject,
-        role or ttl."""
-        problem = player_id_problem(subject)
+              now: float | None = None, name: str | None = None) -> str:
+        """A signed token (EdDSA, with ``kid``) for ``subject`` (a player id, as given) with
+        ``roles`` (of :data:`ROLES`), valid for ``ttl_s`` seconds from ``now`` (default: the
+        clock), and ``name`` (the claim a player's printed name comes from; None: none).
+        ValueError for a bad subject, role or ttl."""
+        problem = subject_problem(subject)
         if problem is not None:
             raise ValueError(f"not a valid subject: {problem}")
         roles = [roles] if isinstance(roles, str) else list(dict.fromkeys(roles))
@@ -787,9 +817,11 @@ class DevIssuer:
         if isinstance(ttl_s, bool) or not isinstance(ttl_s, int) or ttl_s <= 0:
             raise ValueError(f"ttl_s must be a positive whole number of seconds, not {ttl_s!r}")
         issued = int(time.time() if now is None else now)
-        claims = {"iss": self.ISSUER, "aud": self.AUDIENCE,
-                  "sub": canonical_player_id(subject), "roles": roles, "iat": issued,
-                  "nbf": issued, "exp": issued + ttl_s, "jti": secrets.token_hex(8)}
+        claims: dict[str, Any] = {
+            "iss": self.ISSUER, "aud": self.AUDIENCE, "sub": subject, "roles": roles,
+            "iat": issued, "nbf": issued, "exp": issued + ttl_s, "jti": secrets.token_hex(8)}
+        if name is not None:
+            claims["name"] = name
         return jwt.encode(claims, self._key, algorithm="EdDSA", headers={"kid": self.kid})
 
     def env(self) -> dict[str, str]:

@@ -43,6 +43,12 @@ class LimitSettings:
     #: CreateTable and SitDown per caller address (a lobby seats many players at once)
     caller_joins_per_s: float = 50.0
     caller_joins_burst: int = 300
+    #: SitDown per player account, across every table of this process: a sit-down and the
+    #: leave after it append about 1.1 KB of commits and ledger events for ever (and a few
+    #: hundred bytes of JetStream's subjects and headers), so after its burst one account adds
+    #: about 13 KB a minute (tests/system/test_identity_exact.py measures it)
+    player_joins_per_s: float = 0.2
+    player_joins_burst: int = 10
     #: open Watch streams per caller (a player's account, else an address); spectators' per
     #: table and in this whole process (a seated player's own view is never refused for
     #: strangers filling those). A spectator costs a hub a few kilobytes (README, "What a
@@ -163,6 +169,9 @@ class Limits:
                                         "this seat", monotonic, appended_only=True)
         self.caller_joins = RateLimiter(s.caller_joins_per_s, s.caller_joins_burst,
                                         "new tables and seats from this caller", monotonic)
+        self.player_joins = RateLimiter(s.player_joins_per_s, s.player_joins_burst,
+                                        "sit-downs by this player", monotonic,
+                                        appended_only=True)
         self.caller_watches = StreamCap(s.watches_per_caller, "this caller")
         self.relay_watches = StreamCap(s.watches_per_relay, "this relay")
         self.table_watches = StreamCap(s.watches_per_table, "this table")

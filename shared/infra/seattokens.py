@@ -13,7 +13,6 @@ import hashlib
 import secrets
 
 from shared.infra.rpc import Denied
-from shared.poker.players import player_key
 
 
 def token_digest(token: str) -> str:
@@ -32,6 +31,6 @@ def check_holder(table, seat: int, player_id: str) -> None:
     """The seat is ``player_id``'s (the authenticated player a service acts for): Denied
     otherwise. One place for the table, betting and dealer services."""
     s = table.seat(seat) if table is not None else None
-    if s is None or not player_id or player_key(s.player_id) != player_key(player_id):
+    if s is None or not player_id or s.player_id != player_id:  # the id exactly
         whose = f"{player_id}'s" if player_id else "yours"
         raise Denied(f"seat {seat} at this table is not {whose}")

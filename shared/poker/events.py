@@ -93,6 +93,8 @@ class PlayerSeated(Value):
     # A newcomer at a running table posts a big blind to be dealt in at once (True) or waits
     # until the big blind reaches the seat (False).
     post_big_blind: bool = False
+    #: what is printed for the player (""): the player id, which is then a valid name)
+    name: str = ""
 
 
 @value
@@ -136,6 +138,16 @@ class PlayerReconnected(Value):
 
 
 @value
+class SeatTokenReplaced(Value):
+    """The player holding ``seat`` proved who they are and was given a new seat token (its
+    ``token_digest``): the old token no longer proves the seat."""
+
+    seat: int
+    player_id: str
+    token_digest: str
+
+
+@value
 class ClockRestarted(Value):
     """The log refused the table's appends (out of space) while ``seat`` was on the clock,
     from ``refused_at_unix_ms`` (the table service's time); the decision starts again at
@@ -165,6 +177,7 @@ class BuyInRequested(Value):
     token_digest: str = ""
     post_big_blind: bool = False
     top_up: bool = False
+    name: str = ""  # as in :class:`PlayerSeated`
 
 
 @value
@@ -377,7 +390,8 @@ HAND_EVENTS = (
     RakeTaken,
 )
 TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut, PlayerToppedUp,
-                PlayerDisconnected, PlayerReconnected, PlayerLeaving, ClockRestarted)
+                PlayerDisconnected, PlayerReconnected, PlayerLeaving, ClockRestarted,
+                SeatTokenReplaced)
 MONEY_EVENTS = (BuyInRequested, BuyInConfirmed, BuyInRefused, CashOutRequested,
                 CashOutConfirmed, RakeCredited)
 OPERATOR_EVENTS = (TablePaused, TableConfigured, TableClosing)
@@ -387,5 +401,5 @@ Event = (
     | ActionTaken | BetReturned | BettingRoundClosed | PotsFormed | HandShown | HandMucked
     | PotAwarded | HandEnded | RakeTaken | BuyInRequested | BuyInConfirmed | BuyInRefused
     | CashOutRequested | CashOutConfirmed | RakeCredited | TablePaused | TableConfigured
-    | TableClosing | ClockRestarted
+    | TableClosing | ClockRestarted | SeatTokenReplaced
 )

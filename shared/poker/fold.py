@@ -264,11 +264,12 @@ def _with_seat(table: TableState, number: int, **changes: object) -> TableState:
 
 
 def _seat_player(table: TableState, number: int, player_id: str, stack: int,
-                 token_digest: str, post_big_blind: bool) -> TableState:
+                 token_digest: str, post_big_blind: bool, name: str) -> TableState:
     if table.seat(number) is not None:
         raise InvalidEvent(f"seat {number} was already taken")
     seat = Seat(number, player_id, stack, token_digest, arrival=table.arrivals + 1,
-                owes_big_blind=owes_big_blind_on_arrival(table), post_big_blind=post_big_blind)
+                owes_big_blind=owes_big_blind_on_arrival(table), post_big_blind=post_big_blind,
+                name=name)
     seats = tuple(sorted(table.seats + (seat,), key=lambda s: s.seat))
     return table.evolve(seats=seats, arrivals=table.arrivals + 1)
 
@@ -305,7 +306,7 @@ def _money_event(table: TableState, event: object) -> TableState:
                 raise InvalidEvent(f"seat {event.seat} cannot top up now")
         else:  # the seat is held, without chips, until the wallet answers
             table = _seat_player(table, event.seat, event.player_id, 0, event.token_digest,
-                                 event.post_big_blind)
+                                 event.post_big_blind, event.name)
         return table.evolve(sagas=table.sagas + (saga,))
     if isinstance(event, E.BuyInConfirmed):
         saga = _open_saga(table, event.key, SagaKind.BUY_IN, SagaKind.TOP_UP)
@@ -344,7 +345,12 @@ def rake_key(hand_no: int) -> str:
 def _table_event(table: TableState, event: object) -> TableState:
     if isinstance(event, E.PlayerSeated):
         return _seat_player(table, event.seat, event.player_id, event.stack,
-                            event.token_digest, event.post_big_blind)
+                            event.token_digest, event.post_big_blind, event.name)
+    if isinstance(event, E.SeatTokenReplaced):
+        seat = table.seat(event.seat)
+        if seat is None or seat.player_id != event.player_id:
+            raise InvalidEvent(f"seat {event.seat} is not {event.player_id!r}'s")
+        return _with_seat(table, event.seat, token_digest=event.token_digest)
     if isinstance(event, E.MONEY_EVENTS):
         return _money_event(table, event)
     if isinstance(event, E.TablePaused):

@@ -207,6 +207,12 @@ class Seat(Value):
     post_big_blind: bool = False  # chose to post what is owed now rather than wait
     connected: bool = True
     leaving: bool = False  # left during a hand: folded at their turn, freed after the hand
+    name: str = ""  # what is printed for the player ("": the player id)
+
+    @property
+    def shown_name(self) -> str:
+        """What pages and histories print for the player."""
+        return self.name or self.player_id
 
 
 @value

@@ -11,12 +11,7 @@ from .decide import Act, Step, next_step, start_hand
 from .errors import IllegalAction
 from .events import ActionKind
 from .options import MAX_CHIPS, TableOptions, buy_in_limits
-
-# PLAYER_ID_MAX and player_id_problem are re-exported (the `X as X` imports, the explicit
-# form): the services write T.player_id_problem to check a request before it reaches the log
-from .players import PLAYER_ID_MAX as PLAYER_ID_MAX
-from .players import canonical_player_id, player_key
-from .players import player_id_problem as player_id_problem
+from .players import canonical_name, check_subject, name_key, name_problem
 from .seating import plan_hand
 from .state import Saga, SagaKind, Seat, TableState
 
@@ -53,31 +48,31 @@ def _check_key(table: TableState, key: str) -> None:
 
 def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
              token_digest: str, post_big_blind: bool = False,
-             key: str = "") -> list[E.PlayerSeated | E.BuyInRequested]:
+             key: str = "", name: str = "") -> list[E.PlayerSeated | E.BuyInRequested]:
     """Take a free seat with a buy-in inside the table's limits; one seat per player. At a
     running table the newcomer posts a big blind to be dealt in at once, or waits for it.
 
-    The player id must be valid (:mod:`shared.poker.players`) and is seated in its normal form
-    (NFKC); one player is one :func:`~shared.poker.players.player_key`, so ``Alice`` cannot
-    sit where ``alice`` sits. At a table with a wallet the seat is held and the buy-in asked
-    of the wallet (saga ``key``); the chips come with :func:`settled`."""
+    ``player_id`` is the player's id exactly (the identity provider's subject: two ids that
+    differ in case are two players); ``name``, what is printed for them (else the id, which
+    must then be a valid name: :mod:`shared.poker.players`), is kept in its normal form and
+    unique at the table (:func:`seat_name`). At a table with a wallet the seat is held and the
+    buy-in asked of the wallet (saga ``key``); the chips come with :func:`settled`."""
     _check_key(table, key)
     if table.closing:
         raise IllegalAction(f"table {table.table_id} is closing: it takes no new players")
     max_seats = table.options.max_seats
     if isinstance(seat, bool) or not isinstance(seat, int) or not 1 <= seat <= max_seats:
         raise IllegalAction(f"seats at this table are numbered 1 to {max_seats}")
-    player_id = canonical_player_id(player_id)
+    player_id = check_subject(player_id)
     taken = table.seat(seat)
     if taken is not None and not taken.leaving:
         raise IllegalAction(f"seat {seat} is taken")
     if taken is not None or _in_hand(table, seat):
         raise IllegalAction(f"seat {seat} frees when the hand in progress ends")
-    who = player_key(player_id)
-    same = next((s for s in table.seats if player_key(s.player_id) == who), None)
+    same = next((s for s in table.seats if s.player_id == player_id), None)
     if same is not None:
-        raise IllegalAction(f"player {player_id} already has a seat at this table (seat "
-                            f"{same.seat}; ids that differ only in case or form are one player)")
+        raise IllegalAction(f"you already have a seat at this table (seat {same.seat})")
+    shown = seat_name(table, seat, player_id, name)
     low, high = buy_in_limits(table.options)
     if isinstance(buy_in, bool) or not isinstance(buy_in, int) or not low <= buy_in <= high:
         raise IllegalAction(f"the buy-in at this table is {low} to {high} chips")
@@ -87,8 +82,42 @@ def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
     _check_table_total(table, buy_in + _pending_chips(table))
     if table.options.wallet:
         return [E.BuyInRequested(key, seat, player_id, buy_in, token_digest,
-                                 bool(post_big_blind))]
-    return [E.PlayerSeated(seat, player_id, buy_in, token_digest, bool(post_big_blind))]
+                                 bool(post_big_blind), name=shown)]
+    return [E.PlayerSeated(seat, player_id, buy_in, token_digest, bool(post_big_blind),
+                           name=shown)]
+
+
+def seat_name(table: TableState, seat: int, player_id: str, name: str) -> str:
+    """The name seat ``seat`` is shown with: ``name`` (else the player id) in its normal form,
+    with a number after it (``alice (2)``) when another seat's name is the same
+    (:func:`~shared.poker.players.name_key`); "" when that is the id itself (the log keeps
+    no second copy of it). IllegalAction when neither is a valid name."""
+    if not name and name_problem(player_id) is not None:
+        raise IllegalAction("your sign-in carries no name that can be shown at a table (the "
+                            "token's name, preferred_username or subject): "
+                            f"{name_problem(player_id)}")
+    shown = canonical_name(name or player_id)
+    others = {name_key(s.shown_name) for s in table.seats if s.seat != seat}
+    unique, n = shown, 1
+    while name_key(unique) in others:
+        n += 1
+        unique = f"{shown} ({n})"
+    return "" if unique == player_id else unique
+
+
+def replace_seat_token(table: TableState, seat: int, player_id: str,
+                       token_digest: str) -> list[E.SeatTokenReplaced]:
+    """The player who holds ``seat`` gets a new seat token (its digest): the old one stops
+    proving the seat. For a player who lost theirs (a new sign-in, another device): they prove
+    who they are, not the token."""
+    held = table.seat(seat)
+    if held is None or held.player_id != player_id:
+        raise IllegalAction(f"seat {seat} at this table is not yours")
+    if not token_digest:
+        raise IllegalAction("a new seat token's digest is required")
+    if token_digest == held.token_digest:
+        return []  # (already so: nothing to record)
+    return [E.SeatTokenReplaced(seat, player_id, token_digest)]
 
 
 def _in_hand(table: TableState, seat: int) -> bool:

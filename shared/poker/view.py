@@ -24,6 +24,7 @@ class SeatView:
     sitting_out: bool
     cards: tuple[Card, ...]
     shown: bool
+    name: str = ""  # what is printed for the player (their name, else their id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +95,11 @@ def public_view(table: TableState) -> TableView:
         p = in_hand.get(s.seat)
         if p is None:
             seats.append(SeatView(s.seat, s.player_id, s.stack, 0, False, False, False,
-                                  s.sitting_out, (), False))
+                                  s.sitting_out, (), False, s.shown_name))
         else:
             seats.append(SeatView(s.seat, s.player_id, p.stack if running else s.stack,
                                   p.round_bet, True, p.folded, p.all_in, s.sitting_out,
-                                  visible_cards(p, None), p.shown))
+                                  visible_cards(p, None), p.shown, s.shown_name))
     if hand is None:
         return TableView(table.table_id, 0, "waiting", 0, 0, (), 0, (), 0, 0, None,
                          tuple(seats), 0)

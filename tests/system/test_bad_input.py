@@ -386,7 +386,7 @@ async def test_one_account_cannot_take_two_seats(tables):
     t = tables
     e = await refused(t, lambda: t.stub.of(1).SitDown(tpb.SitDownRequest(  # p1, seated at 1
         table_id="t1", seat=4, buy_in=200, command_id="sit-4")), PRECONDITION)
-    assert "already has a seat" in e.details()
+    assert "already have a seat" in e.details()
     await refused(t, lambda: t.stub.of(9).SitDown(tpb.SitDownRequest(  # a taken seat, for p9
         table_id="t1", seat=2, buy_in=200, command_id="sit-9")), PRECONDITION)
 

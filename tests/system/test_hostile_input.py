@@ -1,12 +1,13 @@
 """Input that would corrupt the evidence, and absurd tables (the security issue's findings 4
 and 5), at the real TableService: real nats-server, every service on a real gRPC server.
 
-The player id is the caller's token's subject. Hostile player ids are invalid by the rule
-(shared/poker/players.py), the identity provider's issuer will not sign one, and a token
-that names one anyway (an identity provider that does not check ids) is UNAUTHENTICATED and
-nothing is appended (the stream's last sequence and the table's version unchanged); one
-player is one seat by the folded id (``Alice`` cannot sit where ``alice`` sits); CreateTable
-with each absurd setting answers INVALID_ARGUMENT and creates nothing.
+The player id is the caller's token's subject, exactly (shared/poker/players.py): one with a
+control character is UNAUTHENTICATED; any other is an id, but what histories print is a name,
+so an id that could forge a line or hide (and no name claim to print instead) cannot sit:
+FAILED_PRECONDITION, nothing appended (the stream's last sequence and the table's version
+unchanged); with a printable name it sits, and the name is what is shown. Ids that differ in
+case or form are other players, shown apart; CreateTable with each absurd setting answers
+INVALID_ARGUMENT and creates nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from poker.table.v1 import table_pb2_grpc
 
 from shared.infra.eventstore import STREAM, EventStore
 from shared.infra.identity import PLAYER, bearer_metadata
-from shared.poker.players import player_id_problem
+from shared.poker.players import name_problem, subject_problem
 from tests.helpers.tables import SeatStubs
 
 C = grpc.StatusCode
@@ -64,22 +65,24 @@ async def last_seq(store: EventStore) -> int:
     return (await store.nc.jsm().stream_info(STREAM)).state.last_seq
 
 
-def idp_token(stack, subject: str) -> str:
-    """A player's token for ``subject`` exactly as given, signed with the stack's identity
-    provider's key: what an identity provider that neither checks nor normalises ids would
-    issue (the stack's issuer refuses a bad subject and signs the NFKC form)."""
+def idp_token(stack, subject: str, name: str | None = None) -> str:
+    """A player's token for ``subject`` exactly as given (and a ``name`` claim), signed with
+    the stack's identity provider's key: what an identity provider that does not check ids
+    would issue (the stack's issuer refuses a subject with a control character)."""
     key = serialization.load_pem_private_key(stack.issuer.key_file.read_bytes(), password=None)
     now = int(time.time())
     claims = {"iss": stack.issuer.ISSUER, "aud": stack.issuer.AUDIENCE, "sub": subject,
               "roles": [PLAYER], "iat": now, "nbf": now, "exp": now + 600,
               "jti": secrets.token_hex(8)}
+    if name is not None:
+        claims["name"] = name
     return jwt.encode(claims, key, algorithm="EdDSA", headers={"kid": stack.issuer.kid})
 
 
-def as_subject(stack, subject: str):
+def as_subject(stack, subject: str, name: str | None = None):
     """A SitDown as ``subject`` (its :func:`idp_token`)."""
     bare = table_pb2_grpc.TableServiceStub(stack.channel("table"))  # no token of its own
-    auth = bearer_metadata(idp_token(stack, subject))
+    auth = bearer_metadata(idp_token(stack, subject, name))
     return lambda request: bare.SitDown(request, metadata=auth)
 
 
@@ -111,42 +114,44 @@ async def refused(stub, store, call, code: grpc.StatusCode) -> str:
 
 
 @pytest.mark.parametrize("player_id", HOSTILE_IDS, ids=repr)
-async def test_hostile_player_ids_are_invalid_and_append_nothing(world, stack, player_id):
+async def test_hostile_ids_never_reach_a_history(world, stack, player_id):
     stub, store = world
-    assert "player id" in (player_id_problem(player_id) or "")  # the rule
-    with pytest.raises(ValueError, match="player id"):  # the issuer signs no such token
-        stack.token(player_id)
-    sit = as_subject(stack, player_id)  # a token naming it all the same
+    assert "a name" in (name_problem(player_id) or "")  # it cannot be printed
+    if subject_problem(player_id) is None:
+        await stack.deposit(player_id, 200)
+    sit = as_subject(stack, player_id)  # a token naming it, no name claim
+    if subject_problem(player_id) is not None:  # a control character: no id at all
+        with pytest.raises(ValueError, match="player id"):  # the issuer signs no such token
+            stack.token(player_id)
+        details = await refused(stub, store, lambda: sit(tpb.SitDownRequest(
+            table_id="t1", seat=2, buy_in=200, command_id="sit-2")), C.UNAUTHENTICATED)
+        assert "player id" in details
+        return
     details = await refused(stub, store, lambda: sit(tpb.SitDownRequest(
-        table_id="t1", seat=2, buy_in=200, command_id="sit-2")), C.UNAUTHENTICATED)
-    assert "player id" in details
+        table_id="t1", seat=2, buy_in=200, command_id="sit-2")), C.FAILED_PRECONDITION)
+    assert "no name that can be shown" in details
+    # with a printable name it sits, and the name is what is shown
+    await as_subject(stack, player_id, name="Mallory")(tpb.SitDownRequest(
+        table_id="t1", seat=2, buy_in=200, command_id="sit-3"))
+    seat = {s.seat: s for s in (await stub.GetState(tpb.ViewRequest(table_id="t1"))).seats}[2]
+    assert (seat.player_id, seat.name) == (player_id, "Mallory")
 
 
-async def test_alice_cannot_sit_where_alice_sits(world, stack):
+async def test_ids_that_differ_in_case_or_form_are_other_players_shown_apart(world, stack):
     stub, store = world
-    for i, other in enumerate(["Alice", "ALICE", "ａｌｉｃｅ", "𝐚𝐥𝐢𝐜𝐞"]):
-        await stack.deposit(other, 200)  # (the seat rule refuses, not the balance)
-        sit = as_subject(stack, other)  # the token's subject as the identity provider sent it
-        details = await refused(stub, store, partial(sit, tpb.SitDownRequest(
-            table_id="t1", seat=2, buy_in=200, command_id=f"sit-{i}")),
-            C.FAILED_PRECONDITION)
-        assert "already has a seat" in details
-    await stack.deposit("bob", 200)
-    await as_subject(stack, "bob")(tpb.SitDownRequest(table_id="t1", seat=2, buy_in=200,
-                                                      command_id="sit-bob"))
-    seats = {s.seat: s.player_id for s in (await stub.GetState(
+    for seat, other in enumerate(["Alice", "ａｌｉｃｅ"], start=2):
+        await stack.deposit(other, 200)  # their own wallets
+        await as_subject(stack, other)(tpb.SitDownRequest(
+            table_id="t1", seat=seat, buy_in=200, command_id=f"sit-{seat}"))
+    seats = {s.seat: (s.player_id, s.name) for s in (await stub.GetState(
         tpb.ViewRequest(table_id="t1"))).seats}
-    assert seats == {1: "alice", 2: "bob"}
-
-
-async def test_a_compatibility_form_is_seated_as_its_normal_form(world, stack):
-    stub, _ = world
-    await stack.deposit("bob", 200)  # the normal form's wallet pays
-    await as_subject(stack, "ｂｏｂ")(tpb.SitDownRequest(table_id="t1", seat=2, buy_in=200,
-                                                       command_id="sit-bob"))
-    seats = {s.seat: s.player_id for s in (await stub.GetState(
-        tpb.ViewRequest(table_id="t1"))).seats}
-    assert seats[2] == "bob"
+    assert seats == {1: ("alice", "alice"), 2: ("Alice", "Alice (2)"),
+                     3: ("ａｌｉｃｅ", "alice (3)")}
+    # one id, one seat
+    await stack.deposit("alice", 200)
+    details = await refused(stub, store, partial(as_subject(stack, "alice"), tpb.SitDownRequest(
+        table_id="t1", seat=4, buy_in=200, command_id="sit-again")), C.FAILED_PRECONDITION)
+    assert "already have a seat" in details
 
 
 @pytest.mark.parametrize("name", list(ABSURD_SETTINGS))

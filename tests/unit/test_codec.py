@@ -44,7 +44,7 @@ def test_every_event_of_played_tables_round_trips():
     events = _mixed_events()
     assert {type(e) for e in events} >= set(EVENT_TYPES) - {
         E.PlayerDisconnected, E.PlayerReconnected, E.TablePaused, E.TableConfigured,
-        E.TableClosing, E.ClockRestarted}
+        E.TableClosing, E.ClockRestarted, E.SeatTokenReplaced}
     for e in events:
         back = decode_event(encode_event(e))
         assert back == e
@@ -53,7 +53,8 @@ def test_every_event_of_played_tables_round_trips():
 
 @pytest.mark.parametrize("event", [
     E.PlayerDisconnected(3), E.PlayerReconnected(4), E.TablePaused(True), E.TableClosing("x"),
-    E.ClockRestarted(2, 1_700_000_000_000),
+    E.ClockRestarted(2, 1_700_000_000_000), E.SeatTokenReplaced(2, "Alice@example", "ab" * 32),
+    E.PlayerSeated(1, "sub|123", 100, "cd" * 32, False, "Alice (2)"),
     E.TableConfigured(table_options("stud", "fixed_limit", small_bet=20, wallet=True)),
     E.HandShown(2, cards("AhKh"), "high card", ""),
     E.CardsDealt(0, (UNKNOWN_CARD,), (E.HoleDeal(1, (UNKNOWN_CARD, Card(51)), (False, True)),),

@@ -218,13 +218,44 @@ def test_roles_missing_a_string_unknown_or_of_another_claim(verifier, ed_key, cl
     assert custom.verify(token).roles == {COMPLIANCE}
 
 
-def test_a_player_subject_must_be_a_player_id_and_is_canonical(verifier, ed_key):
-    assert verifier.verify(sign(ed_key, sub="ａｌｉｃｅ")).subject == "alice"  # fullwidth: NFKC
-    assert "not a valid player id" in refusal(verifier, sign(ed_key, sub="alice\u202e"))
-    assert "not a valid player id" in refusal(verifier, sign(ed_key, sub="a  b"))
-    # a service's subject is its name, whatever it is (no player role)
-    assert verifier.verify(sign(ed_key, sub="svc:table/1", roles=[SERVICE])).subject == \
-        "svc:table/1"
+def test_the_subject_is_the_player_id_exactly_and_the_name_is_printed(verifier, ed_key):
+    """OpenID Connect's ``sub`` is case-sensitive: the player id is it byte for byte (never
+    normalised or folded); what is printed is the ``name`` or ``preferred_username`` claim
+    that is a valid name, in normal form, else nothing (the subject is printed)."""
+    assert verifier.verify(sign(ed_key, sub="RTCASEX")).subject == "RTCASEX"
+    assert verifier.verify(sign(ed_key, sub="rtcasex")).subject == "rtcasex"
+    assert verifier.verify(sign(ed_key, sub="ａｌｉｃｅ")).subject == "ａｌｉｃｅ"
+    assert verifier.verify(sign(ed_key, sub="auth0|5f7c")).subject == "auth0|5f7c"
+    named = verifier.verify(sign(ed_key, sub="u-1", name="Ｍａｒｙ", preferred_username="m"))
+    assert (named.subject, named.name) == ("u-1", "Mary")
+    assert verifier.verify(sign(ed_key, sub="u-1", preferred_username="mj")).name == "mj"
+    # a name that could forge a line or hide is ignored: the next claim, else none
+    assert verifier.verify(sign(ed_key, sub="u-1", name="a\nSeat 1",
+                                preferred_username="mj")).name == "mj"
+    assert verifier.verify(sign(ed_key, sub="u-1", name="\u202eecila")).name == ""
+    assert "control character" in refusal(verifier, sign(ed_key, sub="alice\nbob"))
+    assert "1 to 255" in refusal(verifier, sign(ed_key, sub="x" * 256))
+    assert "1 to 255" in refusal(verifier, sign(ed_key, sub=""))
+
+
+def test_a_token_that_lives_too_long_is_refused(ed_key, clock):
+    """POKER_TOKEN_MAX_TTL_S: exp - iat (or exp - now without an iat) at most; a token that
+    never expires in practice (exp = 1e300) is refused."""
+    short = Verifier(jwks((ed_key, "k1")), issuer=ISSUER, audience=AUDIENCE, now=clock,
+                     max_ttl_s=3600)
+    assert short.verify(sign(ed_key, exp=T0 + 3600)).subject == "alice"
+    assert "longer than the 3600 s" in refusal(short, sign(ed_key, exp=T0 + 3601))
+    assert "longer than" in refusal(short, sign(ed_key, exp=1e300))
+    no_iat = claims(exp=T0 + 7200)
+    del no_iat["iat"]
+    token = jwt.encode(no_iat, ed_key, algorithm="EdDSA", headers={"kid": "k1"})
+    assert "use now" in refusal(short, token)
+    default = Verifier(jwks((ed_key, "k1")), issuer=ISSUER, audience=AUDIENCE, now=clock)
+    assert "longer than" in refusal(default, sign(ed_key, exp=1e300))
+    assert default.verify(sign(ed_key, exp=T0 + 30 * 24 * 3600)).subject == "alice"
+    with pytest.raises(ValueError, match="POKER_TOKEN_MAX_TTL_S"):
+        Verifier.from_env({"POKER_JWKS_FILE": "/x", "POKER_JWT_ISSUER": "i",
+                           "POKER_TOKEN_MAX_TTL_S": "forever"})
 
 
 def test_unknown_kid_and_no_kid(verifier, ed_key, clock):

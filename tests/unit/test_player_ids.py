@@ -1,6 +1,8 @@
-"""Player ids (shared.poker.players, the security issue's finding 4): the normaliser refuses
-each class of character that could forge a line, break a format or hide from the eye; look-
-alikes that NFKC unifies are one player; seating compares the folded key."""
+"""Players (shared.poker.players): a player's id is the identity provider's subject, exactly
+(two subjects that differ in case are two players, with two seats and two wallets); a name,
+what histories print, is checked by the normaliser, which refuses each class of character that
+could forge a line, break a format or hide from the eye; names that fold to one key are shown
+with a number at a table."""
 
 from __future__ import annotations
 
@@ -15,11 +17,14 @@ from shared.poker.errors import IllegalAction
 from shared.poker.fold import fold
 from shared.poker.options import table_options
 from shared.poker.players import (
-    PLAYER_ID_MAX,
-    canonical_player_id,
-    player_id_problem,
-    player_key,
+    NAME_MAX,
+    SUBJECT_MAX,
+    canonical_name,
+    check_subject,
+    name_key,
+    name_problem,
     printable,
+    subject_problem,
 )
 
 BAD = [
@@ -54,7 +59,7 @@ BAD = [
     pytest.param("al  ice", "two spaces", id="double-space"),
     pytest.param("al\u3000 ice", "two spaces", id="ideographic-and-plain-space"),
     pytest.param("", "1 to 64", id="empty"),
-    pytest.param("x" * (PLAYER_ID_MAX + 1), "1 to 64", id="too-long"),
+    pytest.param("x" * (NAME_MAX + 1), "1 to 64", id="too-long"),
     pytest.param("\ufdfa" * 4, "NFKC", id="too-long-after-nfkc"),
     pytest.param(None, "text", id="not-a-string"),
     pytest.param("\u0430lice", "mix the letters of cyrillic and latin", id="cyrillic-a"),
@@ -65,42 +70,42 @@ BAD = [
 
 
 @pytest.mark.parametrize("raw, why", BAD)
-def test_bad_ids_are_refused_with_a_reason(raw, why):
-    problem = player_id_problem(raw)
+def test_bad_names_are_refused_with_a_reason(raw, why):
+    problem = name_problem(raw)
     assert problem is not None and why in problem, problem
-    assert problem.startswith("a player id")
+    assert problem.startswith("a name")
     assert problem.isprintable() and "\n" not in problem  # never echoes the raw id
     with pytest.raises(IllegalAction) as info:
-        canonical_player_id(raw)
+        canonical_name(raw)
     assert info.value.reason == problem
 
 
 @pytest.mark.parametrize("raw", ["alice", "Alice", "al ice", "o'brien", "Zoë", "李小龍",
-                                 "محمد", "x" * PLAYER_ID_MAX, "a-b_c.d@e", "e\u0301", "Иван",
+                                 "محمد", "x" * NAME_MAX, "a-b_c.d@e", "e\u0301", "Иван",
                                  "Ελένη", "ivan_99", "山田たろうタロウ", "김민준金", "user★1"])
-def test_ordinary_ids_are_valid_and_kept(raw):
-    assert player_id_problem(raw) is None
-    assert canonical_player_id(raw) == unicodedata.normalize("NFKC", raw)
-    assert printable(canonical_player_id(raw)) == canonical_player_id(raw)
+def test_ordinary_names_are_valid_and_kept(raw):
+    assert name_problem(raw) is None
+    assert canonical_name(raw) == unicodedata.normalize("NFKC", raw)
+    assert printable(canonical_name(raw)) == canonical_name(raw)
 
 
 @pytest.mark.parametrize("raw", ["ａｌｉｃｅ", "𝐚𝐥𝐢𝐜𝐞", "𝒶𝓁𝒾𝒸ℯ", "ａlice", "alice"])
-def test_compatibility_look_alikes_normalise_to_the_plain_id(raw):
-    assert canonical_player_id(raw) == "alice"
+def test_compatibility_look_alikes_normalise_to_the_plain_name(raw):
+    assert canonical_name(raw) == "alice"
 
 
 def test_spaces_normalise_to_a_plain_space():
-    assert canonical_player_id("al\u00a0ice") == "al ice"  # no-break space
-    assert canonical_player_id("al\u3000ice") == "al ice"  # ideographic space
+    assert canonical_name("al\u00a0ice") == "al ice"  # no-break space
+    assert canonical_name("al\u3000ice") == "al ice"  # ideographic space
 
 
 def test_the_length_bound_is_in_code_points_before_and_after_nfkc():
-    assert player_id_problem("x" * PLAYER_ID_MAX) is None
-    assert player_id_problem("é" * PLAYER_ID_MAX) is None  # 128 bytes of UTF-8, 64 characters
-    assert player_id_problem("x" * (PLAYER_ID_MAX + 1)) is not None
-    assert player_id_problem("\ufdfa" * 3) is None  # 3 code points, 54 after NFKC
-    assert player_id_problem("\ufdfa" * 4) is not None  # 72 after NFKC
-    assert player_id_problem("x" * 100_000) is not None
+    assert name_problem("x" * NAME_MAX) is None
+    assert name_problem("é" * NAME_MAX) is None  # 128 bytes of UTF-8, 64 characters
+    assert name_problem("x" * (NAME_MAX + 1)) is not None
+    assert name_problem("\ufdfa" * 3) is None  # 3 code points, 54 after NFKC
+    assert name_problem("\ufdfa" * 4) is not None  # 72 after NFKC
+    assert name_problem("x" * 100_000) is not None
 
 
 @pytest.mark.parametrize("a, b", [("alice", "Alice"), ("alice", "ALICE"), ("alice", "ａｌｉｃｅ"),
@@ -108,13 +113,13 @@ def test_the_length_bound_is_in_code_points_before_and_after_nfkc():
                                   ("strasse", "STRASSE"), ("straße", "STRASSE"),
                                   ("kelvin", "\u212aelvin"), ("ﬁsh", "FISH"),
                                   ("al ice", "al\u00a0\u00a0ice")])
-def test_ids_that_differ_in_case_or_form_have_one_key(a, b):
-    assert player_key(a) == player_key(b)
+def test_names_that_differ_in_case_or_form_have_one_key(a, b):
+    assert name_key(a) == name_key(b)
 
 
 @pytest.mark.parametrize("a, b", [("alice", "alicf"), ("alice", "al ice"), ("alice", "alic")])
-def test_different_ids_have_different_keys(a, b):
-    assert player_key(a) != player_key(b)
+def test_different_names_have_different_keys(a, b):
+    assert name_key(a) != name_key(b)
 
 
 def test_printable_escapes_every_bad_class_and_keeps_texts_distinct():
@@ -130,41 +135,92 @@ def test_printable_escapes_every_bad_class_and_keeps_texts_distinct():
     assert len({printable(r) for r in hostile}) == len(set(hostile))
 
 
+# --- ids -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw", ["alice", "Alice", "RTCASEX", "auth0|5f7c8ec7c33c6c004bbafe82",
+                                 "248289761001", "alice@example.com", "ａｌｉｃｅ", "al  ice",
+                                 " x ", "a\u200bb", "x" * SUBJECT_MAX])
+def test_any_subject_without_a_control_character_is_an_id_kept_exactly(raw):
+    assert subject_problem(raw) is None
+    assert check_subject(raw) == raw  # never normalised, folded or trimmed
+
+
+@pytest.mark.parametrize("raw, why", [("", "1 to 255"), ("x" * (SUBJECT_MAX + 1), "1 to 255"),
+                                      ("a\nb", "control character"), ("a\x00b", "control"),
+                                      ("a\ud800b", "surrogate"), (None, "text"), (7, "text")])
+def test_a_subject_that_is_no_id_is_refused_with_a_reason(raw, why):
+    problem = subject_problem(raw)
+    assert problem is not None and why in problem and problem.isprintable()
+    with pytest.raises(IllegalAction):
+        check_subject(raw)
+
+
 # --- seating ---------------------------------------------------------------------------------
 
 def _table():
     return new_table(table_options("holdem", "no_limit", small_blind=1, big_blind=2))
 
 
-def test_sit_down_seats_the_normal_form():
+def test_sit_down_keeps_the_id_exactly_and_the_name_in_normal_form():
     table = _table()
-    [seated] = T.sit_down(table, 1, "ａｌｉｃｅ", 200, "d")
-    assert seated.player_id == "alice"
+    [seated] = T.sit_down(table, 1, "auth0|ＡＢＣ", 200, "d", name="ａｌｉｃｅ")
+    assert seated.player_id == "auth0|ＡＢＣ" and seated.name == "alice"
+    [plain] = T.sit_down(table, 1, "bob", 200, "d")
+    assert plain.player_id == "bob" and plain.name == ""  # the id is the name: no copy
 
 
-@pytest.mark.parametrize("raw, why", [b.values for b in BAD])
-def test_sit_down_refuses_bad_ids(raw, why):
+@pytest.mark.parametrize("raw, why", [b.values for b in BAD if isinstance(b.values[0], str)
+                                      and b.values[0] and "control" not in b.values[1]
+                                      and "surrogate" not in b.values[1]
+                                      and len(b.values[0]) <= SUBJECT_MAX])
+def test_an_id_that_cannot_be_printed_needs_a_name(raw, why):
     table = _table()
     with pytest.raises(IllegalAction) as info:
         T.sit_down(table, 1, raw, 200, "d")
+    assert why in info.value.reason and "no name that can be shown" in info.value.reason
+    [seated] = T.sit_down(table, 1, raw, 200, "d", name="Alice")
+    assert seated.player_id == raw and seated.name == "Alice"
+
+
+@pytest.mark.parametrize("raw, why", [b.values for b in BAD
+                                      if isinstance(b.values[0], str) and b.values[0]])
+def test_a_bad_name_is_refused(raw, why):
+    table = _table()
+    with pytest.raises(IllegalAction) as info:
+        T.sit_down(table, 1, "player-1", 200, "d", name=raw)
     assert why in info.value.reason
 
 
 @pytest.mark.parametrize("other", ["Alice", "ALICE", "ａｌｉｃｅ", "𝐀𝐥𝐢𝐜𝐞"])
-def test_one_player_one_seat_by_the_folded_key(other):
+def test_ids_that_differ_in_case_or_form_are_two_players_shown_apart(other):
+    """OpenID Connect's ``sub`` is case-sensitive: ``RTCASEX`` and ``rtcasex`` may be two
+    people. Each gets a seat; the second name that folds to the first's is numbered."""
     table = _table()
     table = fold(T.sit_down(table, 1, "alice", 200, "d"), table)
-    with pytest.raises(IllegalAction) as info:
-        T.sit_down(table, 2, other, 200, "d")
-    assert "already has a seat" in info.value.reason and "seat 1" in info.value.reason
-    assert T.sit_down(table, 2, "bob", 200, "d")
+    [second] = T.sit_down(table, 2, other, 200, "e")
+    assert second.player_id == other
+    assert second.name == f"{canonical_name(other)} (2)"
+    table = fold([second], table)
+    shown = {s.seat: s.shown_name for s in table.seats}
+    assert shown[1] == "alice" and name_key(shown[2]) != name_key(shown[1])
+    with pytest.raises(IllegalAction) as info:  # but one id, one seat
+        T.sit_down(table, 3, "alice", 200, "f")
+    assert "already have a seat" in info.value.reason and "seat 1" in info.value.reason
 
 
-def test_an_old_bad_id_already_seated_still_holds_its_player():
-    """A log from before the rules may hold ``alice\\u200b`` or ``alice `` in a seat: the key
-    drops invisibles and blanks, so plain ``alice`` cannot take a second seat."""
-    table = _table()
-    for raw in ("alice\u200b", "alice "):
-        old = fold([E.PlayerSeated(1, raw, 200, "d")], table)
-        with pytest.raises(IllegalAction):
-            T.sit_down(old, 2, "Alice", 200, "d")
+def test_a_name_numbered_at_one_table_is_plain_where_it_is_alone():
+    table = fold(T.sit_down(_table(), 1, "sub-1", 200, "d", name="Alice"), _table())
+    [again] = T.sit_down(table, 2, "sub-2", 200, "e", name="alice")
+    assert again.name == "alice (2)"
+    [third] = T.sit_down(fold([again], table), 3, "sub-3", 200, "f", name="ALICE")
+    assert third.name == "ALICE (3)"
+    [alone] = T.sit_down(_table(), 1, "sub-2", 200, "e", name="alice")
+    assert alone.name == "alice"
+
+
+def test_an_old_seat_without_a_name_is_shown_by_its_id():
+    """A log from before names holds the id alone (name ""): it is what is printed."""
+    table = fold([E.PlayerSeated(1, "alice", 200, "d")], _table())
+    assert table.seat(1).shown_name == "alice"
+    [second] = T.sit_down(table, 2, "Alice", 200, "e")
+    assert second.name == "Alice (2)"

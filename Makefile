@@ -3,6 +3,8 @@
 #               shared/poker), both configured in pyproject.toml
 # make test:    install, lint, Debian's chromium and kubectl if missing, then every test
 # make demo:    install, then bots play hands of every game and the audit is printed
+#               (SERVE=1: the web pages stay up until Ctrl-C)
+# make help:    these targets, one line each
 # make bench:   install, then the benchmarks (figures printed, nothing asserted)
 PYTHON ?= python3
 VENV := .venv
@@ -13,7 +15,17 @@ GEN := gen
 PROTO_FILES := $(shell find protos -name '*.proto')
 PROTO_STAMP := $(GEN)/.stamp
 
-.PHONY: install protos lint tools test demo bench soak clean
+.PHONY: help install protos lint tools test demo bench soak clean
+
+help:
+	@echo "make demo     set up .venv, start NATS and every service, bots play a hand of every game,"
+	@echo "              print the audit (make demo SERVE=1: keep the web pages up until Ctrl-C)"
+	@echo "make test     set up .venv, lint, then every test (about 10 minutes)"
+	@echo "make install  .venv with the project and its dependencies (.venv/bin/pokerctl)"
+	@echo "make lint     ruff and mypy"
+	@echo "make bench    the benchmarks (figures printed, nothing asserted; about an hour)"
+	@echo "make soak     N tables for M minutes: memory and file descriptors of every process"
+	@echo "make clean    remove .venv, gen/ and the caches"
 
 install: $(STAMP) $(PROTO_STAMP)
 
@@ -54,7 +66,7 @@ tools:
 	fi
 
 demo: install
-	$(BIN)/pokerctl demo
+	$(BIN)/pokerctl demo $(if $(SERVE),--serve,)
 
 bench: install
 	$(BIN)/python -m bench

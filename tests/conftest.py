@@ -6,10 +6,31 @@ tests."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import pytest
 import pytest_asyncio
 
 from shared.infra.natsserver import NatsServer
+
+#: The test session is hermetic: it never reads or writes the user's home or `pokerctl up`'s
+#: default data directory (a newcomer who ran `make demo` and `pokerctl up` first must still
+#: get a green run), nor takes a setting from the shell (a sourced up env file: POKER_*, but
+#: POKER_TEST_* for the tests themselves).
+#: HOME and the XDG directories point at a temporary place for the whole session, set here,
+#: before any test module is imported, so that subprocesses inherit them too.
+_HOME = tempfile.mkdtemp(prefix="poker-test-home-")
+for _name in [n for n in os.environ if n.startswith("POKER_") and not n.startswith("POKER_TEST_")]:
+    del os.environ[_name]
+os.environ.update({"HOME": _HOME, "XDG_DATA_HOME": os.path.join(_HOME, ".local", "share"),
+                   "XDG_CONFIG_HOME": os.path.join(_HOME, ".config"),
+                   "XDG_CACHE_HOME": os.path.join(_HOME, ".cache")})
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_HOME, ignore_errors=True)
 
 
 @pytest.fixture

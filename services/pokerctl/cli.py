@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -44,6 +45,10 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+#: the commands that run servers (their logs keep gRPC's own lines)
+SERVERS = frozenset({"up", "demo"})
+
+
 def command_module(command: Command):
     return importlib.import_module(f"{__package__}.{command.module}")
 
@@ -67,6 +72,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # the stand-ins take no arguments: what follows the command is left for its real parser
     chosen, _ = build_parser().parse_known_args(argv)
+    if chosen.command not in SERVERS:
+        # gRPC's own log lines (a refused TLS handshake's, four of them) are not a client's to
+        # print: the command says what failed in one line of its own (failures.py); set before
+        # the command's module brings gRPC in
+        os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     args = build_parser(chosen.command).parse_args(argv)
     try:
         return int(args.run(args) or 0)

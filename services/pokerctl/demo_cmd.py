@@ -3,8 +3,10 @@ read back and audited (the fold of the events, chips conserved, every deck again
 commitment).
 
 By default the whole system runs: an embedded NATS JetStream and every service as its own
-process on 127.0.0.1 (see netdemo.py). ``--in-process`` plays the same tables through the
-pure engine alone, which shows the rules without the network.
+process on 127.0.0.1 (see netdemo.py); ``--serve`` keeps it up after the audit, with the web
+pages showing the tables and their hands, until Ctrl-C (`make demo SERVE=1`).
+``--in-process`` plays the same tables through the pure engine alone, which shows the rules
+without the network.
 
 Exit 0 if every table played and audited clean ("audit passed", only ever over hands played),
 1 otherwise, 2 for bad arguments (--hands at least 1, --seats at least 2).
@@ -41,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not args.in_process:
         from .netdemo import run_networked_demo
-        return asyncio.run(run_networked_demo(args.hands, args.seats, args.seed))
+        return asyncio.run(run_networked_demo(args.hands, args.seats, args.seed,
+                                              serve=args.serve))
     return run_in_process(args)
 
 
@@ -74,4 +77,7 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     p.add_argument("--seed", type=int, default=None, help="seed for the bots' choices")
     p.add_argument("--in-process", action="store_true",
                    help="play through the pure engine only (no NATS, no services)")
+    p.add_argument("--serve", action="store_true",
+                   help="keep everything up after the audit, the web pages showing the "
+                        "tables and their hands, until Ctrl-C")
     p.set_defaults(run=run)

@@ -63,12 +63,55 @@ def one_line(text: str, limit: int = 200) -> str:
 NATS_FLAG = "--nats, or POKER_NATS_URL"
 
 
+#: what a refused TLS handshake says (gRPC's and OpenSSL's words)
+_TLS_WORDS = ("certificate", "ssl", "handshake", "tls")
+
+
+def untrusted(reason: str) -> bool:
+    """Whether a connection failed because the server's certificate was not trusted (or the
+    TLS handshake failed), not because nothing answered."""
+    return any(w in reason.lower() for w in _TLS_WORDS)
+
+
 def unreachable_line(prog: str, exc: Exception, nats_flag: str = NATS_FLAG) -> str:
     """The one line a command ends with when ``exc`` (NatsUnreachable, TableUnreachable)
-    stopped it."""
+    stopped it: a server that answered with a certificate this client does not trust is
+    named as that (with the CA the client checked it against), not as one that is down."""
     if isinstance(exc, NatsUnreachable):
+        if untrusted(exc.reason):
+            return (f"{prog}: NATS at {exc.url} did not prove itself with a certificate of "
+                    f"the CA this client trusts ({_nats_ca()}): {one_line(exc.reason)}: give "
+                    f"the CA that signed its certificate (POKER_NATS_CA)")
         return f"{prog}: {one_line(str(exc))}: {NATS_CHECK.format(flag=nats_flag)}"
+    if isinstance(exc, TableUnreachable) and untrusted(exc.reason):
+        return (f"{prog}: the table service at {exc.address} did not prove itself with a "
+                f"certificate of the CA this client trusts ({_table_ca()}): "
+                f"{one_line(exc.reason)}: give the CA that signed its certificate "
+                f"(POKER_TLS_CA or POKER_TLS_DIR)")
     return f"{prog}: {one_line(str(exc))}: {TABLE_CHECK}"
+
+
+def log_away_line(prog: str, address: str, details: str) -> str:
+    """The one line for a service that answered that its event log does not (NATS down or
+    frozen behind a running service): what is down is the log, not the service."""
+    return (f"{prog}: the table service at {address} answered, but its event log (NATS) did "
+            f"not: {one_line(details)} (is NATS up? `pokerctl up` logs it in "
+            f"DIR/logs/nats.log)")
+
+
+def _table_ca() -> str:
+    """The CA file a client command checks the table service against (certs_cmd)."""
+    from .certs_cmd import client_tls
+    try:
+        tls = client_tls()
+    except Exception:  # noqa: BLE001 - it is only named here
+        return "none found"
+    return str(tls.ca) if tls is not None else "none: POKER_INSECURE is set"
+
+
+def _nats_ca() -> str:
+    from .up import client_ca
+    return client_ca() or "the system's"
 
 
 def reports_unreachable(prog: str, nats_flag: str = NATS_FLAG

@@ -6,7 +6,9 @@ that open sealed cards (audit, history, bots).
 The dealer is given the public key (POKER_COMPLIANCE_PUBLIC_KEY) and seals every hand's key to
 it; the private key stays with compliance. A command that opens hands takes ``--key FILE``
 (repeatable: keys rotated over the years), else POKER_COMPLIANCE_KEY (files separated by
-commas), else the key `pokerctl up` keeps in its data directory.
+commas), else the key `pokerctl up` keeps in its data directory, but only when the command
+reads that `up`'s own log (its NATS address): a key never opens, or is recorded as opening,
+another log's hands (an export given with --file, another server given with --nats).
 """
 
 from __future__ import annotations
@@ -19,23 +21,44 @@ from pathlib import Path
 from shared.infra.secrecy import ComplianceKey, ComplianceKeyring, SecrecyError
 
 
-def _default_key_files() -> list[str]:
+def _default_key_files(args: argparse.Namespace) -> list[str]:
     if os.environ.get("POKER_COMPLIANCE_KEY"):
         return [p for p in os.environ["POKER_COMPLIANCE_KEY"].split(",") if p]
     from .up_cmd import default_data_dir
-    local = default_data_dir() / "keys" / "compliance.key"
-    return [str(local)] if local.exists() else []
+    data = default_data_dir()
+    local = data / "keys" / "compliance.key"
+    if not local.exists() or getattr(args, "file", None) or not _reads(data, args):
+        return []
+    return [str(local)]
+
+
+def _reads(data_dir: Path, args: argparse.Namespace) -> bool:
+    """Whether the command reads the log of the `up` whose data directory is ``data_dir``: its
+    --nats (or --from) names that `up`'s NATS address."""
+    url = getattr(args, "nats", None) or getattr(args, "source", None)
+    try:
+        ours = (data_dir / "nats" / "url").read_text().strip()
+    except OSError:
+        return False
+    return bool(url) and _address(url) == _address(ours)
+
+
+def _address(url: str) -> str:
+    """host:port of a NATS URL (its scheme, user and password left out)."""
+    rest = url.split("://", 1)[-1]
+    return rest.rsplit("@", 1)[-1].split("/", 1)[0].lower()
 
 
 def add_key_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--key", action="append", default=None, metavar="FILE",
                    help="the compliance private key that opens sealed cards (repeatable; "
-                        "default POKER_COMPLIANCE_KEY, else `pokerctl up`'s)")
+                        "default POKER_COMPLIANCE_KEY, else `pokerctl up`'s when reading "
+                        "its log)")
 
 
 def key_files(args: argparse.Namespace) -> list[str]:
     """The key files of ``--key``, or the defaults."""
-    return list(args.key) if args.key else _default_key_files()
+    return list(args.key) if args.key else _default_key_files(args)
 
 
 def keyring_from(args: argparse.Namespace) -> ComplianceKeyring | None:

@@ -10,12 +10,15 @@
    commitment and the cards dealt from it; then the money: every buy-in, cash-out and rake
    matched with the wallet's ledger, deposits - withdrawals = wallets + house + tables;
 4. a summary (hands, events, chips, time), the web pages' addresses of a table and of a hand
-   (served while the demo runs), and a clean stop (table service, other services,
-   then NATS); the temporary directory is removed.
+   (served while the demo runs; with ``serve``, until Ctrl-C, so that they can be opened
+   at leisure), and a clean stop (table service, other services, then NATS); the temporary
+   directory is removed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import sys
 import tempfile
 import time
@@ -30,8 +33,10 @@ from .bots_cmd import audit_money_of, audit_tables, plan_tables, play_tables, pr
 from .up import ClusterError, LocalCluster
 
 
-async def run_networked_demo(hands: int, seats: int, seed, out=None) -> int:
-    """Exit code 0 if every table played and its log audited clean, 1 otherwise."""
+async def run_networked_demo(hands: int, seats: int, seed, out=None, serve: bool = False) -> int:
+    """Exit code 0 if every table played and its log audited clean, 1 otherwise. ``serve``:
+    keep everything up after the audit, the web pages showing the tables and their hands,
+    until Ctrl-C (SIGINT) or SIGTERM."""
     out = sys.stdout if out is None else out
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="poker-demo-") as tmp:
@@ -78,11 +83,29 @@ async def run_networked_demo(hands: int, seats: int, seed, out=None) -> int:
                 print(f"processes died during the demo: {dead}", file=out)
                 _tail_logs(cluster)
                 ok = False
+            if serve:
+                print(f"\nthe pages stay up until Ctrl-C: the lobby {web}, a table "
+                      f"{web}table/{plans[0].table_id}, a hand {web}table/{plans[0].table_id}/"
+                      f"hands/1", file=out, flush=True)
+                await _until_stopped()
         finally:
             await cluster.stop()
         print(f"stopped cleanly; {time.perf_counter() - started:.1f} s in all", file=out,
               flush=True)
         return 0 if ok else 1
+
+
+async def _until_stopped() -> None:
+    """Until Ctrl-C (SIGINT) or SIGTERM."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
 
 
 def _tail_logs(cluster: LocalCluster, lines: int = 5) -> None:

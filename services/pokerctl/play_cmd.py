@@ -58,11 +58,13 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 from shared.infra.identity import bearer_metadata
 from shared.infra.protomap import ACTION_KIND, ANTE_TYPE, GAME, STRUCTURE, TIMEOUT_POLICY
 from shared.infra.retry import CLI_RETRY, PLAYER_RETRY, retrying, retrying_sync, watching
+from shared.infra.rpc import log_away
 from shared.infra.seattokens import new_seat_token
 from shared.infra.tls import sync_channel
 from shared.poker.errors import InvalidOptions
 from shared.poker.events import ActionKind
 from shared.poker.options import (
+    NO_RAKE_CAP,
     AnteType,
     Game,
     Structure,
@@ -74,7 +76,13 @@ from shared.poker.players import printable
 
 from .botclient import address_list, parse_addresses, table_channel
 from .certs_cmd import client_tls_or_exit
-from .failures import TableUnreachable, is_unreachable, one_line, unreachable_line
+from .failures import (
+    TableUnreachable,
+    is_unreachable,
+    log_away_line,
+    one_line,
+    unreachable_line,
+)
 from .up import default_table_addr
 
 #: the structure a game is played in unless told
@@ -141,6 +149,8 @@ def _refusal(args: argparse.Namespace, exc: grpc.RpcError) -> Fail:
     details = one_line(exc.details() if callable(getattr(exc, "details", None)) else str(exc),
                        limit=10_000)  # the service's reason whole
     lower = details.lower()
+    if log_away(exc):  # the service answered; its log did not
+        return Fail(log_away_line(_prog(args), args.table_addr, details))
     if is_unreachable(exc):  # the one rule of what "unreachable" is (failures.py)
         return Fail(unreachable_line(_prog(args), TableUnreachable(
             args.table_addr, f"{code.name}: {details[:160]}")))
@@ -224,6 +234,10 @@ def settings_of(args: argparse.Namespace) -> tuple[table_pb2.TableSettings, tupl
         enums["timeout_policy"] = TIMEOUT_POLICY.to_pb(kwargs["timeout_policy"])
     if args.private:
         kwargs["private"] = True
+    if args.no_rake_cap:
+        if "rake_cap" in ints:
+            raise InvalidOptions("--rake-cap and --no-rake-cap: choose one")
+        kwargs["rake_cap"] = NO_RAKE_CAP
     options = table_options(game, structure, wallet=True, **kwargs)  # InvalidOptions
     settings = table_pb2.TableSettings(game=GAME.to_pb(game),
                                        structure=STRUCTURE.to_pb(structure))
@@ -231,6 +245,8 @@ def settings_of(args: argparse.Namespace) -> tuple[table_pb2.TableSettings, tupl
         setattr(settings, name, value)
     if args.private:
         settings.private = True
+    if args.no_rake_cap:
+        settings.no_rake_cap = True
     return settings, buy_in_limits(options)
 
 
@@ -624,6 +640,9 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     c.add_argument("--timeout-policy", choices=[t.value for t in TimeoutPolicy], default=None)
     c.add_argument("--private", action="store_true",
                    help="spectators need an operator's role or a seat")
+    c.add_argument("--no-rake-cap", action="store_true",
+                   help="take the rake without a cap (default: the rule book's cap, three big "
+                        "blinds, or one big bet in fixed limit)")
     c.add_argument("--command-id", default=None)
     c.add_argument("--json", action="store_true", help="print the table id and buy-in range "
                                                        "as JSON")

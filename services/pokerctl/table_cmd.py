@@ -43,6 +43,7 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.infra.identity import bearer_metadata
 from shared.infra.retry import CLI_RETRY, retrying_sync
+from shared.infra.rpc import log_away
 from shared.infra.tls import sync_channel
 from shared.poker.players import printable
 
@@ -52,6 +53,7 @@ from .failures import (
     TableUnreachable,
     add_retired_flag,
     is_unreachable,
+    log_away_line,
     looks_like_address,
     old_table_flag,
     refuse,
@@ -146,6 +148,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             reply = call_retrying(table_pb2_grpc.TableServiceStub(channel), args)
         except grpc.RpcError as exc:
+            if log_away(exc):  # the service answered; its log did not
+                print(log_away_line(f"pokerctl seat {args.action}", target, exc.details()),
+                      file=sys.stderr)
+                return 1
             if is_unreachable(exc):
                 raise TableUnreachable(target, f"{exc.code().name}: {exc.details()}") from None
             print(f"pokerctl seat {args.action}: {exc.code().name}: {exc.details()}",

@@ -216,9 +216,32 @@ def client_ca() -> str | None:
 
 
 def default_table_addr() -> str:
-    """POKER_TABLE_ADDR, else the table service of `up` (POKER_BASE_PORT + 1): the address
-    the services themselves would use (shared/infra/config.service_address)."""
-    return service_address("table", os.environ)
+    """POKER_TABLE_ADDR, else the table service of the `up` whose data directory this is (the
+    addresses its env file lists: every instance), else POKER_BASE_PORT + 1: the address the
+    services themselves would use (shared/infra/config.service_address)."""
+    if os.environ.get("POKER_TABLE_ADDR"):
+        return service_address("table", os.environ)
+    return up_env(_up_data_dir()).get("POKER_TABLE_ADDR") or service_address("table",
+                                                                             os.environ)
+
+
+def up_env(data_dir: Path) -> dict[str, str]:
+    """The variables an `up` wrote in ``data_dir/env`` for its clients ({}: none there)."""
+    try:
+        text = (data_dir / "env").read_text()
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("export ") and "=" in line:
+            name, _, value = line[len("export "):].partition("=")
+            try:
+                words = shlex.split(value)
+            except ValueError:
+                continue
+            if len(words) == 1 and name.startswith("POKER_"):
+                out[name] = words[0]
+    return out
 
 
 def port_in_use(port: int, host: str = HOST) -> bool:
@@ -767,8 +790,11 @@ class LocalCluster:
                   "POKER_COMPLIANCE_KEY": str(self.key_file.resolve())}
         if self.tls_dir is None:
             values["POKER_INSECURE"] = "1"
+        # the pokerctl of the environment `up` runs in, first on the PATH of a client's shell
+        bin_dir = str(Path(sys.executable).parent)
         lines = ["# `pokerctl up`'s clients: source this file (written at each start)",
                  *(f"export {k}={shlex.quote(v)}" for k, v in values.items()),
+                 f"export PATH={shlex.quote(bin_dir)}:\"$PATH\"",
                  f"# NATS: {self.nats_address}",
                  "# metrics (Prometheus): " + ", ".join(
                      f"{name} http://{HOST}:{port}/metrics"

@@ -49,7 +49,7 @@ import signal
 import sys
 from pathlib import Path
 
-from shared.infra.config import DEFAULT_BASE_PORT, stream_shards
+from shared.infra.config import DEFAULT_BASE_PORT, PORT_OFFSETS, WEB_PORT_OFFSET, stream_shards
 from shared.infra.tls import INSECURE_WARNING
 
 from .up import (
@@ -182,9 +182,15 @@ def _replicas(raw: str) -> int:
 
 
 def register(sub: argparse._SubParsersAction, help: str = "") -> None:
-    p = sub.add_parser("up", help=help)
+    ports = ", ".join(f"{name} +{offset}" for name, offset in PORT_OFFSETS.items())
+    p = sub.add_parser("up", help=help, epilog=(
+        f"Ports, from the base port: {ports}, the web pages +{WEB_PORT_OFFSET}; each "
+        f"service's Prometheus metrics +10 after its own (table +11 ...); instance i (from 0) "
+        f"of a service with several (--table-services, --replicas) at +20*i; NATS at "
+        f"--nats-port (--cluster 3: it, +1 and +2, their routes above). `up` prints them "
+        f"all when everything serves."))
     p.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT,
-                   help=f"services listen at this + 1..6 (default {DEFAULT_BASE_PORT})")
+                   help=f"the first of the ports listed below (default {DEFAULT_BASE_PORT})")
     p.add_argument("--nats-port", type=int, default=DEFAULT_NATS_PORT,
                    help=f"NATS client port (default {DEFAULT_NATS_PORT})")
     p.add_argument("--data-dir", default=str(default_data_dir()),

@@ -73,7 +73,7 @@ from shared.infra.seattokens import check_holder, new_seat_token, token_digest
 from shared.poker import table as T
 from shared.poker.clock import is_late
 from shared.poker.errors import IllegalAction
-from shared.poker.options import table_options
+from shared.poker.options import NO_RAKE_CAP, table_options
 from shared.poker.state import TableState
 
 from .clock import ClockKeeper
@@ -124,8 +124,12 @@ def options_from(settings: table_pb2.TableSettings):
     for flag in ("heads_up_uncapped", "no_flop_no_drop", "private"):
         if settings.HasField(flag):
             kwargs[flag] = getattr(settings, flag)
+    if settings.HasField("rake_cap") and settings.no_rake_cap:
+        raise BadRequest("settings give both a rake_cap and no_rake_cap: choose one")
     if settings.HasField("rake_cap"):
         kwargs["rake_cap"] = settings.rake_cap
+    elif settings.no_rake_cap:
+        kwargs["rake_cap"] = NO_RAKE_CAP
     if settings.suit_order:
         kwargs["suit_order"] = _enum_from(SUIT_ORDER, settings.suit_order)
     if settings.ante_type:

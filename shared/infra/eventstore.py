@@ -77,6 +77,8 @@ MAX_SHARDS = 64
 SHARD_SEQ_SPAN = 10**12
 WRONG_LAST_SEQUENCE = 10071  # JetStream's "wrong last sequence" error code
 READ_BATCH = 512
+#: how long a read of the log may take before the log is reported as not answering
+READ_TIMEOUT_S = 5.0
 
 
 class StoreError(RuntimeError):
@@ -683,7 +685,8 @@ class EventStore:
             raise StoreError(f"append to table {table_id} failed: {exc.description}") from exc
         except (nats.errors.TimeoutError, nats.errors.NoRespondersError,
                 nats.js.errors.NoStreamResponseError) as exc:
-            raise StoreError(f"append to table {table_id} was not acknowledged: {exc!r}") from exc
+            raise StoreError(f"the event log did not acknowledge an append to table {table_id} "
+                             f"({type(exc).__name__}): is NATS up?") from exc
         return ack.seq, bool(ack.duplicate)
 
     async def table_ids(self) -> list[str]:
@@ -823,9 +826,10 @@ class EventStore:
             request = json.dumps({"seq": start, "next_by_subj": subj, "batch": READ_BATCH})
             await self.nc.publish(f"$JS.API.DIRECT.GET.{stream.name}", request.encode(),
                                   reply=inbox)
-            await asyncio.wait_for(done, timeout=10)
+            await asyncio.wait_for(done, timeout=READ_TIMEOUT_S)
         except asyncio.TimeoutError:
-            raise StoreError(f"reading {subj} from {start} timed out") from None
+            raise StoreError(f"the event log did not answer a read of {subj} (from sequence "
+                             f"{start}) within {READ_TIMEOUT_S:g} s: is NATS up?") from None
         finally:
             await sub.unsubscribe()
         return items

@@ -39,7 +39,7 @@ from typing import Any
 
 import grpc
 
-from .rpc import log_full, trace_metadata
+from .rpc import log_away, log_full, trace_metadata
 
 RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED,
                        grpc.StatusCode.DEADLINE_EXCEEDED})
@@ -58,6 +58,9 @@ class RetryPolicy:
     wait_for_ready: bool = False
     #: retry while the event log is out of space (False: that refusal is raised at once)
     while_log_full: bool = True
+    #: retry while the service answers that its event log does not (False: raised at once:
+    #: a person at a command line is told within seconds what is down)
+    while_log_away: bool = True
 
     def delays(self, clock: Callable[[], float] = time.monotonic) -> Iterator[float]:
         """The waits before each retry, until ``total_s`` would be over (0: no retry)."""
@@ -76,13 +79,15 @@ PEER_RETRY = RetryPolicy(total_s=15.0, attempt_s=10.0, wait_for_ready=True,
                          while_log_full=False)
 #: a player's client (bots, the web pages): a delay rather than an error, through a failover
 PLAYER_RETRY = RetryPolicy(total_s=30.0, attempt_s=10.0)
-#: a command typed at the CLI_RETRY: a few seconds, then a one-line error
-CLI_RETRY = RetryPolicy(total_s=8.0, attempt_s=10.0)
+#: a command typed at the command line: a few seconds, then a one-line error (at once when
+#: the service answers that its log does not)
+CLI_RETRY = RetryPolicy(total_s=8.0, attempt_s=10.0, while_log_away=False)
 
 
 def retryable(exc: grpc.RpcError, policy: RetryPolicy | None = None) -> bool:
-    if policy is not None and not policy.while_log_full and isinstance(
-            exc, grpc.aio.AioRpcError) and log_full(exc):
+    if policy is not None and not policy.while_log_full and log_full(exc):
+        return False
+    if policy is not None and not policy.while_log_away and log_away(exc):
         return False
     return exc.code() in RETRYABLE
 
@@ -113,7 +118,7 @@ def retrying_sync(fn: Callable, request, metadata: tuple = (), policy: RetryPoli
             return fn(request, metadata=(*trace_metadata(), *metadata),
                       timeout=policy.attempt_s, wait_for_ready=policy.wait_for_ready)
         except grpc.RpcError as exc:
-            wait = next(delays, None) if retryable(exc) else None
+            wait = next(delays, None) if retryable(exc, policy) else None
             if wait is None:
                 raise
         time.sleep(wait)

@@ -38,7 +38,7 @@ from shared.poker.errors import ClockSkew, IllegalAction, InvalidOptions
 from shared.poker.table import TABLE_ID
 
 from . import metrics
-from .eventstore import StoreError, StoreFull
+from .eventstore import AppendConflict, StoreError, StoreFull
 from .identity import Forbidden, Unauthenticated
 from .repository import Aborted, CommandReused, CorruptLog, UnknownTable
 from .tls import (
@@ -174,6 +174,8 @@ def rpc(method: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
                 trailing.append((RETRY_AFTER_HEADER, str(int(retry_after * 1000))))
             if log_full(exc):
                 trailing.append((LOG_FULL_HEADER, "1"))
+            elif log_away(exc):
+                trailing.append((LOG_AWAY_HEADER, "1"))
             if trailing:
                 context.set_trailing_metadata(tuple(trailing))
             await context.abort(code, message)
@@ -191,17 +193,37 @@ RETRY_AFTER_HEADER = "retry-after-ms"
 LOG_FULL_HEADER = "poker-log-full"
 
 
+#: trailing metadata of an UNAVAILABLE refusal because the event log did not answer (the
+#: service itself did): a client says so, and need not wait through its whole retry policy
+LOG_AWAY_HEADER = "poker-log-away"
+
+
+def log_away(exc: BaseException) -> bool:
+    """Whether ``exc`` is the event log not answering a service (not out of space, not a
+    lost race): this process's StoreError, or a service's refusal that carries
+    :data:`LOG_AWAY_HEADER`."""
+    if isinstance(exc, StoreError) and not isinstance(exc, (StoreFull, AppendConflict)):
+        return True
+    if isinstance(exc, (nats.errors.TimeoutError, nats.errors.NoRespondersError,
+                        nats.js.errors.NoStreamResponseError)):
+        return True
+    return _marked(exc, LOG_AWAY_HEADER)
+
+
+def _marked(exc: BaseException, header: str) -> bool:
+    """Whether a refusal (of an asyncio or a blocking stub) carries trailing ``header``."""
+    if isinstance(exc, grpc.RpcError) and callable(getattr(exc, "trailing_metadata", None)):
+        for item in exc.trailing_metadata() or ():
+            if (item[0] if isinstance(item, tuple) else item) == header:
+                return True
+    return False
+
+
 def log_full(exc: BaseException) -> bool:
     """Whether ``exc`` is the log refusing an append for lack of space: this process's
     (:class:`~shared.infra.eventstore.StoreFull`) or a service's it called (its refusal
     carries :data:`LOG_FULL_HEADER`)."""
-    if isinstance(exc, StoreFull):
-        return True
-    if isinstance(exc, grpc.aio.AioRpcError):
-        for item in exc.trailing_metadata() or ():
-            if (item[0] if isinstance(item, tuple) else item) == LOG_FULL_HEADER:
-                return True
-    return False
+    return isinstance(exc, StoreFull) or _marked(exc, LOG_FULL_HEADER)
 
 
 def trace_id_of_call() -> str:

@@ -203,8 +203,11 @@ def table_options(
       default of 200 big blinds) is too, so a full table of maximum buy-ins fits the engine's
       bound (:func:`shared.poker.table.sit_down` and ``top_up`` keep the table's total within
       it as players come and go); the minimum buy-in is not above the maximum;
-    - ``rake_basis_points`` at most :data:`MAX_RAKE_BASIS_POINTS` (10%); no cap is required,
-      a cap is any amount up to :data:`MAX_CHIPS`;
+    - ``rake_basis_points`` at most :data:`MAX_RAKE_BASIS_POINTS` (10%); the rake cap defaults
+      to the rule book's (RULES.md §8: three big blinds in no-limit and pot-limit games, one
+      big bet in fixed-limit games); a table has no cap only by saying so (``rake_cap`` an
+      empty :class:`RakeCap`, :data:`NO_RAKE_CAP`); a cap is any amount up to
+      :data:`MAX_CHIPS`;
     - ``decision_seconds`` 1 to :data:`MAX_CLOCK_SECONDS` (10 minutes), ``countdown_seconds``
       and ``reconnect_bonus_seconds`` 0 (none) to :data:`MAX_CLOCK_SECONDS`;
     - ``max_seats`` 2 to the game's maximum (10; stud 8), ``max_bets`` 1 to 100.
@@ -266,7 +269,8 @@ def table_options(
         bring_in = 0
     if ante == 0:
         ante_type = AnteType.NONE
-    rake_cap = _rake_cap(rake_cap)
+    rake_cap = default_rake_cap(structure, big_blind or 0, big_bet or 0) if rake_cap is None \
+        else _rake_cap(rake_cap)
     seats = game.max_seats if max_seats is None else max_seats
     if not _is_int(seats) or not 2 <= seats <= game.max_seats:
         raise InvalidOptions(f"{game.value} seats 2 to {game.max_seats} players, not {seats}")
@@ -325,10 +329,19 @@ def buy_in_limits(options: TableOptions) -> tuple[int, int]:
     return low, high
 
 
+#: a table that takes its rake without a cap (it must say so: the default is a cap)
+NO_RAKE_CAP = RakeCap()
+
+
+def default_rake_cap(structure: Structure, big_blind: int, big_bet: int) -> RakeCap:
+    """The rule book's cap (RULES.md §8): three big blinds in no-limit and pot-limit games,
+    one big bet in fixed-limit games, whatever the number of players."""
+    cap = big_bet if structure is Structure.FIXED_LIMIT else 3 * big_blind
+    return RakeCap(cap, cap, cap)
+
+
 def _rake_cap(cap: object) -> RakeCap:
     """A single cap for every table size, or a RakeCap by players dealt in (2, 3-4, 5+)."""
-    if cap is None:
-        return RakeCap()
     if _is_int(cap):
         cap = RakeCap(cap, cap, cap)
     if not isinstance(cap, RakeCap):

@@ -1,7 +1,7 @@
 """Every documented disagreement of the differential test (tests/property/test_differential_*)
 and the exact condition under which a disagreement is put down to it.
 
-Each cause cites the rule of /work/shared/RULES.md it is about. A disagreement is exempted
+Each cause cites the rule of docs/RULES.md it is about. A disagreement is exempted
 only when its condition here holds: our engine gives the rule book's value (RulesOracle, in
 tests/helpers/rules_model.py) and pokerkit the value its own documented behaviour gives, on
 exactly the field concerned. Anything else is undocumented and fails the test.

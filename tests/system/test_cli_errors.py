@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -201,3 +202,62 @@ def test_bots_refuse_more_seats_than_a_table_has(argv, says):
     done = pokerctl("bots", "--nats", f"nats://127.0.0.1:{dead_port()}", *argv)
     assert done.returncode == 2
     one_line(done, says)
+
+
+def test_a_server_of_another_ca_is_named_as_untrusted_not_as_down(tmp_path):
+    """A table service whose certificate another CA signed is not "unreachable": the one line
+    says its certificate is not of the CA this client trusts, names that CA file, and no
+    gRPC log line of the failed handshake reaches the client's stderr."""
+    from shared.infra.natsserver import free_port
+    from shared.infra.tls import generate
+    theirs, ours = generate(tmp_path / "theirs"), generate(tmp_path / "ours")
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(port), str(theirs)],
+                              cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == "serving"
+        done = pokerctl("seat", "leave", "--table", "t1", "--seat", "1", "--seat-token", "s",
+                        "--token", "a.b.c", "--table-addr", f"127.0.0.1:{port}",
+                        env={"POKER_INSECURE": "", "POKER_TLS_DIR": str(ours)})
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert done.returncode == 1
+    one_line(done, f"did not prove itself with a certificate of the CA this client trusts "
+                   f"({ours / 'ca.pem'})")
+    assert len(done.stderr.splitlines()) == 1, done.stderr  # not gRPC's own lines
+    assert "cannot reach" not in done.stderr
+
+
+#: a table service's TLS server (its certificate from the CA in argv[2]) that serves nothing
+SERVER = """
+import asyncio, sys
+from pathlib import Path
+from shared.infra.rpc import Server
+from shared.infra.tls import TlsConfig
+async def main():
+    s = Server("table", port=int(sys.argv[1]), tls=TlsConfig.in_dir(Path(sys.argv[2]), "table"))
+    await s.server.start()
+    print("serving", flush=True)
+    await s.server.wait_for_termination()
+asyncio.run(main())
+"""
+
+
+async def test_a_frozen_event_log_is_named_within_seconds(stack, nats_server):
+    """NATS frozen behind a running table service: the service answers UNAVAILABLE naming
+    the log, and the command says that the log, not the table service, is down, within the
+    command's bound (it took 21 s and blamed the table service)."""
+    token = stack.token("ops", "operator")
+    os.kill(nats_server.proc.pid, signal.SIGSTOP)
+    try:
+        done = await asyncio.to_thread(
+            pokerctl, "table", "create", "--table", "frozen", "--token", token,
+            "--table-addr", stack.addresses["table"],
+            env={"POKER_INSECURE": "", "POKER_TLS_DIR": str(stack.tls_dir)})
+    finally:
+        os.kill(nats_server.proc.pid, signal.SIGCONT)
+    assert done.returncode == 1
+    one_line(done, "answered, but its event log (NATS) did not")
+    assert "is NATS up?" in done.stderr and "cannot reach the table service" not in done.stderr

@@ -1,5 +1,6 @@
 """The README cannot drift from the code (issue 16): its first-hour block runs as written
-against a real `pokerctl up` (a fresh home directory, nothing but what `up` printed), and
+against a real `pokerctl up` (a fresh home directory, nothing but what `up` printed, and a
+PATH that does not hold the venv: the env file `up` writes puts its `pokerctl` there), and
 every `pokerctl` line in its code blocks names a real command, subcommand and flags."""
 
 from __future__ import annotations
@@ -35,9 +36,12 @@ def first_hour() -> str:
 async def test_the_first_hour_runs_as_written(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
+    # a shell with nothing of the venv: pokerctl comes from sourcing up's env file
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                           if p and Path(p).resolve() != BIN.resolve())
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("POKER_", "XDG_"))} | {
-        "HOME": str(home), "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+           if not k.startswith(("POKER_", "XDG_", "VIRTUAL_ENV"))} | {
+        "HOME": str(home), "PATH": path}
     base = free_base_port()
     up = subprocess.Popen(
         [str(BIN / "pokerctl"), "up", "--base-port", str(base), "--nats-port",

@@ -22,7 +22,7 @@ OPTIONS = table_options("holdem", "no_limit", small_blind=1, big_blind=2)
 
 @pytest.fixture(scope="module")
 def decisions() -> list[list]:
-    return list(play_decisions("t1", OPTIONS, hands=40, seats=6, seed=11))
+    return list(play_decisions("t1", OPTIONS, hands=40, seats=6, seed=14))
 
 
 def commits(decisions: list[list], options=OPTIONS) -> list[Stored]:

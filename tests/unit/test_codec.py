@@ -24,7 +24,7 @@ from shared.infra.codec import (
 )
 from shared.poker import events as E
 from shared.poker.cards import UNKNOWN_CARD, Card, cards
-from shared.poker.options import RakeCap, TableOptions, table_options
+from shared.poker.options import NO_RAKE_CAP, RakeCap, TableOptions, table_options
 
 
 def _mixed_events() -> list:
@@ -73,7 +73,8 @@ def test_cards_decode_as_the_shared_card_objects():
 
 
 def test_options_round_trip_with_optional_fields_set_and_unset():
-    plain = table_options("holdem", "no_limit", small_blind=1, big_blind=2)
+    plain = table_options("holdem", "no_limit", small_blind=1, big_blind=2,
+                          rake_cap=NO_RAKE_CAP)
     capped = table_options("omaha", "pot_limit", small_blind=1, big_blind=2,
                            rake_cap=RakeCap(heads_up=3, three_four=None, five_plus=7))
     for options in (plain, capped):

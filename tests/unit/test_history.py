@@ -15,7 +15,7 @@ from shared.poker import evaluator as ev
 from shared.poker import events as E
 from shared.poker.cards import cards
 from shared.poker.driver import check_call_policy
-from shared.poker.options import table_options
+from shared.poker.options import NO_RAKE_CAP, table_options
 from tests.helpers.scenario import Scenario, board_deck, stud_deck
 
 NAMES = {1: "alice", 2: "bob", 3: "carol"}
@@ -54,8 +54,9 @@ def uncalled_and_rake() -> Scenario:
 
 def three_way_all_in(**opts) -> Scenario:
     """50, 100 and 200 all in preflop: carol's 100 over bob's stack comes back; the main pot
-    (150, raked 12) goes to alice's aces, the side pot (100) to bob's kings."""
-    s = Scenario(table_options("holdem", "no_limit", **NL, **opts),
+    (150, raked 12: this table takes 5% with no cap) goes to alice's aces, the side pot (100)
+    to bob's kings."""
+    s = Scenario(table_options("holdem", "no_limit", **{"rake_cap": NO_RAKE_CAP, **NL, **opts}),
                  stacks=[(1, 50), (2, 100), (3, 200)], button=3,
                  deck=board_deck({1: "AhAd", 2: "KcKd", 3: "QhQs"}, board="2s3s4h9dJc",
                                  button=3))

@@ -17,6 +17,7 @@ from shared.poker.options import (
     MAX_CHIPS,
     MAX_CLOCK_SECONDS,
     MAX_RAKE_BASIS_POINTS,
+    NO_RAKE_CAP,
     RakeCap,
     TableOptions,
     buy_in_limits,
@@ -58,11 +59,25 @@ def test_a_decision_needs_at_least_a_second_a_countdown_or_bonus_may_be_none():
 
 
 def test_uncapped_rake_at_the_ceiling_is_allowed_above_it_refused():
-    o = table_options(*NL, **BB, rake_basis_points=1000)
+    o = table_options(*NL, **BB, rake_basis_points=1000, rake_cap=NO_RAKE_CAP)
     assert o.rake_cap == RakeCap() and o.rake_basis_points == 1000
     for bad in (1001, 10_000):
         with pytest.raises(InvalidOptions, match="10%"):
             table_options(*NL, **BB, rake_basis_points=bad)
+
+
+def test_the_rake_cap_is_the_rule_books_unless_a_table_says_otherwise():
+    """RULES.md §8: three big blinds in no-limit and pot-limit, one big bet in fixed limit;
+    no cap only by saying so."""
+    assert table_options("holdem", "no_limit", small_blind=1, big_blind=2).rake_cap == \
+        RakeCap(6, 6, 6)
+    assert table_options("omaha", "pot_limit", small_blind=5, big_blind=10).rake_cap == \
+        RakeCap(30, 30, 30)
+    assert table_options("holdem", "fixed_limit", small_bet=10).rake_cap == RakeCap(20, 20, 20)
+    assert table_options("stud", "fixed_limit", small_bet=10, big_bet=25).rake_cap == \
+        RakeCap(25, 25, 25)
+    assert table_options(*NL, **BB, rake_cap=NO_RAKE_CAP).rake_cap.for_players(9) is None
+    assert table_options(*NL, **BB, rake_cap=7).rake_cap == RakeCap(7, 7, 7)
 
 
 def test_rake_caps_are_chip_amounts_within_max_chips():

@@ -1,7 +1,7 @@
 """All-in and pots: every worked example of RULES.md §5, through the engine's
 decisions and fold (split from the rule-book example tests by section).
 
-Each test names the rule it checks (section of /work/shared/RULES.md in the docstring or its
+Each test names the rule it checks (section of docs/RULES.md in the docstring or its
 section header). Hands are dealt from fixed decks (tests/helpers/scenario.py) so the outcome
 is known in advance.
 """

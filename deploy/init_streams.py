@@ -5,7 +5,8 @@ deploy/compose.yaml and deploy/k8s (``python /app/deploy/init_streams.py``).
 Environment: POKER_NATS_URL (with the admin user's credentials), POKER_NATS_CA (the CA NATS's
 certificate is checked against; shared/infra/natsconn.py), POKER_STREAM_REPLICAS (3),
 POKER_STREAM_SHARDS (1: the one stream POKER; N: the shard streams POKER_S0..POKER_S{N-1}, the
-same N as every service's), POKER_LEASE_TTL_MS (the lease bucket's TTL). Existing streams and
+same N as every service's), POKER_LEASE_TTL_MS (the lease bucket's TTL); the web's sessions
+bucket (POKER_WEB_SESSIONS) has its own TTL (services/web/sessions.py). Existing streams and
 buckets are left as they are; a new stream gets its log id (the identity a mirror checks,
 shared/infra/eventstore.py). A log already split over another number of shard streams is
 refused (exit 1, saying what it has): tables do not move between shards.
@@ -17,6 +18,7 @@ import asyncio
 import os
 
 from services.wallet.ledger import WALLET_STREAM, ensure_wallet_stream
+from services.web.sessions import ensure_bucket as ensure_web_sessions
 from shared.audit.access import ACCESS_STREAM, ensure_access_stream
 from shared.infra.config import stream_shards
 from shared.infra.eventstore import EventStore, StreamSettings
@@ -36,6 +38,7 @@ async def main() -> None:
         await ensure_access_stream(store.js, replicas=replicas)  # the compliance access log
         await DeckVault.open(store.js, replicas=replicas)
         await Leases.open(store.js, ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
+        await ensure_web_sessions(store.js, replicas=replicas)  # the web pages' sessions
         log = (await store.layout()).label if shards > 1 else store.stream
         print(f"streams {log}, {WALLET_STREAM}, {ACCESS_STREAM} and buckets ready "
               f"(replicas {replicas})", flush=True)

@@ -123,6 +123,7 @@ async def create_streams(url: str, replicas: int, ca: str | None = None,
     while the cluster elects leaders time out on a small machine. A log already split
     otherwise is refused (shared/infra/eventstore.ShardsChanged)."""
     from services.wallet.ledger import ensure_wallet_stream
+    from services.web.sessions import ensure_bucket as ensure_web_sessions
     from shared.audit.access import ensure_access_stream
     from shared.infra.eventstore import EventStore, StreamSettings
     from shared.infra.lease import Leases, ttl_ms_from_env
@@ -136,6 +137,7 @@ async def create_streams(url: str, replicas: int, ca: str | None = None,
         # the TTL the services will ask for: POKER_LEASE_TTL_MS of the environment `up`
         # hands them (its own, see LocalCluster.env)
         await Leases.open(store.js, ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
+        await ensure_web_sessions(store.js, replicas=replicas)  # the web's (its TTL)
     finally:
         await store.close()
 
@@ -566,6 +568,7 @@ class LocalCluster:
             "POKER_COMPLIANCE_NATS_URL": self.nats_url_for(natsauth.COMPLIANCE),
             "POKER_NATS_CA": self.nats_ca,
             "POKER_WEB_PORT": str(self.ports[WEB]),
+            "POKER_WEB_HOSTS": f"{HOST},localhost",  # the names its address is given by
             "POKER_BIND": HOST,
             "POKER_WEB_TOKEN": self.issuer.token("web", (RELAY,), ttl_s=WEB_TOKEN_TTL_S),
             "PYTHONUNBUFFERED": "1",

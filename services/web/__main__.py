@@ -19,6 +19,12 @@ open: default 16 and 20,000; services/web/limits.py). An anonymous visitor is co
 address: behind a proxy or an ingress, set FORWARDED_ALLOW_IPS (uvicorn's) to the proxy's
 addresses, so that the address is the visitor's (X-Forwarded-For), not the proxy's, which
 would hold every visitor behind it to one visitor's limit.
+
+The sessions live in the POKER_WEB_SESSIONS bucket of that NATS (services/web/sessions.py;
+the admin makes it, as `pokerctl up` and deploy/init_streams.py do), shared by every web
+process. POKER_WEB_HOSTS: the Host names the pages answer to, comma-separated (any other is
+400; unset: any, with a warning at start); POKER_WEB_SECURE_COOKIE=1: the session cookie is
+Secure also on plain HTTP (behind a proxy that ends TLS; over TLS it always is).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import asyncio
 import os
 import sys
 
+import structlog
 import uvicorn
 from poker.table.v1 import table_pb2_grpc
 
@@ -39,7 +46,10 @@ from shared.infra.secrecy import ComplianceKeyring
 from shared.infra.tls import TlsConfig, channel
 
 from .app import Backend, create_app
-from .limits import STREAMS_PER_PROCESS, STREAMS_PER_VISITOR, listen
+from .limits import STREAMS_PER_PROCESS, STREAMS_PER_VISITOR, WebSettings, listen
+from .sessions import SessionStore, open_bucket
+
+log = structlog.get_logger()
 
 
 def _count(env: dict[str, str], name: str, default: int) -> int:
@@ -61,8 +71,13 @@ async def serve(env: dict[str, str]) -> None:
     tls = TlsConfig.from_env("client", env)  # None with POKER_INSECURE=1
     chan = channel(env.get("POKER_TABLE_ADDR", f"127.0.0.1:{base_port(env) + 1}"), tls,
                    service="table")  # each call names its caller: the web, or a player
+    settings = WebSettings.from_env(env)
+    if settings.hosts is None:
+        log.warning("POKER_WEB_HOSTS is not set: the pages answer to any Host header; set it "
+                    "to the names the pages are served under")
     store = await EventStore.connect(env["POKER_NATS_URL"], name="poker-web", create=False,
                                      ca=env.get("POKER_NATS_CA") or None)
+    sessions = SessionStore(await open_bucket(store.js))
     verifier = Verifier.from_env(env)  # players' tokens, checked as the table service does
     keys = [k for k in env.get("POKER_COMPLIANCE_KEY", "").split(os.pathsep) if k]
     keyring = ComplianceKeyring.from_files(keys) if keys else None
@@ -83,7 +98,8 @@ async def serve(env: dict[str, str]) -> None:
 
     app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
                              store.read, verifier.averify if verifier else None,
-                             bearer_metadata(token), keyring, record),
+                             bearer_metadata(token), keyring, record, sessions, store.read),
+                     settings=settings,
                      streams_per_visitor=_count(env, "POKER_WEB_STREAMS_PER_VISITOR",
                                                 STREAMS_PER_VISITOR),
                      streams_per_process=_count(env, "POKER_WEB_STREAMS_PER_PROCESS",

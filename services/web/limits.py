@@ -1,5 +1,8 @@
-"""The web's own limits on live streams (the table's server-sent events and the lobby's): how
-many one visitor may hold open, and how many this process serves in all.
+"""The web's own limits: live streams (the table's server-sent events and the lobby's), how
+many one visitor may hold open and how many this process serves in all; and rates (token
+buckets: sign-ins per address and per player, hand pages per visitor), over which a request
+is refused with 429 and the wait (Retry-After). With them, the web's settings of a deployment
+(:class:`WebSettings`: the Host allow-list, the Secure cookie).
 
 The table service holds the web (a relay) to one cap for all its visitors together, and the
 web fans one upstream per table out to them (fanout.py), so what a visitor can take from the
@@ -10,8 +13,13 @@ X-Forwarded-For only when the connection comes from one of its ``forwarded_allow
 
 from __future__ import annotations
 
+import math
 import socket
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from .replies import Refused
 
 #: live streams one visitor may hold open (a few tabs of tables and the lobby), and this
 #: process in all (each a connection and a small queue of views)
@@ -79,6 +87,87 @@ class StreamLimits:
         return release
 
 
+class TooFast(Refused):
+    """A request over a rate: 429, why, and the seconds until one more passes."""
+
+    def __init__(self, why: str, retry_after_s: float) -> None:
+        super().__init__(429, why, retry_after_s)
+
+
+class Rates:
+    """Token buckets by key: ``per_s`` tokens a second up to ``burst``. At most ``max_keys``
+    keys are remembered: past that, the buckets that are full again are forgotten (a full
+    bucket is what a new key gets), then the oldest."""
+
+    def __init__(self, per_s: float, burst: int, what: str, max_keys: int = 100_000,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if not per_s > 0 or burst < 1:
+            raise ValueError(f"a rate needs per_s > 0 and burst >= 1, not {per_s}, {burst}")
+        self.per_s, self.burst, self.what = per_s, burst, what
+        self.max_keys, self.clock = max_keys, clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+    def take(self, key: str) -> None:
+        """One token of ``key``'s bucket, or TooFast with the wait until the next."""
+        now = self.clock()
+        tokens, at = self._buckets.pop(key, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - at) * self.per_s)
+        if tokens < 1.0:
+            self._buckets[key] = (tokens, now)
+            raise TooFast(f"too many {self.what} (at most {self.burst} at once, then one "
+                          f"every {1 / self.per_s:g} s): try again in "
+                          f"{math.ceil((1.0 - tokens) / self.per_s)} s",
+                          (1.0 - tokens) / self.per_s)
+        self._buckets[key] = (tokens - 1.0, now)  # (last in the dict: the newest)
+        if len(self._buckets) > self.max_keys:
+            self._forget(now)
+
+    def _forget(self, now: float) -> None:
+        """Down to nine tenths of ``max_keys`` (so that this runs once per many new keys,
+        not on each): the full buckets go, then the oldest."""
+        self._buckets = {k: (t, at) for k, (t, at) in self._buckets.items()
+                         if t + (now - at) * self.per_s < self.burst}
+        for key in list(self._buckets)[:max(0, len(self._buckets) - self.max_keys * 9 // 10)]:
+            del self._buckets[key]
+
+
+#: sign-ins: per client address (an office behind one address signs in many people) and per
+#: player (a person signs in a few times a day); each sign-in verifies a token and writes the
+#: sessions bucket
+SIGN_INS_PER_ADDRESS = (0.5, 30)  # per second, burst
+SIGN_INS_PER_SUBJECT = (0.1, 10)
+#: hand pages (the page, its JSON, PokerStars text and PHH) per visitor: a person steps
+#: through hands; a cached page costs little, a hand not yet cached a fold of new commits
+HAND_PAGES_PER_VISITOR = (5.0, 30)
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """A deployment's settings of the web (``from_env``): the Host names it answers to
+    (None: any; POKER_WEB_HOSTS), whether the session cookie is Secure on plain HTTP too
+    (behind a TLS proxy: POKER_WEB_SECURE_COOKIE=1; over TLS it always is), and the rates
+    (per second, burst) of sign-ins and hand pages."""
+
+    hosts: tuple[str, ...] | None = None
+    secure_cookie: bool = False
+    sign_ins_per_address: tuple[float, int] = SIGN_INS_PER_ADDRESS
+    sign_ins_per_subject: tuple[float, int] = SIGN_INS_PER_SUBJECT
+    hand_pages_per_visitor: tuple[float, int] = HAND_PAGES_PER_VISITOR
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> WebSettings:
+        raw = env.get("POKER_WEB_HOSTS", "").strip()
+        hosts = tuple(h.strip().lower() for h in raw.split(",") if h.strip()) or None
+        secure = env.get("POKER_WEB_SECURE_COOKIE", "").strip()
+        if secure not in ("", "0", "1"):
+            raise SystemExit(f"web: POKER_WEB_SECURE_COOKIE is 1 (the cookie is Secure even "
+                             f"on plain HTTP, behind a TLS proxy) or 0, not {secure!r}")
+        return cls(hosts=hosts, secure_cookie=secure == "1")
+
+
 #: the kernel's send buffer of each visitor's connection (Linux doubles it): a fixed size
 #: instead of the kernel's autotuning, which grows the buffer of a client that stops reading
 #: to megabytes (net.ipv4.tcp_wmem); at this size a connection still carries some 600 KB/s at
@@ -91,12 +180,17 @@ def listen(host: str, port: int, send_buffer: int = SEND_BUFFER) -> socket.socke
     uvicorn's ``Server.serve(sockets=...)``; every connection accepted on it has a kernel
     send buffer of ``send_buffer`` bytes. What a visitor who stops reading holds here is that,
     the 64 KiB asyncio's transport buffers before uvicorn waits, and the events queued for it
-    (fanout.QUEUE, each shared with the other pages)."""
+    (fanout.QUEUE, each shared with the other pages). Every connection also has Nagle's
+    algorithm off (TCP_NODELAY, inherited from this socket): asyncio turns it off only for a
+    socket made with the protocol named, which this one (as uvicorn's own) is not, and a
+    kept-alive connection then waited for the client's delayed ACK (40 ms) between a
+    response's head and its body."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn's own bind
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
         sock.listen(2048)
     except BaseException:

@@ -346,9 +346,10 @@ def test_the_init_job_creates_the_wallet_stream_with_the_others(monkeypatch):
     monkeypatch.setattr(module, "ensure_access_stream", access)
     monkeypatch.setattr(module.DeckVault, "open", bucket("decks"))
     monkeypatch.setattr(module.Leases, "open", bucket("leases"))
+    monkeypatch.setattr(module, "ensure_web_sessions", bucket("sessions"))
     asyncio.run(module.main())
     assert ("POKER", 3) in made and ("POKER_WALLET", 3) in made and ("POKER_ACCESS", 3) in made
-    assert ("decks", 3) in made and ("leases", 3) in made
+    assert ("decks", 3) in made and ("leases", 3) in made and ("sessions", 3) in made
     assert ("shards", 1) in made  # POKER_STREAM_SHARDS unset: the one stream
     assert made[-1] == ("closed", 0)
 
@@ -470,5 +471,6 @@ def test_the_web_pages_run_as_a_reader_of_the_log_and_a_client_of_the_table_serv
     assert container["securityContext"]["readOnlyRootFilesystem"]
     service = objects[("Service", "web")]
     assert service["spec"]["ports"][0]["targetPort"] == "http"
-    assert service["spec"]["sessionAffinity"] == "ClientIP"  # sessions live in one pod
+    assert "sessionAffinity" not in service["spec"]  # sessions live in the bucket, not a pod
     assert ("PodDisruptionBudget", "poker-web") in objects
+

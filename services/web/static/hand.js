@@ -88,7 +88,12 @@ function render(step, i, n) {
 // each commit's hash-chain link.
 function renderProof(data) {
   const verdict = document.getElementById("verdict");
-  verdict.textContent = data.audit.ok ? "audit: the table's log passes"
+  const h = data.audit.hands_opened || [];
+  const opened = h.length > 2 && h[h.length - 1] - h[0] === h.length - 1
+    ? h[0] + "–" + h[h.length - 1] : h.join(", ");
+  verdict.textContent = data.audit.ok ? "audit: the table's log passes (audited from its " +
+    "start to the end of this hand, the cards of hands " + opened + " opened; its hash " +
+    "chain holds to the end)"
     : "audit: FAILED: " + data.audit.failure;
   verdict.dataset.ok = String(data.audit.ok);
   const decks = document.getElementById("decks");

@@ -31,17 +31,3 @@ function render(tables) {
 }
 
 new EventSource("/api/lobby/events").onmessage = (e) => render(JSON.parse(e.data).tables);
-
-// Signing in: the platform's token, kept by the web service in this browser's session.
-const who = document.getElementById("who");
-fetch("/api/session").then((r) => r.json()).then((s) => {
-  if (s.subject) who.textContent = "signed in as " + s.subject;
-});
-document.getElementById("signin").onsubmit = async (e) => {
-  e.preventDefault();
-  const reply = await fetch("/api/session", {
-    method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ token: document.getElementById("token").value.trim() }) });
-  const body = await reply.json();
-  who.textContent = reply.ok ? "signed in as " + body.subject : body.error;
-};

@@ -55,8 +55,16 @@ function renderActions(v) {
   }
 }
 
-fetch("/api/session").then((r) => r.json()).then((s) => {
-  if (s.subject && !(s.seats && s.seats[tableId])) sitForm.hidden = false;
+// session: session.js. A signed-in player who holds no seat here may sit down; one the table
+// shows at a seat this page does not play from (another device, an earlier sign-in) may take
+// it back here ("play from this page"); a seated player may leave.
+let me = null;
+const resume = document.getElementById("resume");
+const leave = document.getElementById("leave");
+session.then((s) => {
+  me = s.subject || null;
+  if (me && !(s.seats && s.seats[tableId])) sitForm.hidden = false;
+  if (view) renderSeatButtons(view);
 });
 sitForm.onsubmit = async (e) => {
   e.preventDefault();
@@ -64,6 +72,24 @@ sitForm.onsubmit = async (e) => {
                                    buy_in: Number(document.getElementById("sit-buy-in").value) });
   if (out) location.reload(); // follow the table as seated, with this seat's own view
 };
+function mySeat(v) {
+  const s = me ? v.seats.find((x) => x.player_id === me) : null;
+  return s ? s.seat : 0;
+}
+function renderSeatButtons(v) {
+  const mine = mySeat(v);
+  resume.hidden = !(mine && !v.you);
+  leave.hidden = !v.you;
+  if (mine) sitForm.hidden = true;
+}
+resume.onclick = async () => {
+  if (await post("/sit", { seat: mySeat(view) })) location.reload();
+};
+leave.onclick = async () => {
+  if (await post("/leave", {})) location.reload();
+};
+// What a seat's player is called: their name, else their id.
+function nameOf(s) { return s.name || s.player_id; }
 
 // The last actions, read from what changed between two views of the same hand: a seat that
 // folded, put chips in (called, bet or raised to its new bet), or checked (its turn passed).
@@ -76,14 +102,14 @@ function noteActions(before, v) {
     for (const s of v.seats) {
       const b = was.get(s.seat);
       if (!b) continue;
-      if (s.folded && !b.folded) recent.unshift(s.player_id + " folds");
+      if (s.folded && !b.folded) recent.unshift(nameOf(s) + " folds");
       else if (Number(s.bet) > Number(b.bet) && before.phase === "bet")
-        recent.unshift(s.player_id + (Number(b.bet) === Number(before.current_bet) ?
+        recent.unshift(nameOf(s) + (Number(b.bet) === Number(before.current_bet) ?
           " bets to " : Number(s.bet) > Number(before.current_bet) ? " raises to " :
           " calls to ") + s.bet);
       else if (before.to_act === s.seat && v.to_act !== s.seat && s.bet === b.bet &&
                !s.folded && v.street === before.street)
-        recent.unshift(s.player_id + " checks");
+        recent.unshift(nameOf(s) + " checks");
     }
   }
   recent.splice(8);
@@ -100,6 +126,7 @@ function render(v) {
   view = v;
   felt.dataset.version = String(v.version);
   renderActions(v);
+  renderSeatButtons(v);
   skew = Number(v.server_unix_ms) - Date.now();
   const board = document.getElementById("board");
   board.replaceChildren(...v.board.map(card));
@@ -120,7 +147,7 @@ function render(v) {
     div.dataset.shown = String(s.shown);
     const name = document.createElement("div");
     name.className = "name";
-    name.textContent = (s.seat === v.button ? "(D) " : "") + s.seat + ": " + s.player_id;
+    name.textContent = (s.seat === v.button ? "(D) " : "") + s.seat + ": " + nameOf(s);
     const chips = document.createElement("div");
     chips.className = "chips";
     chips.textContent = "stack " + s.stack + (s.bet ? " · bet " + s.bet : "") +

@@ -28,6 +28,7 @@ from shared.infra.tls import TlsConfig, channel, generate
 
 from .betting.server import setup as betting_setup
 from .dealer.server import setup as dealer_setup
+from .notary.server import setup as notary_setup
 from .rake.server import setup as rake_setup
 from .showdown.server import setup as showdown_setup
 from .table.server import access_from_config
@@ -37,9 +38,13 @@ from .wallet.server import setup as wallet_setup
 log = structlog.get_logger()
 
 SETUPS = {"wallet": wallet_setup, "dealer": dealer_setup, "betting": betting_setup,
-          "showdown": showdown_setup, "rake": rake_setup, "table": table_setup}
+          "showdown": showdown_setup, "rake": rake_setup, "table": table_setup,
+          "notary": notary_setup}
 #: the table service calls the others, so it starts last and stops first
 START_ORDER = ("wallet", "dealer", "betting", "showdown", "rake", "table")
+#: services a test starts when it needs them (``start_service``; ``stop`` stops them too):
+#: the notary (the hands' Merkle log and its checkpoints)
+ON_DEMAND = ("notary",)
 
 
 @dataclass
@@ -65,6 +70,11 @@ class LocalStack:
 
     def __post_init__(self) -> None:
         self.key_file, self.public_key_file = (str(p) for p in self.compliance.write(self.key_dir))
+        #: the notary's signing key (its vkey: ``notary_signer.verifier.vkey``)
+        from shared.tlog.note import Signer
+        self.notary_signer = Signer.generate("poker-tables.test/hands")
+        self.notary_key_file = Path(self.key_dir) / "notary.key"
+        self.notary_key_file.write_text(self.notary_signer.skey + "\n")
         self.tls_dir = generate(Path(self.key_dir) / "tls") if self.mtls else None
         #: the platform's identity provider, as `pokerctl up` makes it: players' tokens
         self.issuer = DevIssuer.create(Path(self.key_dir) / "identity")
@@ -128,6 +138,7 @@ class LocalStack:
                "POKER_PORT": str(port), "POKER_LOG_LEVEL": "WARNING",
                "POKER_STREAM_REPLICAS": "1",
                "POKER_COMPLIANCE_PUBLIC_KEY": str(self.public_key_file),
+               "POKER_NOTARY_KEY": str(self.notary_key_file),
                **self.issuer.env()}
         env.update({f"POKER_{peer.upper()}_ADDR": address
                     for peer, address in self.addresses.items()})
@@ -170,10 +181,16 @@ class LocalStack:
         from .table.server import keeper_for
         return keeper_for(self.servers["table"].server)
 
+    @property
+    def notary(self):
+        """The notary started by ``start_service("notary")`` (services/notary/server.py)."""
+        from .notary.server import notary_for
+        return notary_for(self.servers["notary"].server)
+
     async def stop(self) -> None:
         if self._cashier is not None:
             await _bounded(self._cashier.close(), "closing the cashier's channel")
-        for name in reversed(START_ORDER):
+        for name in (*ON_DEMAND, *reversed(START_ORDER)):
             if name in self.servers:
                 await self.stop_service(name)
         shutil.rmtree(self.key_dir, ignore_errors=True)

@@ -25,6 +25,14 @@ in stream order.
 --export writes the commits exactly as stored (JSON lines: table, seq, base64 bytes), for an
 audit offline with --file. The file appears once complete (written beside it, then renamed).
 
+--checkpoint C (with --all, or --file of a whole-log export): the log must hold the tree of
+the hands' Merkle log that checkpoint C signs (shared/audit/checkpoint.py): C signed by the
+notary's key (--log-key, default POKER_NOTARY_VKEY or `pokerctl up`'s), cosigned by each
+--witness given, its leaves (POKER_HANDS, or the export's leaf lines) hashing to its root,
+and each table's hands in it the hands its audited log makes. A dropped tail, a changed last
+event, a replaced hand or a changed command digest fails (exit 1). `--all --export` writes the
+leaves too.
+
 --all also audits the money (shared/audit/money.py) when the server holds the wallet's
 ledger: every table's buy-ins, cash-outs and rake matched once with the ledger's debits and
 credits, and deposits - withdrawals = wallet balances + house + chips at the tables + money
@@ -43,7 +51,8 @@ from collections.abc import Iterable
 
 from shared.audit.access import AccessNotRecorded
 from shared.audit.auditor import TableAudit, TableAuditor
-from shared.audit.export import ExportError, dump_lines, load_lines
+from shared.audit.checkpoint import CheckpointAudit, audit_checkpoint
+from shared.audit.export import ExportError, dump_lines, load_leaves, load_lines
 from shared.audit.money import MoneyAudit, audit_money
 from shared.infra.eventstore import (
     MIRROR_STREAM,
@@ -54,6 +63,8 @@ from shared.infra.eventstore import (
     StoreError,
 )
 from shared.infra.secrecy import Keyring, SecrecyError
+from shared.tlog.note import NoteError, SignedCheckpoint
+from shared.tlog.store import read_leaves
 
 from .audit_pool import (
     audit_in_parallel,
@@ -65,6 +76,7 @@ from .audit_pool import (
 from .bots_cmd import connect_store, record_read
 from .failures import reports_unreachable
 from .keys_cmd import add_key_argument, key_files, keyring_from
+from .tlog_args import add_log_key_arguments, log_key, witness_keys
 from .up import NATS_HELP, default_nats_url
 
 
@@ -294,12 +306,38 @@ def audit_rows(rows: Iterable[tuple[str, Stored]],
     return run.results()
 
 
-def _write_export(path: str, rows: list) -> None:
-    """``rows`` to ``path``, which appears only once complete."""
+async def _leaves_from_nats(args: argparse.Namespace) -> list[bytes]:
+    """The hands' Merkle log (POKER_HANDS) on the server, in tree order."""
+    store = await connect(args.nats, args.stream)
+    try:
+        return await read_leaves(store)
+    except ValueError as exc:
+        raise StoreError(str(exc)) from None
+    finally:
+        await store.close()
+
+
+def _against_checkpoint(args: argparse.Namespace, audits: list[TableAudit]
+                        ) -> CheckpointAudit:
+    """The audited log against --checkpoint (its leaves from --file or the server)."""
+    with open(args.checkpoint, encoding="utf-8") as f:
+        signed = SignedCheckpoint.parse(f.read())
+    if args.file:
+        with open(args.file, encoding="utf-8") as f:
+            leaves = load_leaves(f)
+    else:
+        leaves = asyncio.run(_leaves_from_nats(args))
+    return audit_checkpoint(signed, leaves, {a.table_id: a.hand_leaves for a in audits},
+                            log_key(args), witness_keys(args))
+
+
+def _write_export(path: str, rows: list, leaves: list[bytes] | None = None) -> None:
+    """``rows`` (and the hands' log ``leaves``) to ``path``, which appears only once
+    complete."""
     part = f"{path}.part"
     try:
         with open(part, "w", encoding="utf-8") as f:
-            f.writelines(dump_lines(rows))
+            f.writelines(dump_lines(rows, leaves or ()))
         os.replace(part, path)
     except BaseException:
         if os.path.exists(part):
@@ -326,14 +364,26 @@ def run(args: argparse.Namespace) -> int:
             print(f"pokerctl audit: no table {args.table_id} in the log (nothing exported)",
                   file=sys.stderr)
             return 2
+        leaves: list[bytes] = []
+        if args.all:  # a whole-log export holds the hands' log too
+            try:
+                leaves = asyncio.run(_leaves_from_nats(args))
+            except (StoreError, OSError, asyncio.TimeoutError) as exc:
+                print(f"pokerctl audit: {exc}", file=sys.stderr)
+                return 2
         try:
-            _write_export(args.export, rows)
+            _write_export(args.export, rows, leaves)
         except OSError as exc:
             print(f"pokerctl audit: cannot write {args.export}: {exc}", file=sys.stderr)
             return 2
-        print(f"{len(rows)} commits of {len({t for t, _ in rows})} table(s) written to "
-              f"{args.export}", file=sys.stderr)
+        print(f"{len(rows)} commits of {len({t for t, _ in rows})} table(s)"
+              + (f" and {len(leaves)} leaves of the hands' log" if leaves else "")
+              + f" written to {args.export}", file=sys.stderr)
         return 0
+    if args.checkpoint and not (args.all or (args.file and not args.table_id)):
+        print("pokerctl audit: --checkpoint checks the whole log: with --all, or --file of a "
+              "whole-log export (`audit --all --export`)", file=sys.stderr)
+        return 2
     try:
         keyring = keyring_from(args)
     except SecrecyError as exc:
@@ -365,6 +415,16 @@ def run(args: argparse.Namespace) -> int:
     if args.table_id and not audits:
         print(f"pokerctl audit: no table {args.table_id} in the log", file=sys.stderr)
         return 2
+    checked = None
+    if args.checkpoint:
+        try:
+            checked = _against_checkpoint(args, audits)
+        except (NoteError, ExportError, StoreError, OSError, asyncio.TimeoutError) as exc:
+            print(f"pokerctl audit: --checkpoint: {exc}", file=sys.stderr)
+            return 2
+        source["checkpoint"] = checked.as_dict()
+        source.setdefault("problems", []).extend(
+            "checkpoint: " + p for p in checked.problems)
     money = None
     if args.all:
         try:
@@ -379,6 +439,8 @@ def run(args: argparse.Namespace) -> int:
     (report_json if args.json else report_text)(audits, source, seconds, sys.stdout)
     if money is not None and not args.json:
         print(money.summary(), file=sys.stdout, flush=True)
+    if checked is not None and not args.json:
+        print(checked.summary(), file=sys.stdout, flush=True)
     if not sum(a.hands for a in audits):
         return 1  # nothing audited: not a pass (the report says so)
     return 0 if all(a.ok for a in audits) and not source.get("problems") else 1
@@ -402,6 +464,11 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
                    help="processes auditing --all, tables spread over them (default: one "
                         f"per CPU, {default_workers()} here, and one per "
                         f"{WORKER_COMMITS:,} commits at most)")
+    p.add_argument("--checkpoint", default=None, metavar="FILE",
+                   help="a signed checkpoint of the hands' log (`pokerctl checkpoint --out "
+                        "FILE`): the log must hold its tree (with --all, or --file of a "
+                        "whole-log export)")
+    add_log_key_arguments(p)
     add_key_argument(p)
     p.set_defaults(run=run)
 

@@ -36,7 +36,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("mirror", "mirror_cmd", "copy the event log to an independent store; reconcile"),
     Command("history", "history_cmd", "hand histories of a table from the event log"),
     Command("audit", "audit_cmd", "audit the event log: chain, decisions, decks, chips"),
-    Command("keys", "keys_cmd", "the compliance key pair that opens sealed cards"),
+    Command("keys", "keys_cmd", "the compliance key pair that opens sealed cards; the "
+                                "notary's and witnesses' signing keys"),
+    Command("checkpoint", "checkpoint_cmd", "print the latest signed checkpoint of the "
+                                            "hands' Merkle log"),
+    Command("witness", "witness_cmd", "run a witness that cosigns the hands' log's "
+                                      "checkpoints; verify a checkpoint offline"),
     Command("certs", "certs_cmd", "the private CA and certificates for mutual TLS"),
     Command("wallet", "wallet_cmd", "the reference wallet's cashier: deposits, withdrawals, "
                                     "balances (as the admin)"),

@@ -2,6 +2,13 @@
 that open sealed cards (audit, history, bots).
 
     pokerctl keys generate DIR     # DIR/compliance.key (owner-only) and DIR/compliance.pub
+    pokerctl keys notary DIR [--name ORIGIN]   # DIR/notary.key (owner-only), DIR/notary.vkey
+    pokerctl keys witness DIR --name NAME      # DIR/witness.key (owner-only), witness.vkey
+
+The notary signs the hands' log checkpoints with its key (POKER_NOTARY_KEY; its name is the
+log's origin); a witness cosigns them with its own (`pokerctl witness serve`). Both are
+Ed25519 keys in the format of Go's golang.org/x/mod/sumdb/note (``PRIVATE+KEY+name+id+key``),
+their public halves c2sp.org/signed-note verifier keys (``name+id+key``).
 
 The dealer is given the public key (POKER_COMPLIANCE_PUBLIC_KEY) and seals every hand's key to
 it; the private key stays with compliance. A command that opens hands takes ``--key FILE``
@@ -84,6 +91,30 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tlog_key(args: argparse.Namespace) -> int:
+    from shared.infra.files import write_private
+    from shared.tlog.note import COSIGNATURE_V1, ED25519, NoteError, Signer
+    kind = args.keys_command  # notary or witness
+    target = Path(args.dir)
+    private, public = target / f"{kind}.key", target / f"{kind}.vkey"
+    if private.exists() and not args.force:
+        print(f"pokerctl keys: {private} exists (use --force to replace it; checkpoints "
+              f"signed with the old key then need the old vkey to check)", file=sys.stderr)
+        return 2
+    name = args.name or f"poker-tables.local/hands-{os.urandom(4).hex()}"
+    try:
+        signer = Signer.generate(name, ED25519 if kind == "notary" else COSIGNATURE_V1)
+        target.mkdir(parents=True, exist_ok=True)
+        write_private(private, signer.skey + "\n")
+        public.write_text(signer.verifier.vkey + "\n")
+    except (OSError, NoteError) as exc:
+        print(f"pokerctl keys: {exc}", file=sys.stderr)
+        return 2
+    print(f"private key {private} (the {kind}'s alone)")
+    print(f"public key  {public}: {signer.verifier.vkey}")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     keys = sub.add_parser("keys", help=help)
     ksub = keys.add_subparsers(dest="keys_command", required=True)
@@ -91,3 +122,14 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     g.add_argument("dir", metavar="DIR")
     g.add_argument("--force", action="store_true", help="replace an existing key pair")
     g.set_defaults(run=_generate)
+    n = ksub.add_parser("notary", help="make the notary's checkpoint signing key in DIR")
+    n.add_argument("dir", metavar="DIR")
+    n.add_argument("--name", default=None,
+                   help="the log's origin, a schema-less URL (default: a random one)")
+    n.add_argument("--force", action="store_true", help="replace an existing key")
+    n.set_defaults(run=_tlog_key)
+    w = ksub.add_parser("witness", help="make a witness's cosignature key in DIR")
+    w.add_argument("dir", metavar="DIR")
+    w.add_argument("--name", required=True, help="the witness's name, a schema-less URL")
+    w.add_argument("--force", action="store_true", help="replace an existing key")
+    w.set_defaults(run=_tlog_key)

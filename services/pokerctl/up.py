@@ -77,7 +77,7 @@ from shared.infra.tls import TlsConfig, channel
 from shared.infra.tls import generate as generate_certs
 
 #: the table service calls the others: it starts last and stops first
-SERVICES = ("wallet", "dealer", "betting", "showdown", "rake", "table")
+SERVICES = ("wallet", "dealer", "betting", "showdown", "rake", "notary", "table")
 DEFAULT_NATS_PORT = 4222
 #: `up` gives up on a process that died this many times within this window (it cannot start:
 #: its log says why) and stops the stack
@@ -280,6 +280,22 @@ def compliance_key_files(data_dir: Path) -> tuple[Path, Path]:
     return private, public
 
 
+def notary_key_files(data_dir: Path) -> tuple[Path, Path]:
+    """The notary's signing key (``keys/notary.key``, owner-only) and its verifier key
+    (``keys/notary.vkey``), made on first use with an origin of their own
+    (``poker-tables.local/hands-<random>``): the notary signs the hands' log checkpoints with
+    it; witnesses and audits check them with the vkey."""
+    keys = data_dir / "keys"
+    private, public = keys / "notary.key", keys / "notary.vkey"
+    if not private.exists():
+        from shared.tlog.note import Signer
+        signer = Signer.generate(f"poker-tables.local/hands-{secrets.token_hex(4)}")
+        keys.mkdir(parents=True, exist_ok=True)
+        write_private(private, signer.skey + "\n")
+        public.write_text(signer.verifier.vkey + "\n")
+    return private, public
+
+
 @dataclass
 class LocalCluster:
     data_dir: Path
@@ -329,6 +345,8 @@ class LocalCluster:
         self.shards = stream_shards({"POKER_STREAM_SHARDS": str(self.shards)})
         self.data_dir = Path(self.data_dir)
         self.key_file, self.public_key_file = compliance_key_files(self.data_dir)
+        #: the notary's signing key and its vkey (made on first use, kept after)
+        self.notary_key_file, self.notary_vkey_file = notary_key_files(self.data_dir)
         #: the CA and every identity's certificate (made on first use, the CA kept after)
         self.tls_dir = None if self.insecure else generate_certs(self.data_dir / "tls")
         #: the dev identity provider players' and operators' tokens come from (`pokerctl
@@ -461,6 +479,9 @@ class LocalCluster:
         else:
             env["POKER_TLS_DIR"] = str(self.tls_dir)  # each uses its own name's files
         if self.replicas.get(name) == "table":
+            env["POKER_INSTANCE_ID"] = name
+        if self.replicas.get(name, name) == "notary":  # it signs the hands' checkpoints
+            env["POKER_NOTARY_KEY"] = str(self.notary_key_file)
             env["POKER_INSTANCE_ID"] = name
         env.update(self.replica_env.get(name, {}))
         return env
@@ -790,7 +811,8 @@ class LocalCluster:
         values = {"POKER_DATA_DIR": str(self.data_dir.resolve()),
                   "POKER_TABLE_ADDR": self.client_address("table"),
                   "POKER_WALLET_ADDR": self.client_address("wallet"),
-                  "POKER_COMPLIANCE_KEY": str(self.key_file.resolve())}
+                  "POKER_COMPLIANCE_KEY": str(self.key_file.resolve()),
+                  "POKER_NOTARY_VKEY": str(self.notary_vkey_file.resolve())}
         if self.tls_dir is None:
             values["POKER_INSECURE"] = "1"
         # the pokerctl of the environment `up` runs in, first on the PATH of a client's shell

@@ -8,7 +8,9 @@ For each commit, in order:
 
 1. the hash chain: every envelope's ``prev_hash`` is the SHA-256 of the previous envelope's
    exact bytes (empty for the first of the table), every envelope names this table, and one
-   commit is one command (one command id); sequences only go up, no command id repeats;
+   commit is one command (one command id); sequences only go up, no command id repeats; an
+   envelope's ``command_digest`` (inside the chain) is the commit's, and once a table's
+   envelopes carry one every later envelope does (a log written before they did has none);
 2. the decision: the engine re-decides, on the fold before the commit, the decision the commit
    claims: a hand's step as shared/poker/steprules.py decides it again (an action, a time-out
    after the player's deadline, the house steps, a deal on the cards recorded, a show or muck,
@@ -58,6 +60,7 @@ from shared.poker.errors import IllegalAction, InvalidEvent
 from shared.poker.fold import apply
 from shared.poker.state import SagaKind, TableState
 from shared.poker.steprules import NotThisStep, decide_again
+from shared.tlog.hands import HandLeaves
 
 _FULL_DECK = frozenset(DECK)
 #: the decisions of the table (the rest are the running hand's)
@@ -128,6 +131,9 @@ class TableAudit:
     sagas: list[SagaRecord] = field(default_factory=list)  # settled, in log order
     open_sagas: list[SagaRecord] = field(default_factory=list)  # at the end of the log
     failure: Failure | None = None
+    #: each finished hand's leaf of the hands' Merkle log, as the audited commits make it
+    #: (shared/tlog/hands.py): what an audit against a checkpoint compares (not reported)
+    hand_leaves: list[bytes] = field(default_factory=list, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -138,7 +144,8 @@ class TableAudit:
         return self.stacks + self.rake + self.left_with == self.buy_ins + self.top_ups
 
     def as_dict(self) -> dict:
-        out = {k: v for k, v in dataclasses.asdict(self).items() if k != "failure"}
+        out = {k: v for k, v in dataclasses.asdict(self).items()
+               if k not in ("failure", "hand_leaves")}
         out["ok"] = self.ok
         out["failure"] = self.failure.as_dict() if self.failure else None
         out["error"] = str(self.failure) if self.failure else None
@@ -244,7 +251,15 @@ class TableAuditor:
         self._lookahead = False  # after a mid-hand failure: read on to the reveal
         self._events: list = []  # the current commit's events, decoded so far
         self._envelopes_read: list[pb.EventEnvelope] = []  # the current commit's, parsed
+        self._read_raws: Sequence[bytes] = ()  # the current commit's envelopes' bytes
         self._first = _FirstFailure()  # the current commit's first bad event
+        #: the table's envelopes carry their command's digest (from the first that did on)
+        self.digests = False
+        self._digests_after = False  # the same, after the current commit
+        self._command_digest = b""  # the current commit's (outside the chain)
+        #: each finished hand's leaf of the hands' Merkle log (shared/tlog/hands.py), made
+        #: from the commits that passed
+        self.hands = HandLeaves(table_id)
         self._out_of_hand_memo: tuple = (None, None, 0)
 
     # --- public ----------------------------------------------------------------------------
@@ -275,6 +290,7 @@ class TableAuditor:
     def result(self) -> TableAudit:
         a = self.audit
         a.head_hash = self.last_hash.hex()
+        a.hand_leaves = self.hands.leaves
         table = self.state
         if table is not None:
             a.hand_open = table.hand_running
@@ -318,6 +334,8 @@ class TableAuditor:
         if not envelopes:
             raise _Bad(-1, "an empty commit")
         self._envelopes_read = envelopes
+        self._read_raws = commit.events
+        self._command_digest = commit.command_digest
         return commit.events, envelopes
 
     def _envelopes(self, raws: Sequence[bytes], envelopes: list[pb.EventEnvelope],
@@ -334,6 +352,7 @@ class TableAuditor:
         keyring = self.keyring
         events = self._events
         chained = True  # no break so far
+        digest, digests = self._command_digest, self.digests
         for k, env in enumerate(envelopes):
             if chained:
                 reason = None
@@ -353,6 +372,19 @@ class TableAuditor:
             except CodecError as exc:
                 first.note(_Bad(k, f"the event does not decode: {exc}"))
                 first.raise_any()
+            if chained:  # the command's digest, in the chain: noted after the event decodes
+                reason = None
+                if env.command_digest:
+                    if env.command_digest != digest:
+                        reason = ("the commit's command digest is not the one its events "
+                                  "carry in the hash chain (the commit's digest was changed)")
+                    digests = True
+                elif digests:
+                    reason = ("the event carries no command digest, after events of the "
+                              "table that carry theirs in the hash chain")
+                if reason is not None:
+                    first.note(_Bad(k, reason))
+                    chained = False
             events.append(event)
             if chained and type(event) in SEALABLE:
                 try:
@@ -363,6 +395,7 @@ class TableAuditor:
             last_hash = _sha256(raws[k]).digest()
         if command_id and command_id in self.commands and first.bad is None:
             first.note(_Bad(0, f"command {command_id!r} was applied before"))
+        self._digests_after = digests
         return events, command_id, at_ms, last_hash
 
     def _redecide(self, events: list, at_ms: int, first: _FirstFailure) -> list:
@@ -407,6 +440,8 @@ class TableAuditor:
         state = self.state
         assert state is not None
         self.last_hash = last_hash
+        self.digests = self._digests_after
+        self.hands.feed(stored, self._read_raws, self._envelopes_read)
         if command_id:
             self.commands.add(command_id)
         self.clock = clock_after(self.clock, state, events, at_ms)

@@ -79,12 +79,15 @@ def seeded_dealer(rng: random.Random) -> Dealer:
 
 
 def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int = 6,
-                   seed: Seed = 1, churn: float = 0.02) -> Iterator[list]:
+                   seed: Seed = 1, churn: float = 0.02,
+                   reseed: dict[int, Seed] | None = None) -> Iterator[list]:
     """The decisions (lists of events) of a table: created, ``seats`` players seated, then
     ``hands`` hands. ``churn``: the chance, per step, of a time-out, of a player leaving
     mid-hand, and between hands of a player leaving and another sitting down. At a table
     with a wallet (``options.wallet``) every saga is settled at once, and a buy-in or top-up
-    is refused with the chance ``churn``."""
+    is refused with the chance ``churn``. ``reseed``: hand number -> a seed the choices take
+    from that hand on (the same table up to there, another history after: a replaced
+    hand)."""
     rng = random.Random(seed)
     counter = iter(range(1, 10 ** 9))
 
@@ -164,6 +167,8 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
             if played >= hands:
                 return
             played += 1
+            if reseed and played in reseed:
+                rng.seed(reseed[played])
             dealer = seeded_dealer(rng)
             yield decide(T.start_next_hand(table))
         elif isinstance(step, T.FreeSeat):

@@ -29,7 +29,7 @@ DEFAULT_CLOCK_TICK_MS = 200
 
 #: service name -> offset from the base port used by `pokerctl up`
 PORT_OFFSETS = {"table": 1, "dealer": 2, "betting": 3, "showdown": 4, "rake": 5,
-                "wallet": 6}
+                "wallet": 6, "notary": 7}
 #: the web pages (services/web) listen at the base port plus this (HTTP, not a gRPC peer)
 WEB_PORT_OFFSET = 8
 #: the services that check their callers' tokens (the others accept the table service's
@@ -55,6 +55,38 @@ def _integer(env: Mapping[str, str], variable: str, default: int, *, least: int 
         bound = f"from {least} to {most}" if most is not None else f"of at least {least}"
         raise ValueError(f"{variable} must be {what} {bound}, not {raw!r}")
     return value
+
+
+def _seconds(env: Mapping[str, str], variable: str, default: float, least: float,
+             most: float) -> float:
+    raw = env.get(variable)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not least <= value <= most:  # NaN fails too
+        raise ValueError(f"{variable} must be a number of seconds from {least} to {most}, "
+                         f"not {raw!r}")
+    return value
+
+
+def witnesses(raw: str) -> tuple[tuple[str, str], ...]:
+    """POKER_WITNESSES: ``URL=VKEY`` entries, comma-separated (URL: the witness's submission
+    prefix, http(s)://host:port[/path]; VKEY: its cosignature key, c2sp.org/signed-note's
+    ``name+id+base64``), as (URL, VKEY) pairs; ValueError naming the variable if one is not
+    of that form (the key itself is checked by the notary)."""
+    out = []
+    for entry in (e.strip() for e in raw.split(",")):
+        if not entry:
+            continue
+        url, sep, vkey = entry.partition("=")
+        if not sep or not url.startswith(("http://", "https://")) or vkey.count("+") < 2:
+            raise ValueError(f"POKER_WITNESSES must be URL=VKEY entries separated by commas "
+                             f"(URL http(s)://..., VKEY name+id+key), not {entry!r}")
+        out.append((url.rstrip("/"), vkey))
+    return tuple(out)
 
 
 def base_port(env: Mapping[str, str]) -> int:
@@ -96,13 +128,14 @@ class Config:
     POKER_BASE_PORT                50050                                  port, addresses
     POKER_PORT                     POKER_BASE_PORT + the service's        port
                                    offset (table 1, dealer 2, betting 3,
-                                   showdown 4, rake 5, wallet 6)
+                                   showdown 4, rake 5, wallet 6, notary 7)
     POKER_TABLE_ADDR,              127.0.0.1:(POKER_BASE_PORT + offset);  addresses
     POKER_DEALER_ADDR,             host:port[,host:port...]
     POKER_BETTING_ADDR,
     POKER_SHOWDOWN_ADDR,
     POKER_RAKE_ADDR,
-    POKER_WALLET_ADDR
+    POKER_WALLET_ADDR,
+    POKER_NOTARY_ADDR
     POKER_LOG_LEVEL                INFO (DEBUG INFO WARNING ERROR         log_level
                                    CRITICAL)
     POKER_STREAM_REPLICAS          1 (1 to 5)                             stream_replicas
@@ -140,11 +173,19 @@ class Config:
     POKER_JWT_ROLES_CLAIM          roles                                  identity
     POKER_TOKEN_MAX_TTL_S          2678400 (31 days: exp - iat at most)   identity
     POKER_FAILPOINTS               unset (tests only: NAME=kill,...)      failpoints
+    POKER_NOTARY_KEY               "" (the notary refuses to start): the  notary_key
+                                   log's signing key file (PRIVATE+KEY+
+                                   origin+id+key, `pokerctl keys notary`)
+    POKER_CHECKPOINT_S             10 (seconds between checkpoints, when  checkpoint_s
+                                   the tree grew; 0.05 to 86400)
+    POKER_WITNESSES                "" (none): witnesses the notary asks   witnesses
+                                   to cosign, URL=VKEY[,URL=VKEY...]
     ============================== ====================================== =================
 
     The table service alone uses instance_id, lease_ttl_ms, clock_tick_ms, limits and
     identity (built for the :data:`TOKEN_CHECKED` services only); the dealer uses
-    compliance_public_key. The parsers each variable goes through: TLS
+    compliance_public_key; the notary (services/notary) notary_key, checkpoint_s,
+    witnesses, and instance_id and lease_ttl_ms for its lease. The parsers each variable goes through: TLS
     :meth:`TlsConfig.from_env`, the NATS CA :func:`shared.infra.natsconn.ca_file`, identity
     :meth:`Verifier.from_env`, limits :meth:`LimitSettings.from_mapping`, leases
     :func:`shared.infra.lease.ttl_ms_from_env` and ``instance_id_from_env``, failpoints
@@ -181,6 +222,11 @@ class Config:
     identity: Verifier | None = None
     #: failpoint -> action, armed by boot.main (tests only: shared/infra/failpoints.py)
     failpoints: Mapping[str, str] = field(default_factory=dict)
+    #: the notary's: its signing key file, the seconds between checkpoints, the witnesses
+    #: it asks to cosign them ((submission prefix URL, vkey) pairs)
+    notary_key: str = ""
+    checkpoint_s: float = 10.0
+    witnesses: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_env(cls, service: str, env: Mapping[str, str] | None = None) -> Config:
@@ -216,5 +262,8 @@ class Config:
                                    what="an integer number of milliseconds"),
             identity=Verifier.from_env(env) if service in TOKEN_CHECKED else None,
             failpoints=_failpoints.parse(env.get(_failpoints.VARIABLE, "")),
+            notary_key=env.get("POKER_NOTARY_KEY", ""),
+            checkpoint_s=_seconds(env, "POKER_CHECKPOINT_S", 10.0, 0.05, 86400.0),
+            witnesses=witnesses(env.get("POKER_WITNESSES", "")),
         )
 

@@ -29,6 +29,10 @@ The rules:
   access log (``POKER_ACCESS``), so no record of a read can be made up by anyone else;
 - the web pages read the log and keep their visitors' sessions in the ``POKER_WEB_SESSIONS``
   bucket, which nobody else reaches;
+- the notary (services/notary) reads the log and alone writes the hands' Merkle log and its
+  checkpoints (``POKER_HANDS`` over ``poker.hands.>``, ``POKER_CHECKPOINTS`` over
+  ``poker.checkpoints``, which it may make) and its lease bucket (``POKER_NOTARY``); the
+  reader and compliance read those two streams (an audit against a checkpoint);
 - the mirror writes only its own streams (``POKER_MIRROR`` over ``poker.mirror.table.>``, and
   ``POKER_MIRROR_S<k>`` over ``poker.mirror.s<k>.table.>``), and may look at the primary
   streams' info (to refuse a target that holds the primary);
@@ -50,13 +54,13 @@ from .lease import DEFAULT_BUCKET as LEASES
 from .vault import BUCKET as DECKS
 
 ACCOUNT = "POKER"
-ADMIN, DEALER, TABLE, SERVICE, READER, MIRROR, WALLET, COMPLIANCE, WEB = (
+ADMIN, DEALER, TABLE, SERVICE, READER, MIRROR, WALLET, COMPLIANCE, WEB, NOTARY = (
     "poker-admin", "poker-dealer", "poker-table", "poker-service", "poker-reader",
-    "poker-mirror", "poker-wallet", "poker-compliance", "poker-web")
+    "poker-mirror", "poker-wallet", "poker-compliance", "poker-web", "poker-notary")
 SYS_USER = "sys"
 #: the NATS user each service connects as
 SERVICE_USERS = {"dealer": DEALER, "table": TABLE, "betting": SERVICE, "showdown": SERVICE,
-                 "rake": SERVICE, "wallet": WALLET, "web": WEB}
+                 "rake": SERVICE, "wallet": WALLET, "web": WEB, "notary": NOTARY}
 CLOCK_SUBJECTS = "poker.clock.>"
 #: the commits the log's streams republish as they store them (eventstore.LIVE_PREFIX)
 LIVE_SUBJECTS = LIVE_PREFIX + ">"
@@ -69,6 +73,11 @@ ACCESS_STREAM = "POKER_ACCESS"
 ACCESS_SUBJECTS = "poker.access.>"
 #: the web pages' sessions (services/web/sessions.py): a KV bucket only the web reaches
 WEB_SESSIONS = "POKER_WEB_SESSIONS"
+#: the notary's (shared/tlog/store.py; a test keeps them equal): the hands' Merkle log, its
+#: checkpoints and the notaries' lease bucket
+HANDS_STREAM, HANDS_SUBJECTS = "POKER_HANDS", "poker.hands.>"
+CHECKPOINT_STREAM, CHECKPOINT_SUBJECT = "POKER_CHECKPOINTS", "poker.checkpoints"
+NOTARY_BUCKET = "POKER_NOTARY"
 
 
 def _read(stream: str) -> list[str]:
@@ -154,7 +163,8 @@ def users(shards: int = 1) -> tuple[User, ...]:
     #: the access log
     reads = ["$JS.API.INFO", STREAM_NAMES, *(r for s in primary.streams for r in _read(s.name)),
              *(r for s in mirror.streams for r in _read(s.name)), *_read(WALLET_STREAM),
-             *_read(ACCESS_STREAM), "_INBOX.>"]
+             *_read(ACCESS_STREAM), *_read(HANDS_STREAM), *_read(CHECKPOINT_STREAM),
+             "_INBOX.>"]
     return (
         User(ADMIN, comment="creates the streams and the KV buckets (replicas 3); never a "
                             "service"),
@@ -190,6 +200,19 @@ def users(shards: int = 1) -> tuple[User, ...]:
              publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS, ACCESS_SUBJECTS],
              subscribe=["_INBOX.>"],
              comment="the web pages: read the log, keep their sessions (their bucket alone)"),
+        User(NOTARY, publish=["$JS.API.INFO", STREAM_NAMES,
+                              *(r for s in primary.streams for r in _read(s.name)),
+                              HANDS_SUBJECTS, CHECKPOINT_SUBJECT,
+                              f"$JS.API.STREAM.CREATE.{HANDS_STREAM}",
+                              f"$JS.API.STREAM.CREATE.{CHECKPOINT_STREAM}",
+                              *_read(HANDS_STREAM), *_read(CHECKPOINT_STREAM),
+                              f"$JS.API.STREAM.CREATE.KV_{NOTARY_BUCKET}",
+                              *_bucket(NOTARY_BUCKET), "_INBOX.>"],
+             publish_deny=[*_EDIT_STREAMS, *NOT_THE_DECKS, ACCESS_SUBJECTS],
+             subscribe=["_INBOX.>", *log_subjects],
+             comment="the notary: reads the log (woken by its subjects), writes the hands' "
+                     "Merkle log and its checkpoints (it may make those streams) and its "
+                     "lease bucket; nothing else"),
         User(MIRROR, publish=[*(s.subjects for s in mirror.streams), "$JS.API.INFO",
                               STREAM_NAMES,
                               *(f"$JS.API.STREAM.CREATE.{s.name}" for s in mirror.streams),
@@ -254,7 +277,8 @@ HEADER = """\
 # clears them). The dealer alone reaches the decks; the table service alone the leases, the
 # clock nudges and the live feed; the wallet alone the money ledger; the reader reads;
 # compliance alone records reads in the access log; the web alone keeps its sessions; the
-# mirror writes its own stream only. There is no anonymous user. Passwords come from the
+# notary alone writes the hands' Merkle log and its checkpoints; the mirror writes its own
+# stream only. There is no anonymous user. Passwords come from the
 # environment (bcrypt them in production).
 """
 

@@ -108,9 +108,15 @@ def fold_commit(lt: LoadedTable, stored: Stored, keyring: Keyring | None = None,
         raise CorruptLog(f"commit {stored.seq}{what} does not parse: {exc.cause}") from None
     state, last_hash, count = lt.state, lt.last_hash, lt.events
     decoded: list[object] = []
+    command_digest = commit.command_digest
     for raw, env in zip(commit.events, envelopes):
         if env.prev_hash != last_hash:
             raise CorruptLog(f"the hash chain breaks at commit {stored.seq} (event {count + 1})")
+        if env.command_digest and env.command_digest != command_digest:
+            # the chained digest (inside the envelope) is the command's; the commit's copy
+            # is outside the chain and was changed
+            raise CorruptLog(f"commit {stored.seq}: its command digest is not the one its "
+                             f"events carry (event {count + 1})")
         try:
             event = decode_body(env, keyring)
             state = apply(state, event)
@@ -140,7 +146,8 @@ def build_commit(table_id: str, hand_no: int, command_id: str, command_digest: b
                  producer: str, events: list, prev_hash: bytes,
                  now_ms: int | None = None, sealing: Sealing | None = None) -> bytes:
     """Envelope each event, chain them by hash, and pack them as one commit made at
-    ``now_ms`` (default: the wall clock). Nothing is ordered by that time; the action clock
+    ``now_ms`` (default: the wall clock). Every envelope carries ``command_digest`` (as the
+    commit does), so the hash chain covers the command too. Nothing is ordered by that time; the action clock
     (shared/poker/clock.py) measures decisions from it. ``sealing``: the dealer's, to seal
     secret cards (shared/infra/secrecy.py)."""
     commit = pb.Commit(command_digest=command_digest)
@@ -149,7 +156,8 @@ def build_commit(table_id: str, hand_no: int, command_id: str, command_digest: b
     for event in events:
         env = pb.EventEnvelope(event_id=entropy(16).hex(), table_id=table_id, hand_no=hand_no,
                                command_id=command_id, occurred_at_unix_ms=now_ms,
-                               prev_hash=prev_hash, producer=producer)
+                               prev_hash=prev_hash, producer=producer,
+                               command_digest=command_digest)
         encode_body(event, env, sealing)
         raw = env.SerializeToString(deterministic=True)
         commit.events.append(raw)

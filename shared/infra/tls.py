@@ -37,8 +37,8 @@ from .files import write_private
 
 log = structlog.get_logger()
 
-DEFAULT_IDENTITIES = ("table", "dealer", "betting", "showdown", "rake", "wallet", "nats",
-                      "client", "admin")
+DEFAULT_IDENTITIES = ("table", "dealer", "betting", "showdown", "rake", "wallet", "notary",
+                      "nats", "client", "admin")
 DEFAULT_HOSTS = ("127.0.0.1", "localhost")
 #: Kubernetes namespaces of deploy/k8s's overlays: each identity is valid as
 #: <identity>.<namespace>.svc[.cluster.local] there

@@ -48,16 +48,17 @@ from shared.poker.options import table_options
 
 ACCOUNTS = Path(__file__).resolve().parents[2] / "deploy" / "nats" / "accounts.conf"
 USERS = ("poker-admin", "poker-dealer", "poker-table", "poker-service", "poker-reader",
-         "poker-mirror", "poker-wallet", "poker-compliance", "poker-web", "sys")
+         "poker-mirror", "poker-wallet", "poker-compliance", "poker-web", "poker-notary", "sys")
 NOT_ADMIN = ("poker-dealer", "poker-table", "poker-service", "poker-reader", "poker-mirror",
-             "poker-wallet", "poker-compliance", "poker-web")
+             "poker-wallet", "poker-compliance", "poker-web", "poker-notary")
 NOT_DEALER = ("poker-table", "poker-service", "poker-reader", "poker-mirror", "poker-wallet",
-              "poker-compliance", "poker-web")
+              "poker-compliance", "poker-web", "poker-notary")
 NOT_TABLE = ("poker-dealer", "poker-service", "poker-reader", "poker-mirror", "poker-wallet",
-             "poker-compliance", "poker-web")
-NOT_WRITERS = ("poker-reader", "poker-mirror", "poker-wallet", "poker-compliance", "poker-web")
+             "poker-compliance", "poker-web", "poker-notary")
+NOT_WRITERS = ("poker-reader", "poker-mirror", "poker-wallet", "poker-compliance", "poker-web",
+               "poker-notary")
 NOT_WALLET = ("poker-dealer", "poker-table", "poker-service", "poker-reader", "poker-mirror",
-              "poker-compliance", "poker-web")
+              "poker-compliance", "poker-web", "poker-notary")
 OPTIONS = table_options("holdem", "no_limit", small_blind=1, big_blind=2)
 DECK_KEY = "t1.1"
 DEADLINE_S = 5.0
@@ -500,3 +501,35 @@ async def test_compliance_alone_appends_to_the_access_log_and_nobody_edits_it(us
     info = await users["poker-admin"].nc.jsm().stream_info(ACCESS_STREAM)
     assert (info.state.messages, info.config.deny_delete, info.config.deny_purge) == \
         (1, True, True)
+
+
+async def test_the_notary_alone_writes_the_hands_log_and_its_checkpoints(users):
+    """The notary's user makes POKER_HANDS and POKER_CHECKPOINTS and appends to them, reads
+    the log and keeps its lease bucket; it edits, purges or deletes nothing and writes no
+    commit; the reader and compliance read its streams; nobody else writes them."""
+    from shared.infra.lease import Leases
+    from shared.tlog import store as tstore
+    notary = users["poker-notary"]
+    js = notary.nc.jetstream()
+    await tstore.ensure_streams(js)
+    leaf = b"poker-hand/v1\n"
+    ack = await js.publish(tstore.hands_subject(STREAM), leaf, stream=tstore.HANDS_STREAM,
+                           headers={"Nats-Expected-Last-Sequence": "0",
+                                    tstore.LOG_SEQ: "9", tstore.RESUME_SEQ: "3"})
+    assert ack.seq == 1
+    await js.publish(tstore.CHECKPOINT_SUBJECT, b"a checkpoint",
+                     stream=tstore.CHECKPOINT_STREAM)
+    leases = await Leases.open(js, bucket=tstore.NOTARY_BUCKET, instance_id="n1")
+    assert await leases.acquire("notary")
+    assert [len(await EventStore(notary.nc, js).read("t1"))] == [4]  # it reads the log
+    for verb, payload in (("DELETE", b""), ("PURGE", b"{}")):
+        await notary.violation(f"$JS.API.STREAM.{verb}.{tstore.HANDS_STREAM}", payload)
+    await notary.violation("$JS.API.STREAM.CREATE.FORGED", b"{}")
+    for name in ("poker-reader", "poker-compliance"):
+        reader = users[name]
+        assert await tstore.read_leaves(EventStore(reader.nc, reader.nc.jetstream())) == [leaf]
+        assert await tstore.latest_checkpoint(reader.nc.jetstream()) == "a checkpoint"
+    for name in NOT_WRITERS[:-1] + ("poker-dealer", "poker-table", "poker-service"):
+        await users[name].violation(tstore.hands_subject(STREAM), b"a forged leaf")
+        await users[name].violation(tstore.CHECKPOINT_SUBJECT, b"a forged checkpoint")
+    assert await tstore.read_leaves(users.admin) == [leaf]

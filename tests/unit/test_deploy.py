@@ -474,3 +474,55 @@ def test_the_web_pages_run_as_a_reader_of_the_log_and_a_client_of_the_table_serv
     assert "sessionAffinity" not in service["spec"]  # sessions live in the bucket, not a pod
     assert ("PodDisruptionBudget", "poker-web") in objects
 
+
+def test_the_notary_runs_with_its_key_from_a_secret_and_its_own_user(overlay):
+    """deploy/k8s/base/notary.yaml: `services.notary`, probed over TLS like the others, its own
+    NATS user and certificate, the signing key from the Secret poker-notary-key (read-only,
+    nobody else on the node reads it), a lease name per pod; the checkpoint settings in
+    poker-config."""
+    _, objects = overlay
+    dep = objects[("Deployment", "poker-notary")]
+    pod = dep["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["args"] == ["services.notary"]
+    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+        assert container[probe]["exec"]["command"] == PROBE + ["notary"]
+    assert {p["containerPort"] for p in container["ports"]} == \
+        {50050 + PORT_OFFSETS["notary"], 9090}
+    env = {e["name"]: e for e in container["env"]}
+    assert env["POKER_NATS_URL"]["value"].startswith("tls://poker-notary:")
+    assert env["NATS_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+        "name": "poker-secrets", "key": "nats-notary-password"}
+    assert env["POKER_INSTANCE_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    key = env["POKER_NOTARY_KEY"]["value"]
+    (mount,) = [m for m in container["volumeMounts"] if key.startswith(m["mountPath"] + "/")]
+    assert mount["readOnly"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    assert volume["secret"]["secretName"] == "poker-notary-key"
+    assert volume["secret"]["defaultMode"] & 0o007 == 0
+    assert key.endswith("/" + volume["secret"]["items"][0]["path"])
+    (tls,) = [v for v in pod["volumes"] if v.get("secret", {}).get("secretName") ==
+              "poker-tls-notary"]
+    assert tls["secret"]["defaultMode"] & 0o007 == 0
+    assert container["securityContext"]["readOnlyRootFilesystem"]
+    assert ("PodDisruptionBudget", "poker-notary") in objects
+    data = objects[("ConfigMap", "poker-config")]["data"]
+    assert float(data["POKER_CHECKPOINT_S"]) > 0 and "POKER_WITNESSES" in data
+    from shared.infra.config import Config
+    config = Config.from_env("notary", {**data, "POKER_INSECURE": "1"})
+    assert config.checkpoint_s == 10 and config.witnesses == ()
+
+
+def test_the_compose_notary_has_its_user_key_and_certificate():
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    notary = compose["services"]["notary"]
+    assert notary["command"] == ["services.notary"]
+    env = notary["environment"]
+    assert env["POKER_NATS_URL"].startswith("tls://poker-notary:")
+    mounted = {v.split(":")[1]: v for v in notary["volumes"]}
+    assert mounted[env["POKER_NOTARY_KEY"]].endswith(":ro")
+    directory = env["POKER_TLS_DIR"]
+    tls = {p.rsplit("/", 1)[1] for p in mounted if p.startswith(directory + "/")}
+    assert tls == {"ca.pem", "notary.pem", "notary.key"}
+    assert notary["healthcheck"]["test"] == ["CMD", *PROBE, "notary"]
+    assert "POKER_NOTARY_PASSWORD" in compose["services"]["nats-1"]["environment"]

@@ -2,6 +2,7 @@
 # make lint:    install, then ruff (pyflakes, bugbear, import order) and mypy (shared/; strict on
 #               shared/poker), both configured in pyproject.toml
 # make test:    install, lint, Debian's chromium and kubectl if missing, then every test
+# make unit:    install, then the unit tests only (about a minute; no lint, no apt-get)
 # make demo:    install, then bots play hands of every game and the audit is printed
 #               (SERVE=1: the web pages stay up until Ctrl-C)
 # make help:    these targets, one line each
@@ -15,12 +16,13 @@ GEN := gen
 PROTO_FILES := $(shell find protos -name '*.proto')
 PROTO_STAMP := $(GEN)/.stamp
 
-.PHONY: help install protos lint tools test demo bench soak clean
+.PHONY: help install protos lint tools test unit demo bench soak clean
 
 help:
 	@echo "make demo     set up .venv, start NATS and every service, bots play a hand of every game,"
 	@echo "              print the audit (make demo SERVE=1: keep the web pages up until Ctrl-C)"
 	@echo "make test     set up .venv, lint, then every test (about 10 minutes)"
+	@echo "make unit     the unit tests only: no lint, no browser, no NATS (about a minute)"
 	@echo "make install  .venv with the project and its dependencies (.venv/bin/pokerctl)"
 	@echo "make lint     ruff and mypy"
 	@echo "make bench    the benchmarks (figures printed, nothing asserted; about an hour)"
@@ -52,6 +54,9 @@ lint: install
 
 test: install lint tools
 	$(BIN)/python -m pytest -q
+
+unit: install
+	$(BIN)/python -m pytest -q tests/unit
 
 # What the tests drive besides Python, from Debian's packages, installed here when missing:
 # chromium (the web pages' tests, through Playwright, which downloads no browser of its own)

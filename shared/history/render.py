@@ -51,34 +51,9 @@ _STUD_HEADERS = ("3rd STREET", "4th STREET", "5th STREET", "6th STREET", "RIVER"
 _ET = ZoneInfo("America/New_York")
 
 
-# PokerStars' rank names, 2..A (rank index 0..12), and their plurals
-_RANK = "Deuce Three Four Five Six Seven Eight Nine Ten Jack Queen King Ace".split()
-_RANKS = tuple(n + ("es" if n == "Six" else "s") for n in _RANK)
-_C = ev.HandCategory
-
-
 def pokerstars_high(value: int) -> str:
     """A high value named as PokerStars does: "a full house, Kings full of Fours"."""
-    cat, r = ev.high_shape(value)  # (category, rank indexes in reading order)
-    if cat is _C.STRAIGHT_FLUSH:
-        if r[0] == 12:
-            return "a Royal Flush"
-        return f"a straight flush, {_RANK[r[4]]} to {_RANK[r[0]]}"
-    if cat is _C.FOUR_OF_A_KIND:
-        return f"four of a kind, {_RANKS[r[0]]}"
-    if cat is _C.FULL_HOUSE:
-        return f"a full house, {_RANKS[r[0]]} full of {_RANKS[r[3]]}"
-    if cat is _C.FLUSH:
-        return f"a flush, {_RANK[r[0]]} high"
-    if cat is _C.STRAIGHT:  # a wheel reads 5-4-3-2-A: "Ace to Five"
-        return f"a straight, {_RANK[r[4]]} to {_RANK[r[0]]}"
-    if cat is _C.THREE_OF_A_KIND:
-        return f"three of a kind, {_RANKS[r[0]]}"
-    if cat is _C.TWO_PAIR:
-        return f"two pair, {_RANKS[r[0]]} and {_RANKS[r[2]]}"
-    if cat is _C.ONE_PAIR:
-        return f"a pair of {_RANKS[r[0]]}"
-    return f"high card {_RANK[r[0]]}"
+    return ev.name_high(value, ev.POKERSTARS)
 
 
 def pokerstars_low(value: int) -> str:

@@ -241,8 +241,41 @@ def omaha_low8_value(hole: Sequence[Card], board: Sequence[Card]) -> int | None:
 
 # ---------------------------------------------------------------------------- descriptions
 
-_NAMES = "two three four five six seven eight nine ten jack queen king ace".split()
-_PLURALS = tuple(n + ("es" if n == "six" else "s") for n in _NAMES)
+#: how a high hand is named, per category, in two voices: the engine's (showdown events, the
+#: table's views) and PokerStars' (hand histories). Fields: ``n0``/``n4`` the name of the
+#: hand's first/fifth rank in reading order, ``p0``/``p2``/``p3`` the plural of its first,
+#: third and fourth; a royal flush has its own name.
+ENGINE, POKERSTARS = "engine", "pokerstars"
+_HAND_NAMES: dict[str, dict[HandCategory | str, str]] = {
+    ENGINE: {
+        "royal": "royal flush",
+        _C.STRAIGHT_FLUSH: "straight flush, {n0} high",
+        _C.FOUR_OF_A_KIND: "four of a kind, {p0}",
+        _C.FULL_HOUSE: "full house, {p0} full of {p3}",
+        _C.FLUSH: "flush, {n0} high",
+        _C.STRAIGHT: "straight, {n0} high",
+        _C.THREE_OF_A_KIND: "three of a kind, {p0}",
+        _C.TWO_PAIR: "two pair, {p0} and {p2}",
+        _C.ONE_PAIR: "one pair, {p0}",
+        _C.HIGH_CARD: "high card, {n0}",
+    },
+    POKERSTARS: {  # a wheel reads 5-4-3-2-A: "a straight, Ace to Five"
+        "royal": "a Royal Flush",
+        _C.STRAIGHT_FLUSH: "a straight flush, {n4} to {n0}",
+        _C.FOUR_OF_A_KIND: "four of a kind, {p0}",
+        _C.FULL_HOUSE: "a full house, {p0} full of {p3}",
+        _C.FLUSH: "a flush, {n0} high",
+        _C.STRAIGHT: "a straight, {n4} to {n0}",
+        _C.THREE_OF_A_KIND: "three of a kind, {p0}",
+        _C.TWO_PAIR: "two pair, {p0} and {p2}",
+        _C.ONE_PAIR: "a pair of {p0}",
+        _C.HIGH_CARD: "high card {n0}",
+    },
+}
+#: rank names 2..A (rank index 0..12) in each voice
+_RANK_NAMES = {ENGINE: "two three four five six seven eight nine ten jack queen king ace".split(),
+               POKERSTARS: "Deuce Three Four Five Six Seven Eight Nine Ten Jack Queen King Ace"
+                           .split()}
 
 
 def high_shape(value: int) -> tuple[HandCategory, tuple[int, ...]]:
@@ -259,26 +292,22 @@ def high_category(value: int) -> HandCategory:
     return high_shape(value)[0]
 
 
+def name_high(value: int, voice: str = ENGINE) -> str:
+    """A high value named in ``voice`` (:data:`ENGINE` or :data:`POKERSTARS`): "full house,
+    kings full of fours" or "a full house, Kings full of Fours"."""
+    cat, r = high_shape(value)
+    names = _HAND_NAMES[voice]
+    if cat is _C.STRAIGHT_FLUSH and r[0] == 12:
+        return names["royal"]
+    rank = _RANK_NAMES[voice]
+    plural = [n + ("es" if n.lower() == "six" else "s") for n in rank]
+    return names[cat].format(n0=rank[r[0]], n4=rank[r[4]], p0=plural[r[0]], p2=plural[r[2]],
+                             p3=plural[r[3]])
+
+
 def describe_high(value: int) -> str:
     """Readable name of a high value: "full house, kings full of fours", "royal flush"."""
-    cat, r = high_shape(value)
-    if cat is _C.STRAIGHT_FLUSH:
-        return "royal flush" if r[0] == 12 else f"straight flush, {_NAMES[r[0]]} high"
-    if cat is _C.FOUR_OF_A_KIND:
-        return f"four of a kind, {_PLURALS[r[0]]}"
-    if cat is _C.FULL_HOUSE:
-        return f"full house, {_PLURALS[r[0]]} full of {_PLURALS[r[3]]}"
-    if cat is _C.FLUSH:
-        return f"flush, {_NAMES[r[0]]} high"
-    if cat is _C.STRAIGHT:
-        return f"straight, {_NAMES[r[0]]} high"
-    if cat is _C.THREE_OF_A_KIND:
-        return f"three of a kind, {_PLURALS[r[0]]}"
-    if cat is _C.TWO_PAIR:
-        return f"two pair, {_PLURALS[r[0]]} and {_PLURALS[r[2]]}"
-    if cat is _C.ONE_PAIR:
-        return f"one pair, {_PLURALS[r[0]]}"
-    return f"high card, {_NAMES[r[0]]}"
+    return name_high(value, ENGINE)
 
 
 def low_ranks(value: int) -> list[int]:

@@ -74,7 +74,7 @@ from shared.poker.options import (
 )
 from shared.poker.players import printable
 
-from .botclient import address_list, parse_addresses, table_channel
+from .botclient import address_list, legal_from, parse_addresses, table_channel
 from .certs_cmd import client_tls_or_exit
 from .failures import (
     TableUnreachable,
@@ -322,11 +322,9 @@ def _seat_of(view: table_pb2.TableView, seat: int) -> table_pb2.SeatView | None:
 
 
 def _allows(legal: table_pb2.Legal, to: int) -> bool:
-    if not legal.raise_kind:
-        return False
-    if legal.raise_sizes:
-        return to in legal.raise_sizes
-    return legal.min_to <= to <= legal.max_to
+    """Whether the view's legal actions let a bet or raise go to ``to``: the core's rule
+    (:meth:`~shared.poker.betting.LegalActions.allows_raise_to`) on the view's numbers."""
+    return legal_from(0, legal).allows_raise_to(to)
 
 
 def resolve_action(args: argparse.Namespace, view: table_pb2.TableView | None

@@ -17,17 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from shared.infra.tls import DEFAULT_HOSTS, DEFAULT_IDENTITIES, TlsConfig, TlsError, generate
 
+from .datadir import up_cert_dir
+
 CLIENT = "client"
-
-
-def up_cert_dir() -> Path:
-    """Where `pokerctl up` keeps its CA and certificates (its data directory's ``tls``)."""
-    from .up_cmd import default_data_dir
-    return default_data_dir() / "tls"
 
 
 def client_tls(identity: str = CLIENT) -> TlsConfig | None:

@@ -27,11 +27,12 @@ from pathlib import Path
 
 from shared.infra.secrecy import ComplianceKey, ComplianceKeyring, SecrecyError
 
+from .datadir import default_data_dir
+
 
 def _default_key_files(args: argparse.Namespace) -> list[str]:
     if os.environ.get("POKER_COMPLIANCE_KEY"):
         return [p for p in os.environ["POKER_COMPLIANCE_KEY"].split(",") if p]
-    from .up_cmd import default_data_dir
     data = default_data_dir()
     local = data / "keys" / "compliance.key"
     if not local.exists() or getattr(args, "file", None) or not _reads(data, args):

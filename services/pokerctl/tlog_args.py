@@ -9,6 +9,8 @@ from pathlib import Path
 
 from shared.tlog.note import NoteError, Verifier
 
+from .datadir import default_data_dir
+
 
 def vkey(value: str) -> Verifier:
     """A verifier key given as itself (``name+id+base64``) or as a file holding it."""
@@ -26,7 +28,6 @@ def default_log_key() -> str | None:
     """POKER_NOTARY_VKEY, else the vkey of `pokerctl up`'s notary (its data directory)."""
     if os.environ.get("POKER_NOTARY_VKEY"):
         return os.environ["POKER_NOTARY_VKEY"]
-    from .up_cmd import default_data_dir
     local = default_data_dir() / "keys" / "notary.vkey"
     return str(local) if local.exists() else None
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from shared.infra.identity import PLAYER, ROLES, DevIssuer
 
+from .datadir import default_data_dir
+
 #: the longest a dev token may live: a day
 MAX_TTL_S = 86_400
 
@@ -27,7 +29,6 @@ def identity_dir(data_dir: str | None) -> Path:
     """Where the dev issuer lives: ``<data dir>/identity``."""
     if data_dir:
         return Path(data_dir) / "identity"
-    from .up_cmd import default_data_dir
     return default_data_dir() / "identity"
 
 

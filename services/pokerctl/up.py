@@ -76,6 +76,8 @@ from shared.infra.natsserver import NatsServer, free_port
 from shared.infra.tls import TlsConfig, channel
 from shared.infra.tls import generate as generate_certs
 
+from .datadir import default_data_dir, up_cert_dir
+
 #: the table service calls the others: it starts last and stops first
 SERVICES = ("wallet", "dealer", "betting", "showdown", "rake", "notary", "table")
 DEFAULT_NATS_PORT = 4222
@@ -162,11 +164,6 @@ async def wait_jetstream_ready(url: str, timeout: float = 30.0, ca: str | None =
         await nc.close()
 
 
-def _up_data_dir() -> Path:
-    from .up_cmd import default_data_dir
-    return default_data_dir()
-
-
 def nats_passwords(data_dir: Path) -> dict[str, str]:
     """Every NATS user's password (shared/infra/natsauth.py), kept owner-only in
     ``data_dir/nats/passwords.json``: made on first use, the same on every restart."""
@@ -203,14 +200,13 @@ def default_nats_url(user: str = natsauth.COMPLIANCE) -> str:
     (its data directory: POKER_DATA_DIR, else the default) as ``user`` (compliance: audit,
     history and the bots' audit may open sealed cards with the key kept beside it, and only
     compliance may record such a read in the access log), else nats://127.0.0.1:4222."""
-    return (os.environ.get("POKER_NATS_URL") or client_nats_url(_up_data_dir(), user)
+    return (os.environ.get("POKER_NATS_URL") or client_nats_url(default_data_dir(), user)
             or DEFAULT_NATS_URL)
 
 
 def client_ca() -> str | None:
     """The CA client commands check NATS against: POKER_NATS_CA (or the services' CA, see
     shared/infra/natsconn.py), else the one in `up`'s data directory, if any."""
-    from .certs_cmd import up_cert_dir
     ca = natsconn.ca_file(os.environ)
     if ca is None and (up_cert_dir() / "ca.pem").exists():
         ca = str(up_cert_dir() / "ca.pem")
@@ -223,7 +219,7 @@ def default_table_addr() -> str:
     services themselves would use (shared/infra/config.service_address)."""
     if os.environ.get("POKER_TABLE_ADDR"):
         return service_address("table", os.environ)
-    return up_env(_up_data_dir()).get("POKER_TABLE_ADDR") or service_address("table",
+    return up_env(default_data_dir()).get("POKER_TABLE_ADDR") or service_address("table",
                                                                              os.environ)
 
 

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 from pathlib import Path
@@ -52,6 +51,7 @@ from pathlib import Path
 from shared.infra.config import DEFAULT_BASE_PORT, PORT_OFFSETS, WEB_PORT_OFFSET, stream_shards
 from shared.infra.tls import INSECURE_WARNING
 
+from .datadir import default_data_dir
 from .up import (
     DEFAULT_NATS_PORT,
     HOST,
@@ -62,16 +62,6 @@ from .up import (
     ClusterError,
     LocalCluster,
 )
-
-
-def default_data_dir() -> Path:
-    """`up`'s data directory, where client commands also look for its NATS credentials, CA
-    and compliance key: POKER_DATA_DIR, else $XDG_DATA_HOME/pokerctl (~/.local/share)."""
-    if os.environ.get("POKER_DATA_DIR"):
-        return Path(os.environ["POKER_DATA_DIR"])
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local",
-                                                           "share")
-    return Path(base) / "pokerctl"
 
 
 async def serve(cluster: LocalCluster, out=None) -> int:

@@ -57,6 +57,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from shared.poker.players import canonical_name, name_problem, subject_problem
 
 from .files import write_private
+from .guard import guarded
 from .tls import OPEN_METHODS
 
 log = structlog.get_logger()
@@ -626,7 +627,6 @@ class Access(grpc.aio.ServerInterceptor):
     their reason (never the token)."""
 
     def __init__(self, rules: Mapping[str, Rule], verifier: Verifier, service: str) -> None:
-        from .rpc import guarded  # rpc maps this module's errors: imported when used
         self._guarded = guarded
         for name, rule in rules.items():
             if not isinstance(rule, Rule):

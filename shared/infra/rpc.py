@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 import re
 import signal
 import time
@@ -39,6 +38,7 @@ from shared.poker.table import TABLE_ID
 
 from . import metrics
 from .eventstore import AppendConflict, StoreError, StoreFull
+from .guard import guarded
 from .identity import Forbidden, Unauthenticated
 from .repository import Aborted, CommandReused, CorruptLog, UnknownTable
 from .tls import (
@@ -313,25 +313,6 @@ class _Malformed:
 
     def __init__(self, error: str) -> None:
         self.error = error
-
-
-def guarded(handler: grpc.RpcMethodHandler, check) -> grpc.RpcMethodHandler:
-    """``handler`` with ``await check(request, context)`` before its method runs (``check``
-    aborts the call to refuse it); the request is None for a client stream."""
-    kind = ("stream_" if handler.request_streaming else "unary_") + \
-        ("stream" if handler.response_streaming else "unary")
-    inner = getattr(handler, kind)
-    if inspect.isasyncgenfunction(inner):
-        async def replies(request, context):
-            await check(None if handler.request_streaming else request, context)
-            async for reply in inner(request, context):
-                yield reply
-        return handler._replace(**{kind: replies})
-
-    async def method(request, context):  # a coroutine (streamed replies go through context.write)
-        await check(None if handler.request_streaming else request, context)
-        return await inner(request, context)
-    return handler._replace(**{kind: method})
 
 
 class RequestParsing(grpc.aio.ServerInterceptor):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from shared.poker.cards import DECK, cards_str
-from shared.poker.evaluator import _E7, high_value, omaha_high_value, omaha_low8_value
+from shared.poker.evaluator import EVAL7_CARDS, high_value, omaha_high_value, omaha_low8_value
 
 REPEATS = 5
 HANDS = 20_000
@@ -63,7 +63,7 @@ def _holdem_runners(deals: list[tuple]) -> list[tuple[str, Callable, list]]:
         for h in hands:
             ev(h)
 
-    e7deals = [[_E7[c] for c in d] for d in deals]
+    e7deals = [[EVAL7_CARDS[c] for c in d] for d in deals]
     runners.append(("eval7.evaluate, cards pre-converted", eval7_raw, e7deals))
     try:
         from treys import Card as TCard

@@ -434,8 +434,8 @@ def plot_soak(rows: Sequence[dict], samples: Sequence[Sample], warmup: float = W
               out_dir: Path | None = None) -> Path:
     """RSS and open fds of every process over the soak (the warm-up shaded), and the log's
     commits, to bench/out/soak.png."""
-    from .plots import OUT_DIR, _pyplot, _save
-    plt = _pyplot()
+    from .plots import OUT_DIR, pyplot, save_figure
+    plt = pyplot()
     out_dir = OUT_DIR if out_dir is None else out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     fig, (ax_rss, ax_fds, ax_log) = plt.subplots(3, 1, figsize=(12, 9), sharex=True,
@@ -461,7 +461,7 @@ def plot_soak(rows: Sequence[dict], samples: Sequence[Sample], warmup: float = W
                   title="slopes after the warm-up", title_fontsize="small")
     ax_fds.set(ylabel="open fds", title="open file descriptors (colours as above)")
     ax_log.set(xlabel="minutes", ylabel="log commits")
-    return _save(fig, out_dir / "soak.png")
+    return save_figure(fig, out_dir / "soak.png")
 
 
 def main(seconds: float | None = None, *, tables: int | None = None,

@@ -44,7 +44,7 @@ from shared.audit import audit_table
 from shared.audit.sample import chain, play_decisions, sample_keyring, seeded_dealer
 from shared.poker import betting, clock, events, state, steps
 from shared.poker.driver import new_table, random_policy, run_hand
-from shared.poker.evolve import _evolver
+from shared.poker.evolve import evolver
 from shared.poker.fold import fold
 from shared.poker.options import TableOptions, table_options
 
@@ -82,7 +82,7 @@ _BUILT: dict[type, dict[str, object]] = {
     cls: {k: vars(cls)[k] for k in ("__init__", "__dataclass_init__", "evolve") if k in vars(cls)}
     for cls in _value_classes()
 }
-_NO_TWIN = {cls: _evolver(cls, twin=False) for cls, built in _BUILT.items() if "evolve" in built}
+_NO_TWIN = {cls: evolver(cls, twin=False) for cls, built in _BUILT.items() if "evolve" in built}
 
 
 def use(variant: str) -> None:

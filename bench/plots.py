@@ -10,7 +10,7 @@ from . import cpu
 OUT_DIR = Path(__file__).resolve().parent / "out"
 
 
-def _pyplot():
+def pyplot():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -20,7 +20,7 @@ def _pyplot():
 def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
     """Latency (p50, p99) and throughput (Act, raw, their ratio) against offered load, and the
     CPU per action by process, from bench_services' load points."""
-    plt = _pyplot()
+    plt = pyplot()
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = [p["tables"] for p in points]
     paths = []
@@ -38,7 +38,7 @@ def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
            ylabel="latency (ms)", title="Act latency against offered load")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    paths.append(_save(fig, out_dir / "services_latency.png"))
+    paths.append(save_figure(fig, out_dir / "services_latency.png"))
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.plot(tables, [p["act"]["per_s"] for p in points], "o-", label="Act (actions/s)")
@@ -54,7 +54,7 @@ def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
     lines = ax.get_legend_handles_labels()
     more = right.get_legend_handles_labels()
     ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper left")
-    paths.append(_save(fig, out_dir / "services_throughput.png"))
+    paths.append(save_figure(fig, out_dir / "services_throughput.png"))
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     columns = (*cpu.SERVICE_ORDER, "nats", cpu.CLIENT)
@@ -70,7 +70,7 @@ def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
     ax.set(xlabel="offered load (tables)", ylabel="CPU ms per action",
            title="CPU per action by process")
     ax.legend(fontsize="small", ncol=2)
-    paths.append(_save(fig, out_dir / "services_cpu.png"))
+    paths.append(save_figure(fig, out_dir / "services_cpu.png"))
 
     if all("watched" in p for p in points):
         fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -83,13 +83,13 @@ def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
                ylabel="CPU ms per action, services + NATS",
                title="What watching costs: CPU per action")
         ax.legend()
-        paths.append(_save(fig, out_dir / "services_watch.png"))
+        paths.append(save_figure(fig, out_dir / "services_watch.png"))
     return paths
 
 
 def plot_shards(rows: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
     """Aggregate throughput (raw and Act) against shards on the 3-node cluster."""
-    plt = _pyplot()
+    plt = pyplot()
     out_dir.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     shards = [r["shards"] for r in rows]
@@ -101,7 +101,7 @@ def plot_shards(rows: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
     ax.set(xlabel="shards (streams) on 3 nodes, R3", ylabel="per second",
            title="Aggregate throughput against shards")
     ax.legend()
-    return [_save(fig, out_dir / "cluster_shards.png")]
+    return [save_figure(fig, out_dir / "cluster_shards.png")]
 
 
 def plot_capacity(rows: list[dict], limit_ms: float, out_dir: Path = OUT_DIR) -> Path:
@@ -109,7 +109,7 @@ def plot_capacity(rows: list[dict], limit_ms: float, out_dir: Path = OUT_DIR) ->
     under) and the CPU (cores kept busy by the services and NATS, and by the clients; ms per
     action) against tables."""
     from .bench_capacity import client_ms, cores, server_ms
-    plt = _pyplot()
+    plt = pyplot()
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = sorted(rows, key=lambda r: r["tables"])
     tables = [r["tables"] for r in rows]
@@ -138,10 +138,10 @@ def plot_capacity(rows: list[dict], limit_ms: float, out_dir: Path = OUT_DIR) ->
     per_action.set_ylim(bottom=0)
     left, right = busy.get_legend_handles_labels(), per_action.get_legend_handles_labels()
     busy.legend(left[0] + right[0], left[1] + right[1], fontsize="small", loc="upper left")
-    return _save(fig, out_dir / "capacity.png")
+    return save_figure(fig, out_dir / "capacity.png")
 
 
-def _save(fig, path: Path) -> Path:
+def save_figure(fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     import matplotlib.pyplot as plt

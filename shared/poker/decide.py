@@ -39,9 +39,9 @@ from .steps import RevealDeck as RevealDeck
 from .steps import Show as Show
 from .steps import Step as Step
 from .steps import TakeRake as TakeRake
-from .steps import _require
 from .steps import deal_plan as deal_plan
 from .steps import next_step as next_step
+from .steps import require_phase
 
 # Enum members read on every action, bound once as module globals, which read faster than
 # Enum class attributes on Python 3.11 (measured in bench_hands).
@@ -82,7 +82,7 @@ def start_hand(table: TableState, hand_no: int, button: int,
 
 
 def commit_deck(state: HandState, commitment: str, deck_size: int = 52) -> list[E.DeckCommitted]:
-    _require(state, Phase.COMMIT, "commit to a deck")
+    require_phase(state, Phase.COMMIT, "commit to a deck")
     return [E.DeckCommitted(commitment, deck_size)]
 
 
@@ -97,7 +97,7 @@ def reshuffle(state: HandState, commitment: str, deck_size: int) -> list[E.DeckC
 
 def deal(state: HandState, cards: Sequence[Card]) -> list[E.CardsDealt]:
     """Deal the street from ``cards``, the next cards of the deck in order."""
-    _require(state, Phase.DEAL, "deal")
+    require_phase(state, Phase.DEAL, "deal")
     plan = deal_plan(state)
     if plan.reshuffle:
         raise IllegalAction("the deck must be reshuffled before this street")
@@ -149,7 +149,7 @@ def deck_order(e: E.CardsDealt) -> tuple[Card, ...]:
 def reveal_deck(state: HandState, decks: Sequence[Sequence[Card]],
                 salts: Sequence[str]) -> list[E.DeckRevealed]:
     """Reveal each deck and salt; each must hash to the commitment made before dealing it."""
-    _require(state, Phase.REVEAL, "reveal the deck")
+    require_phase(state, Phase.REVEAL, "reveal the deck")
     if len(decks) != len(salts):
         raise IllegalAction("one salt per deck")
     committed = [c for c in state.commitments if c]
@@ -167,7 +167,7 @@ def reveal_deck(state: HandState, decks: Sequence[Sequence[Card]],
 def post_forced_bets(state: HandState) -> list[E.ForcedBetPosted]:
     """Post every ante and blind due; a player who cannot cover one posts what they have and
     is all in (the others still owe the full amount)."""
-    _require(state, Phase.FORCED, "post forced bets")
+    require_phase(state, Phase.FORCED, "post forced bets")
     left = {p.seat: p.stack for p in state.players}
     out = []
     for f in state.forced_bets:
@@ -306,7 +306,7 @@ def close_round(state: HandState) -> list[object]:
 def form_pots(state: HandState) -> list[object]:
     """The main pot and side pots; a stake nobody matched (after the rounds' own uncalled
     bets, only an ante can be) goes back to its owner first."""
-    _require(state, Phase.POTS, "form the pots")
+    require_phase(state, Phase.POTS, "form the pots")
     events: list[object] = []
     excess = uncalled_stake(state.players)
     if excess is not None:
@@ -318,7 +318,7 @@ def form_pots(state: HandState) -> list[object]:
 
 def _showdown_turn(state: HandState, seat: int) -> None:
     _check_seat(seat)
-    _require(state, Phase.SHOWDOWN, "show or muck")
+    require_phase(state, Phase.SHOWDOWN, "show or muck")
     if state.show_order[0] != seat:
         raise IllegalAction(f"seat {state.show_order[0]} shows or mucks first")
 
@@ -362,14 +362,14 @@ def showdown_default(state: HandState, seat: int) -> list[E.HandShown] | list[E.
 
 
 def take_rake(state: HandState) -> list[E.RakeTaken]:
-    _require(state, Phase.RAKE, "take the rake")
+    require_phase(state, Phase.RAKE, "take the rake")
     amount, reason = rake_due(state)
     return [E.RakeTaken(amount, take_from_pots(state.pots, amount), reason)]
 
 
 def award_pots(state: HandState) -> list[object]:
     """Award every pot (last side pot first), then end the hand with the final stacks."""
-    _require(state, Phase.AWARD, "award the pots")
+    require_phase(state, Phase.AWARD, "award the pots")
     awards = award(state)
     after = state
     for a in awards:

@@ -17,7 +17,7 @@ from .betting import LegalActions
 from .cards import Card
 from .deck import commitment, new_salt, shuffled
 from .events import ActionKind, TableCreated
-from .fold import _HAND_HANDLERS, _after_hand, apply, apply_hand
+from .fold import HAND_HANDLERS, after_hand, apply, apply_hand
 from .options import TableOptions
 from .state import HandState, Phase, TableState
 from .steprules import STEPS, automatic
@@ -113,7 +113,7 @@ def run_hand(table: TableState, hand_no: int, button: int,
             if type(e) in _HAND_ONLY:
                 hand = apply_hand(hand, e)
                 if hand.phase is _DONE:
-                    table = _after_hand(table, hand)
+                    table = after_hand(table, hand)
             else:
                 table = apply(table.evolve(hand=hand), e)
                 assert table.hand is not None  # the hand ends with a hand event
@@ -122,7 +122,7 @@ def run_hand(table: TableState, hand_no: int, button: int,
 
 
 #: hand events that leave the rest of the table alone (a timeout also sits the player out)
-_HAND_ONLY = frozenset(_HAND_HANDLERS) - {E.PlayerTimedOut}
+_HAND_ONLY = frozenset(HAND_HANDLERS) - {E.PlayerTimedOut}
 _DONE = Phase.DONE  # bound once, as in fold.py
 
 

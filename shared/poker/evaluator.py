@@ -54,7 +54,7 @@ _WHEEL = (3, 2, 1, 0, 12)  # 5-4-3-2-A as rank indexes, in the order it is read
 _WEIGHTS = (0, 1, 5, 22, 94, 312, 992, 2422, 5624, 12522, 19998, 43258, 79415)
 
 # Per-card tables, indexed by Card (0..51).
-_E7 = tuple(eval7.Card(str(c)) for c in DECK)  # eval7 uses the same rank and suit order
+EVAL7_CARDS = tuple(eval7.Card(str(c)) for c in DECK)  # eval7 uses the same rank and suit order
 _WEIGHT = tuple(_WEIGHTS[c >> 2] for c in range(52))
 _SUIT_NIBBLE = tuple(1 << 4 * (c & 3) for c in range(52))  # summed: 4 bits of count per suit
 # A low card's bit: ace -> bit 0, 2 -> bit 1 ... 8 -> bit 7; 9 and up -> 0.
@@ -109,11 +109,11 @@ def _build_high_tables() -> tuple[list[int], dict[int, int],
         key = sum(_WEIGHTS[r] for r in ranks)
         if unsuited[key]:
             raise AssertionError(f"rank weights collide at {ranks}")
-        value = eval7.evaluate([_E7[c] for c in hand])
+        value = eval7.evaluate([EVAL7_CARDS[c] for c in hand])
         unsuited[key] = value
         info[value] = _pattern(ranks, False)
         if distinct:
-            value = eval7.evaluate([_E7[r * 4] for r in ranks])
+            value = eval7.evaluate([EVAL7_CARDS[r * 4] for r in ranks])
             suited[key] = value
             info[value] = _pattern(ranks, True)
     return unsuited, suited, info
@@ -173,7 +173,7 @@ def high_value(cards: Sequence[Card]) -> int:
     """Value of the best five-card high hand among 5, 6 or 7 cards."""
     if not 5 <= len(cards) <= 7:
         raise ValueError(f"high_value needs 5 to 7 cards, got {len(cards)}")
-    value: int = eval7.evaluate([_E7[c] for c in cards])  # (eval7 is untyped)
+    value: int = eval7.evaluate([EVAL7_CARDS[c] for c in cards])  # (eval7 is untyped)
     return value
 
 

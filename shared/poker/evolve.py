@@ -48,7 +48,7 @@ _V = TypeVar("_V", bound=Value)
 @dataclass_transform(frozen_default=True)
 def value(cls: type[_V]) -> type[_V]:
     """Make ``cls`` (a subclass of :class:`Value`) a frozen slotted dataclass with the
-    generated constructor of :func:`_fast_init` and ``evolve`` of :func:`_evolver`.
+    generated constructor of :func:`_fast_init` and ``evolve`` of :func:`evolver`.
 
     Fields are plain: no ``field(default_factory=...)``, ``kw_only``, ``init=False`` or
     ``InitVar`` (the generated constructor does not make them; a TypeError says so)."""
@@ -56,7 +56,7 @@ def value(cls: type[_V]) -> type[_V]:
         raise TypeError(f"@value: {getattr(cls, '__name__', cls)!r} must derive from Value")
     made = dataclasses.dataclass(frozen=True, slots=True)(cls)
     _fast_init(made)
-    setattr(made, "evolve", _evolver(made))  # noqa: B010 - mypy sees Value.evolve
+    setattr(made, "evolve", evolver(made))  # noqa: B010 - mypy sees Value.evolve
     return made
 
 
@@ -104,7 +104,7 @@ def _fast_init(cls: type) -> None:
     patched.__init__ = init
 
 
-def _evolver(cls: type, twin: bool = True) -> Callable[..., Any]:
+def evolver(cls: type, twin: bool = True) -> Callable[..., Any]:
     """``evolve(obj, **changes)`` for the frozen slotted dataclass ``cls``: a new object with
     every slot copied from ``obj`` or taken from ``changes``, without the keyword-argument
     ``__init__`` call of ``dataclasses.replace``. It calls ``__post_init__`` on the copy when

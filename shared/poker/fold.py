@@ -210,7 +210,7 @@ def _deck_revealed(s: HandState, e: E.DeckRevealed) -> HandState:
 
 
 #: event class -> its fold (each takes its own event type)
-_HAND_HANDLERS: dict[type, Callable[[HandState, Any], HandState]] = {
+HAND_HANDLERS: dict[type, Callable[[HandState, Any], HandState]] = {
     E.DeckCommitted: _deck_committed,
     E.ForcedBetPosted: _forced_bet_posted,
     E.CardsDealt: _cards_dealt,
@@ -250,7 +250,7 @@ def apply_hand(state: HandState, event: object) -> HandState:
     if memo is not None and memo[0] is state and memo[1] is event:
         return memo[2]
     try:
-        handler = _HAND_HANDLERS[type(event)]
+        handler = HAND_HANDLERS[type(event)]
     except KeyError:
         raise InvalidEvent(f"{type(event).__name__} is not a hand event") from None
     result = handler(state, event)
@@ -406,7 +406,7 @@ def _hand_started(table: TableState, e: E.HandStarted) -> TableState:
                         last_big_blind=big)
 
 
-def _after_hand(table: TableState, hand: HandState) -> TableState:
+def after_hand(table: TableState, hand: HandState) -> TableState:
     """The hand is over: its final stacks become the seats' stacks."""
     final = {p.seat: p.stack for p in hand.players}
     seats = tuple(s.evolve(stack=final[s.seat]) if s.seat in final else s
@@ -426,7 +426,7 @@ def apply(table: TableState | None, event: object) -> TableState:
         return TableState(table_id=event.table_id, options=event.options)
     if table is None:
         raise InvalidEvent(f"{type(event).__name__} before TableCreated")
-    if type(event) in _HAND_HANDLERS:
+    if type(event) in HAND_HANDLERS:
         if table.hand is None:
             raise InvalidEvent(f"{type(event).__name__} outside a hand")
         hand = apply_hand(table.hand, event)
@@ -434,7 +434,7 @@ def apply(table: TableState | None, event: object) -> TableState:
             # A player who timed out is sat out from the next hand until they come back.
             table = _with_seat(table, event.seat, sitting_out=True)
         if hand.phase is Phase.DONE:
-            return _after_hand(table, hand)
+            return after_hand(table, hand)
         return table.evolve(hand=hand)
     if isinstance(event, E.HandStarted):
         if table.hand_running:

@@ -169,6 +169,6 @@ _SIMPLE_STEPS = {
 }
 
 
-def _require(state: HandState, phase: Phase, what: str) -> None:
+def require_phase(state: HandState, phase: Phase, what: str) -> None:
     if state.phase is not phase:
         raise IllegalAction(f"cannot {what} now: the hand is at the {state.phase.value} step")

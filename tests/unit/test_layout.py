@@ -96,3 +96,21 @@ def test_the_finder_finds_a_circle():
 
 def test_no_import_circles():
     assert circles(import_graph()) == []
+
+
+def private_imports() -> list[str]:
+    """``from m import _name`` in shared/, services/ and bench/: a module's private name used
+    by another module (it should be public there, or stay where it is)."""
+    found = []
+    for base in ("shared", "services", "bench"):
+        for path in (ROOT / base).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom):
+                    found += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}"
+                              for a in node.names
+                              if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_private_name_is_imported_by_another_module():
+    assert private_imports() == []

@@ -1,8 +1,9 @@
 """`pokerctl audit`: read the event log from the start and audit every table.
 
     pokerctl audit [--table T | --all | --file F] [--key FILE] [--json] [--nats URL]
-                   [--stream NAME] [--workers N]
+                   [--stream NAME] [--workers N] [--progress | --quiet]
     pokerctl audit --table T --export F    (or --all --export F): write the raw commits
+    pokerctl audit --evidence FILE         a hand's evidence file, offline (evidence_cmd.py)
 
 Checks (shared/audit/auditor.py): the hash chain; no gaps (each stream's first..last sequence
 against the messages it holds; read with --all, every sequence is read; a log split over
@@ -10,13 +11,14 @@ shard streams is checked stream by stream, POKER_STREAM_SHARDS); every decision
 re-decided by the engine, event for event; every card dealt against the deck committed before
 the hand and revealed after it (the sealed cards opened with the compliance key, --key: see
 keys_cmd.py; a secret card in the clear fails); chips conserved per hand and per table. Prints one line per
-table and a summary (progress on stderr; a bar on a terminal), or a JSON report with --json.
-Exit 0 if every table passes, 1 if any fails (the first bad event of each table is named:
-table, stream sequence, event index, type and why) or there is nothing to audit (no hand: the
-verdict "audit passed" is only ever printed over hands audited), or NATS does not answer
-(one line, after a few seconds of attempts); 2 if the log cannot be read, for bad arguments
-and for a --table the log does not hold ("no table T in the log"; with --export no file is
-written).
+table and a summary, or a JSON report with --json; progress goes to stderr only when it is a
+terminal (a bar) or with --progress (a line every few seconds), never with --quiet.
+Exit codes (failures.py): 0 if every table passes; 1 if any fails (the first bad event of
+each table is named: table, stream sequence, event index, type and why), there is nothing to
+audit (no hand: the verdict "audit passed" is only ever printed over hands audited) or the
+access log did not take the record of the read; 2 for bad arguments; 3 for a --table the log
+does not hold ("no table 'T' in the log"; with --export no file is written); 4 when NATS does
+not answer (one line, after a few seconds of attempts) or the log cannot be read.
 
 --all reads the stream with --workers processes (default: one per CPU, and one per 50,000
 commits at most), tables spread over them (audit_pool.py); --workers 1 reads it in one pass,
@@ -66,6 +68,7 @@ from shared.infra.secrecy import Keyring, SecrecyError
 from shared.tlog.note import NoteError, SignedCheckpoint
 from shared.tlog.store import read_leaves
 
+from . import evidence_cmd
 from .audit_pool import (
     audit_in_parallel,
     log_source,
@@ -74,7 +77,7 @@ from .audit_pool import (
     stream_tables,
 )
 from .bots_cmd import connect_store, record_read
-from .failures import reports_unreachable
+from .failures import FAILED, OK, USAGE, no_table, read_exit, reports_unreachable
 from .keys_cmd import add_key_argument, key_files, keyring_from
 from .tlog_args import add_log_key_arguments, log_key, witness_keys
 from .up import NATS_HELP, default_nats_url
@@ -118,6 +121,14 @@ class Progress:
         if self.enabled and self.tty:
             print(file=self.out, flush=True)
         return time.perf_counter() - self.started
+
+
+def progress_wanted(args: argparse.Namespace) -> bool:
+    """Progress lines go to stderr when it is a terminal, or when asked (--progress); never
+    with --quiet, and never into a pipe or a file unasked (a script reads the result only)."""
+    if args.quiet:
+        return False
+    return args.progress or sys.stderr.isatty()
 
 
 class Run:
@@ -347,35 +358,39 @@ def _write_export(path: str, rows: list, leaves: list[bytes] | None = None) -> N
 
 @reports_unreachable("pokerctl audit")
 def run(args: argparse.Namespace) -> int:
+    if args.evidence:
+        if args.table_id or args.export or args.checkpoint:
+            print("pokerctl audit: --evidence checks one hand's file alone", file=sys.stderr)
+            return USAGE
+        return evidence_cmd.run(args)
     if not (args.table_id or args.all or args.file):
-        print("pokerctl audit: say which tables: --table T, --all or --file F", file=sys.stderr)
-        return 2
+        print("pokerctl audit: say which tables: --table T, --all, --file F or --evidence F",
+              file=sys.stderr)
+        return USAGE
     if args.export:
         if args.file:
             print("pokerctl audit: --export reads from NATS, not --file", file=sys.stderr)
-            return 2
+            return USAGE
         rows: list = []
         try:
             asyncio.run(_from_nats(args, None, rows))
         except (StoreError, OSError, asyncio.TimeoutError) as exc:
             print(f"pokerctl audit: {exc}", file=sys.stderr)
-            return 2
+            return read_exit(exc)
         if args.table_id and not rows:
-            print(f"pokerctl audit: no table {args.table_id} in the log (nothing exported)",
-                  file=sys.stderr)
-            return 2
+            return no_table("pokerctl audit", args.table_id, "in the log (nothing exported)")
         leaves: list[bytes] = []
         if args.all:  # a whole-log export holds the hands' log too
             try:
                 leaves = asyncio.run(_leaves_from_nats(args))
             except (StoreError, OSError, asyncio.TimeoutError) as exc:
                 print(f"pokerctl audit: {exc}", file=sys.stderr)
-                return 2
+                return read_exit(exc)
         try:
             _write_export(args.export, rows, leaves)
         except OSError as exc:
             print(f"pokerctl audit: cannot write {args.export}: {exc}", file=sys.stderr)
-            return 2
+            return USAGE
         print(f"{len(rows)} commits of {len({t for t, _ in rows})} table(s)"
               + (f" and {len(leaves)} leaves of the hands' log" if leaves else "")
               + f" written to {args.export}", file=sys.stderr)
@@ -383,21 +398,21 @@ def run(args: argparse.Namespace) -> int:
     if args.checkpoint and not (args.all or (args.file and not args.table_id)):
         print("pokerctl audit: --checkpoint checks the whole log: with --all, or --file of a "
               "whole-log export (`audit --all --export`)", file=sys.stderr)
-        return 2
+        return USAGE
     try:
         keyring = keyring_from(args)
     except SecrecyError as exc:
         print(f"pokerctl audit: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     if keyring is None:
         print("pokerctl audit: the log seals the cards nobody has seen; the audit opens them "
               "with the compliance private key: --key FILE (or POKER_COMPLIANCE_KEY)",
               file=sys.stderr)
-        return 2
+        return USAGE
     if args.workers is not None and args.workers < 1:
         print("pokerctl audit: --workers is at least 1", file=sys.stderr)
-        return 2
-    progress = Progress(enabled=not args.quiet)
+        return USAGE
+    progress = Progress(enabled=progress_wanted(args))
     audit_run = Run({args.table_id} if args.table_id else None, progress, keyring)
     try:
         if args.file:
@@ -410,18 +425,17 @@ def run(args: argparse.Namespace) -> int:
             audits = audit_run.results()
     except (StoreError, ExportError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
         print(f"pokerctl audit: {exc}", file=sys.stderr)
-        return 2
+        return read_exit(exc)
     seconds = progress.finish()
     if args.table_id and not audits:
-        print(f"pokerctl audit: no table {args.table_id} in the log", file=sys.stderr)
-        return 2
+        return no_table("pokerctl audit", args.table_id)
     checked = None
     if args.checkpoint:
         try:
             checked = _against_checkpoint(args, audits)
         except (NoteError, ExportError, StoreError, OSError, asyncio.TimeoutError) as exc:
             print(f"pokerctl audit: --checkpoint: {exc}", file=sys.stderr)
-            return 2
+            return read_exit(exc) if isinstance(exc, (StoreError, TimeoutError)) else USAGE
         source["checkpoint"] = checked.as_dict()
         source.setdefault("problems", []).extend(
             "checkpoint: " + p for p in checked.problems)
@@ -442,8 +456,8 @@ def run(args: argparse.Namespace) -> int:
     if checked is not None and not args.json:
         print(checked.summary(), file=sys.stdout, flush=True)
     if not sum(a.hands for a in audits):
-        return 1  # nothing audited: not a pass (the report says so)
-    return 0 if all(a.ok for a in audits) and not source.get("problems") else 1
+        return FAILED  # nothing audited: not a pass (the report says so)
+    return OK if all(a.ok for a in audits) and not source.get("problems") else FAILED
 
 
 def register(sub: argparse._SubParsersAction, help: str = "") -> None:
@@ -452,10 +466,17 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     which.add_argument("--all", action="store_true", help="every table of the stream")
     p.add_argument("--table", dest="table_id", default=None, help="one table")
     which.add_argument("--file", default=None, help="audit an export file instead of NATS")
+    which.add_argument("--evidence", default=None, metavar="FILE",
+                       help="verify a hand's evidence file offline (the compliance "
+                            "replay's download): exit 0 if it verifies, 1 if not")
     p.add_argument("--export", default=None, metavar="F",
                    help="write the tables' raw commits to F (JSON lines) instead of auditing")
     p.add_argument("--json", action="store_true", help="a JSON report on stdout")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--quiet", action="store_true", help="no progress at all")
+    shown.add_argument("--progress", action="store_true",
+                       help="progress on stderr even when it is not a terminal (by default "
+                            "only a terminal shows it)")
     p.add_argument("--nats", default=default_nats_url(), help=NATS_HELP)
     p.add_argument("--stream", default=None,
                    help=f"JetStream stream (default {STREAM}, or {MIRROR_STREAM} on a "

@@ -1,13 +1,29 @@
 """How a pokerctl command fails: one line on stderr, an exit code that says what happened.
 
+The exit codes, one per meaning, the same in every command (the README's table):
+
+- :data:`OK` 0: done; an audit or a verification passed.
+- :data:`FAILED` 1: the command ran and the answer is no: an audit or a hand's evidence that
+  does not verify, a run whose checks failed, an operation the server refused (a rule of the
+  game, a permission).
+- :data:`USAGE` 2: the command line is wrong: a bad or missing argument, a file given that
+  cannot be read, a flag retired (argparse's own errors exit 2 too).
+- :data:`NOT_FOUND` 3: what was named does not exist: no such table (or hand) in the log or
+  at the table service.
+- :data:`UNREACHABLE` 4: a server did not answer, or could not be trusted (NATS, the table
+  service, the wallet; a certificate of another CA), or its log did not answer behind it.
+
+So a script tells "the log fails its audit" (1) from "I typed the table's name wrong" (3) and
+from "nothing was running" (4).
+
 - A server that does not answer (NATS: :class:`shared.infra.natsconn.NatsUnreachable`, after
   the bounded retry of :func:`shared.infra.natsconn.connect_once`; the table service:
   :class:`TableUnreachable`) ends the command with one line naming what was unreachable and
-  what to check, exit 1, never a traceback: :func:`reports_unreachable` wraps a command's
-  ``run``.
+  what to check, exit :data:`UNREACHABLE`, never a traceback: :func:`reports_unreachable`
+  wraps a command's ``run``.
 - The flags that changed meaning (``--table`` was the table service's address in `bots` and
   `seat`, and `seat` took the table id as ``--table-id``) are refused for one release with a
-  hint, exit 2: :func:`old_table_flag`.
+  hint, exit :data:`USAGE`: :func:`old_table_flag`.
 
 Flags, the same in every command: a table id is ``--table``; the table service's address
 ``--table-addr`` (POKER_TABLE_ADDR); NATS ``--nats`` (POKER_NATS_URL).
@@ -25,6 +41,9 @@ import grpc
 from shared.infra.natsconn import NatsUnreachable
 
 from .botclient import AddressError, parse_addresses
+
+#: the exit codes (the module's docstring says what each means)
+OK, FAILED, USAGE, NOT_FOUND, UNREACHABLE = 0, 1, 2, 3, 4
 
 #: what to check when NATS does not answer
 NATS_CHECK = ("is `pokerctl up` running? Else check the URL ({flag}; without one, "
@@ -118,7 +137,7 @@ def reports_unreachable(prog: str, nats_flag: str = NATS_FLAG
                         ) -> Callable[[Callable[[argparse.Namespace], int]],
                                       Callable[[argparse.Namespace], int]]:
     """Decorate a command's ``run``: a server that does not answer ends it with one line on
-    stderr (:func:`unreachable_line`) and exit 1."""
+    stderr (:func:`unreachable_line`) and exit :data:`UNREACHABLE`."""
     def wrap(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
         @functools.wraps(run)
         def guarded(args: argparse.Namespace) -> int:
@@ -126,9 +145,47 @@ def reports_unreachable(prog: str, nats_flag: str = NATS_FLAG
                 return run(args)
             except (NatsUnreachable, TableUnreachable) as exc:
                 print(unreachable_line(prog, exc, nats_flag), file=sys.stderr, flush=True)
-                return 1
+                return UNREACHABLE
         return guarded
     return wrap
+
+
+def status_exit(code: grpc.StatusCode | None) -> int:
+    """The exit code of a call a server refused with ``code``: NOT_FOUND (no such table) is
+    :data:`NOT_FOUND`, INVALID_ARGUMENT (what the command line gave) :data:`USAGE`, a server
+    or its log away :data:`UNREACHABLE`, any other refusal :data:`FAILED`."""
+    if code is grpc.StatusCode.NOT_FOUND:
+        return NOT_FOUND
+    if code is grpc.StatusCode.INVALID_ARGUMENT:
+        return USAGE
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return UNREACHABLE
+    return FAILED
+
+
+def read_exit(exc: BaseException) -> int:
+    """The exit code of a command whose read of the log (or of a file it was given) stopped
+    on ``exc``: the log not answering (a StoreError, a time-out, a lost connection)
+    :data:`UNREACHABLE`; the access log refusing the record (the cards stay sealed)
+    :data:`FAILED`; a file that cannot be read, or is not an export, :data:`USAGE`."""
+    from shared.audit.access import AccessNotRecorded
+    from shared.audit.export import ExportError
+    from shared.infra.eventstore import StoreError
+    if isinstance(exc, (TimeoutError, ConnectionError, StoreError, NatsUnreachable,
+                        TableUnreachable)):
+        return UNREACHABLE
+    if isinstance(exc, AccessNotRecorded):
+        return FAILED
+    if isinstance(exc, (OSError, ExportError)):
+        return USAGE
+    return FAILED
+
+
+def no_table(prog: str, table_id: str, where: str = "in the log") -> int:
+    """The one line for a table nobody holds, and :data:`NOT_FOUND` (every command says it
+    so)."""
+    print(f"{prog}: no table {table_id!r} {where}", file=sys.stderr, flush=True)
+    return NOT_FOUND
 
 
 def looks_like_address(text: str) -> bool:
@@ -156,6 +213,7 @@ def add_retired_flag(p: argparse.ArgumentParser, flag: str) -> None:
                    default=None, help=argparse.SUPPRESS)
 
 
-def refuse(line: str) -> int:
+def refuse(line: str, code: int = USAGE) -> int:
+    """Print ``line`` (the command's one line) on stderr; the exit ``code`` (bad usage)."""
     print(line, file=sys.stderr, flush=True)
-    return 2
+    return code

@@ -17,9 +17,11 @@ source of truth.
   a private table's hands are not shown. Served from caches (hands.py: each table folded
   once, incrementally; a final hand rendered once), limited per visitor.
 - ``/compliance/tables/{id}/hands/{n}``: the compliance replay, for the compliance role only
-  (a signed-in session whose token has it): compliance.py. Every such view is first recorded
-  in the access log (shared/audit/access.py: who, when, which table, the exact hands it
-  opens, which key); no record, no view.
+  (a signed-in session whose token has it; the hand page links to it for that role alone):
+  compliance.py; ``.../evidence.json`` under ``/api/compliance``: the hand's evidence file
+  (shared/audit/evidence.py). Every such view or download is first recorded in the access
+  log (shared/audit/access.py: who, when, which table, the exact hands it opens, which key);
+  no record, no view.
 - ``/cards/{card}.svg``: the cards, drawn here; every asset is served by the app itself (no
   CDN), under a Content-Security-Policy that allows this origin only.
 
@@ -75,7 +77,7 @@ from shared.infra.identity import COMPLIANCE, Principal
 from shared.infra.protomap import GAME, STRUCTURE
 from shared.infra.secrecy import ComplianceKeyring
 
-from .compliance import Replays
+from .compliance import Replays, compliance_body, replay_link
 from .fanout import LINGER_S, QUEUE, Fanout
 from .hands import HandPages, NotShown
 from .limits import (
@@ -331,7 +333,14 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
         hand = await hand_of(request)
         if isinstance(hand, Response):
             return hand
-        return _page(f"Table {hand.table_id}, hand {hand.hand_no}", hand.page, "hand.js")
+        try:  # the compliance role is shown the way to the replay; nobody else
+            session = await sessions.of(request)
+        except Refused:
+            session = None
+        link = replay_link(hand.table_id, hand.hand_no) \
+            if session is not None and session.principal.has(COMPLIANCE) else ""
+        return _page(f"Table {hand.table_id}, hand {hand.hand_no}", hand.page + link,
+                     "hand.js")
 
     async def hand_json(request: Request) -> Response:
         hand = await hand_of(request)
@@ -351,20 +360,33 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
             return hand
         return _download(hand.phh, f"{hand.table_id}-{hand.hand_no}.phh", "application/toml")
 
-    async def compliance_json(request: Request) -> Response:
+    async def compliance_of(request: Request, evidence: bool = False):
+        """The replay (or the evidence file) of the request's hand for a compliance
+        session, recorded in the access log first; else the refusal to send."""
         try:
             table_id = table_id_of(request)
             session = await sessions.of(request)
             if session is None or not session.principal.has(COMPLIANCE):
                 raise Refused(403, "the compliance replay is for the compliance role: sign in "
                                    "with a token that has it")
-            view = await replays.replay(table_id, request.path_params["hand_no"],
-                                        f"{session.subject} (web)")
+            how = replays.evidence if evidence else replays.replay
+            return await how(table_id, request.path_params["hand_no"],
+                             f"{session.subject} (web)")
         except Refused as exc:
             return refused(exc)
         except AccessNotRecorded as exc:
             return refused(Refused(503, str(exc)))
-        return JSONResponse(view, headers=HEADERS)
+
+    async def compliance_json(request: Request) -> Response:
+        view = await compliance_of(request)
+        return view if isinstance(view, Response) else JSONResponse(view, headers=HEADERS)
+
+    async def evidence_file(request: Request) -> Response:
+        data = await compliance_of(request, evidence=True)
+        if isinstance(data, Response):
+            return data
+        name = f"{request.path_params['table_id']}-{request.path_params['hand_no']}-evidence.json"
+        return _download(data, name, "application/json")
 
     async def compliance_page(request: Request) -> Response:
         try:
@@ -409,6 +431,8 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
         Route("/api/tables/{table_id}/hands/{hand_no:int}/hand.phh", hand_phh),
         Route("/compliance/tables/{table_id}/hands/{hand_no:int}", compliance_page),
         Route("/api/compliance/tables/{table_id}/hands/{hand_no:int}", compliance_json),
+        Route("/api/compliance/tables/{table_id}/hands/{hand_no:int}/evidence.json",
+              evidence_file),
         Route("/cards/{card}.svg", card_svg),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ])
@@ -441,20 +465,7 @@ def table_body(table_id: str) -> str:
             '<p><a id=last-hand></a></p><p><a href="/">lobby</a></p>')
 
 
-def compliance_body(table_id: str, n: int) -> str:
-    tid = html.escape(table_id)
-    return (f"<h1>Compliance replay: table {tid}, hand {n}</h1>"
-            f'<div id=felt data-hand="/api/compliance/tables/{tid}/hands/{n}">'
-            "<div id=board></div><div id=pot></div><div id=seats></div></div>"
-            "<p id=step></p><p><button id=prev type=button>previous</button> "
-            "<button id=next type=button>next</button> <span id=where></span></p>"
-            "<h2>The proof</h2><p id=verdict></p><ul id=decks></ul>"
-            "<table id=chain><thead><tr><th>commit</th><th>events</th>"
-            "<th>hash-chain link</th></tr></thead><tbody></tbody></table>"
-            "<p id=error role=alert></p>")
-
-
-def _download(text: str, name: str, media: str) -> Response:
+def _download(text: str | bytes, name: str, media: str) -> Response:
     return Response(text, media_type=media, headers={
         **HEADERS, "Content-Disposition": f'attachment; filename="{name}"'})
 

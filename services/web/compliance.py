@@ -1,6 +1,10 @@
 """The compliance replay (``/compliance/tables/{id}/hands/{n}``): hand N opened with the
-compliance key, each of its commits with its hash-chain link, each deck commitment against
-the deck and salt revealed after the hand, and the audit's verdict.
+compliance key; exactly its commits, from its ``HandStarted`` to its ``DeckRevealed``, each
+with its time, who decided it, its events and amounts, its hash and the one before; each deck
+commitment against the deck and salt revealed after the hand; and the audit's verdict. The
+rows are the hand's evidence file's (shared/audit/evidence.py), which
+``/api/compliance/tables/{id}/hands/{n}/evidence.json`` serves (recorded as opening hand N
+alone: the file holds that hand's key only).
 
 It opens exactly the hands the access log records, and no other: the verdict is the audit
 (shared/audit) of the table's log from its start to the end of hand N, which has to open the
@@ -13,19 +17,19 @@ view (shared/audit/access.py)."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import contextlib
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.audit import audit_table
+from shared.audit.evidence import Span, build, evidence_of, hand_span
 from shared.history import to_json
 from shared.history.log import table_hands
-from shared.infra.commits import read_envelopes
+from shared.infra.commits import parse_commit, read_envelopes
 from shared.infra.eventstore import Stored
-from shared.infra.repository import CorruptLog
+from shared.infra.repository import CorruptLog, LoadedTable, fold_commit
 from shared.infra.secrecy import HandKey, Keyring
-from shared.poker import events as E
-from shared.poker.deck import commitment as deck_commitment
 
 from .replies import Refused
 
@@ -57,61 +61,62 @@ class Scope:
     audited: list[Stored]
     rest: list[Stored]
     opened: list[int]
+    span: Span  # the hand's commits: audited[span.first:]
 
 
-def scope_of(stored: list[Stored], hand_no: int) -> Scope | None:
-    """The scope of hand ``hand_no``'s replay, None if no commit of the log is of it."""
-    last: int | None = None
-    decks: list[tuple[int, ...]] = []
-    for i, s in enumerate(stored):
+def scope_of(stored: list[Stored], hand_no: int, table_id: str = "") -> Scope | None:
+    """The scope of hand ``hand_no``'s replay, None if the log never started it: the hand
+    runs from its ``HandStarted`` commit to its ``DeckRevealed`` one (evidence.hand_span)."""
+    span = hand_span(table_id, stored, hand_no)
+    if span is None:
+        return None
+    opened: set[int] = set()
+    for s in stored[:span.last + 1]:
         try:
             _, envelopes = read_envelopes(s.data)
         except Exception:  # noqa: BLE001 - a commit that does not parse: the audit names it
-            decks.append(())
             continue
-        decks.append(tuple(env.hand_no for env in envelopes
-                           if env.WhichOneof("body") == "deck_committed"))
-        if any(env.hand_no == hand_no for env in envelopes):
-            last = i
-    if last is None:
-        return None
-    opened = sorted({n for held in decks[:last + 1] for n in held if n > 0})
-    return Scope(stored[:last + 1], stored[last + 1:], opened)
+        opened.update(env.hand_no for env in envelopes
+                      if env.WhichOneof("body") == "deck_committed" and env.hand_no > 0)
+    return Scope(stored[:span.last + 1], stored[span.last + 1:], sorted(opened), span)
+
+
+def _log_breaks(stored: list[Stored]) -> str:
+    """Why the table's log does not fold ("" if it does): the repository's fold, with no key,
+    checks the hash chain of every commit, the ones after the hand too."""
+    lt = LoadedTable()
+    try:
+        for s in stored:
+            lt = fold_commit(lt, s)
+    except CorruptLog as exc:
+        return str(exc)
+    return ""
 
 
 def compliance_view(table_id: str, hand_no: int, stored: list[Stored], scope: Scope,
                     keyring: Keyring) -> dict:
     """The replay of a hand (``keyring``: one that opens ``scope.opened`` only): the verdict
     (the audit through the hand, the chain of the rest), the hand opened (shared/history's
-    JSON), each of its commits with its hash-chain link checked, and each deck commitment
-    against the deck and salt revealed after the hand."""
+    JSON), and the hand's commits exactly (from its ``HandStarted`` to its end), each with its
+    time, who decided it, its events, its hash and the one before, and each deck commitment
+    against the deck and salt revealed after the hand: the rows of the hand's evidence
+    (shared/audit/evidence.py), which the page offers to download."""
     audit = audit_table(table_id, scope.audited, keyring)
-    steps: list[dict] = []
-    last_hash, rest_broken = b"", ""
-    for k, s in enumerate(stored):
-        try:
-            commit, envelopes = read_envelopes(s.data)
-        except Exception:  # noqa: BLE001 - a commit that does not parse: the audit names it
-            steps.append({"seq": s.seq, "hand_no": None, "events": [], "link_ok": False})
-            if k >= len(scope.audited) and not rest_broken:
-                rest_broken = f"stream seq {s.seq}: the commit does not parse"
-            continue
-        links = []
-        for raw, env in zip(commit.events, envelopes):
-            links.append(env.prev_hash == last_hash)
-            last_hash = hashlib.sha256(raw).digest()
-        if k >= len(scope.audited) and not all(links) and not rest_broken:
-            rest_broken = f"stream seq {s.seq}: the hash chain breaks (an event was changed, " \
-                          f"removed, inserted or reordered)"
-        if envelopes and envelopes[0].hand_no == hand_no:
-            steps.append({"seq": s.seq, "hand_no": hand_no,
-                          "events": [env.WhichOneof("body") or "" for env in envelopes],
-                          "link_ok": all(links), "hash": last_hash.hex()})
-    failure = str(audit.failure or "") or rest_broken
+    span = scope.span
+    commits = scope.audited[span.first:]
+    for s in commits:  # decoding the DeckCommitted has the keyring learn the hand's key
+        with contextlib.suppress(ValueError):
+            parse_commit(s.data).events(keyring)
+    doc = build(table_id, hand_no, scope.audited[:span.first], commits,
+                keyring.hand_key(table_id, hand_no))
+    failure = str(audit.failure or "") or _log_breaks(stored)
+    rows = [{k: v for k, v in r.items() if k != "data"} for r in doc["commits"]]
     out: dict = {"table_id": table_id, "hand_no": hand_no,
                  "audit": {"ok": not failure, "failure": failure,
                            "audited_through_hand": hand_no, "hands_opened": scope.opened},
-                 "commits": steps, "decks": [], "hand": None}
+                 "hand_audit": doc["verdict"], "link_before": doc["link_before"],
+                 "leaf": doc["leaf"], "commits": rows, "decks": doc["reveal"], "hand": None,
+                 "evidence": f"/api/compliance/tables/{table_id}/hands/{hand_no}/evidence.json"}
     try:
         records = [r for r in table_hands(scope.audited, keyring) if r.hand_no == hand_no]
     except CorruptLog as exc:
@@ -119,15 +124,7 @@ def compliance_view(table_id: str, hand_no: int, stored: list[Stored], scope: Sc
         return out
     if not records:
         raise Refused(404, f"table {table_id} has no hand {hand_no}")
-    record = records[0]
-    out["hand"] = to_json(record)
-    committed = [e.commitment for e in record.events if isinstance(e, E.DeckCommitted)]
-    revealed = next((e for e in record.events if isinstance(e, E.DeckRevealed)), None)
-    for i, c in enumerate(committed):
-        ok = revealed is not None and i < len(revealed.decks) and \
-            deck_commitment(revealed.decks[i], revealed.salts[i]) == c
-        out["decks"].append({"commitment": c, "verified": ok,
-                             "revealed": revealed is not None})
+    out["hand"] = to_json(records[0])
     return out
 
 
@@ -147,7 +144,7 @@ class Replays:
         stored = await self.read(table_id)
         if not stored:
             raise Refused(404, f"there is no table {table_id!r}")
-        scope = scope_of(stored, hand_no)
+        scope = scope_of(stored, hand_no, table_id)
         if scope is None:
             raise Refused(404, f"table {table_id} has no hand {hand_no}")
         key_ids = getattr(self.keyring, "key_ids", [])
@@ -156,3 +153,48 @@ class Replays:
         async with self.lock:
             return await asyncio.to_thread(compliance_view, table_id, hand_no, stored, scope,
                                            only)
+
+    async def evidence(self, table_id: str, hand_no: int, who: str) -> bytes:
+        """Hand ``hand_no``'s evidence file (shared/audit/evidence.py) for ``who``, recorded
+        in the access log first: it opens that hand alone (its key goes in the file)."""
+        if self.keyring is None or self.record_access is None:
+            raise Refused(503, "no compliance key is configured here (POKER_COMPLIANCE_KEY)")
+        stored = await self.read(table_id)
+        if not stored:
+            raise Refused(404, f"there is no table {table_id!r}")
+        if hand_span(table_id, stored, hand_no) is None:
+            raise Refused(404, f"table {table_id} has no hand {hand_no}")
+        key_ids = getattr(self.keyring, "key_ids", [])
+        await self.record_access("web-evidence", [table_id], key_ids, [hand_no], who)
+        only = OnlyHands(self.keyring, table_id, [hand_no])
+        async with self.lock:
+            data = await asyncio.to_thread(evidence_of, table_id, hand_no, stored, only)
+        assert data is not None  # the hand is in the log (checked above)
+        return data
+
+
+def replay_link(table_id: str, hand_no: int) -> str:
+    """The hand page's link to the compliance replay (shown to the compliance role only)."""
+    tid = html.escape(table_id)
+    return (f'<p><a id=compliance-replay href="/compliance/tables/{tid}/hands/{hand_no}">'
+            "compliance replay: the hand's commits, their hashes and the deck proof</a></p>")
+
+
+def compliance_body(table_id: str, n: int) -> str:
+    """The compliance replay's page (hand.js fills it): the hand step by step, the verdict,
+    the deck proof, and one row per commit of the hand; the evidence to download."""
+    tid = html.escape(table_id)
+    heads = "".join(f"<th>{h}</th>" for h in (
+        "seq", "time (UTC)", "decided by", "events", "prev hash", "hash", "link"))
+    return (f"<h1>Compliance replay: table {tid}, hand {n}</h1>"
+            f'<div id=felt data-hand="/api/compliance/tables/{tid}/hands/{n}">'
+            "<div id=board></div><div id=pot></div><div id=seats></div></div>"
+            "<p id=step></p><p><button id=prev type=button>previous</button> "
+            "<button id=next type=button>next</button> <span id=where></span></p>"
+            "<h2>The proof</h2><p id=verdict></p><p id=hand-verdict></p><ul id=decks></ul>"
+            f'<p><a id=evidence download href="/api/compliance/tables/{tid}/hands/{n}/'
+            'evidence.json">Download evidence</a> (one JSON file: the hand\'s commits as '
+            "stored, their links, the deck reveal and the verdict; verify it offline with "
+            "<code>pokerctl audit --evidence FILE</code>)</p>"
+            f"<table id=chain><thead><tr>{heads}</tr></thead><tbody></tbody></table>"
+            "<p id=error role=alert></p>")

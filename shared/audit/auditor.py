@@ -49,6 +49,7 @@ from poker.events.v1 import events_pb2 as pb
 from shared.infra.codec import SEALABLE, CodecError, decode_body, is_sealed
 from shared.infra.commits import CommitParseError, parse_commit, read_envelopes
 from shared.infra.eventstore import Stored
+from shared.infra.repository import LoadedTable
 from shared.infra.secrecy import Keyring
 from shared.poker import decide as D
 from shared.poker import events as E
@@ -261,6 +262,22 @@ class TableAuditor:
         #: from the commits that passed
         self.hands = HandLeaves(table_id)
         self._out_of_hand_memo: tuple = (None, None, 0)
+
+    @classmethod
+    def resumed(cls, table_id: str, before: LoadedTable, keyring: Keyring | None = None,
+                digests: bool = False) -> TableAuditor:
+        """An auditor that goes on from ``before``: the repository's fold of the table's
+        earlier commits (their hash chain checked, nothing re-decided), whose events carry
+        their command's digest if ``digests``. One hand's evidence is audited so
+        (shared/audit/evidence.py): the chips at the table then count as its buy-ins."""
+        auditor = cls(table_id, keyring)
+        auditor.state, auditor.last_hash = before.state, before.last_hash
+        auditor.clock, auditor.commands = before.clock, set(before.commands)
+        auditor.digests = digests
+        auditor.audit.last_seq = before.seq
+        if before.state is not None:
+            auditor.audit.buy_ins = auditor._in_play(before.state)
+        return auditor
 
     # --- public ----------------------------------------------------------------------------
 

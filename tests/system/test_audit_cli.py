@@ -30,6 +30,29 @@ def pokerctl(*args: str, home: Path | None = None) -> subprocess.CompletedProces
                           cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
 
 
+def on_a_terminal(*args: str) -> str:
+    """What `pokerctl audit` writes on stderr when stderr is a terminal (a pseudo-terminal)."""
+    import pty
+    main, terminal = pty.openpty()
+    try:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        subprocess.run([sys.executable, "-m", "services.pokerctl", "audit", *args], cwd=ROOT,
+                       stdout=subprocess.DEVNULL, stderr=terminal, timeout=120, env=env)
+        os.close(terminal)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # EIO: the terminal's other end is closed and read out
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out.decode(errors="replace")
+    finally:
+        os.close(main)
+
+
 async def test_audit_of_a_played_stream_passes_and_an_edited_export_fails(
         stack, client_stub, sponsor, nats_server, tmp_path):
     plans = [p for p in plan_tables() if p.game in ("holdem", "omaha_hilo", "stud")
@@ -51,7 +74,13 @@ async def test_audit_of_a_played_stream_passes_and_an_edited_export_fails(
     assert set(by_table) == {p.table_id for p in plans}
     for t in by_table.values():
         assert t["ok"] and t["hands"] >= 4 and t["decisions"] == t["commits"] > 0, t
-    assert "events/s" in run.stderr  # the progress line (plain: not a terminal)
+    assert run.stderr == "", run.stderr  # no progress line unasked: stderr is not a terminal
+    one = plans[0].table_id
+    shown = pokerctl("--table", one, "--progress", "--nats", nats_server.url, *key)
+    assert shown.returncode == 0 and "events/s" in shown.stderr, shown.stderr
+    assert "events/s" not in shown.stdout and "audit passed" in shown.stdout
+    on_terminal = on_a_terminal("--table", one, "--nats", nats_server.url, *key)
+    assert "audit [" in on_terminal and "events/s" in on_terminal, on_terminal
 
     export = tmp_path / "log.jsonl"
     run = pokerctl("--all", "--export", str(export), "--nats", nats_server.url)

@@ -19,6 +19,8 @@ import json
 import os
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -435,6 +437,21 @@ async def test_the_compliance_replay_proves_a_real_hand_and_flags_a_tampered_cop
     links = await page.locator("#chain tbody tr").evaluate_all(
         "rows => rows.map(r => r.dataset.linkOk)")
     assert links and set(links) == {"true"}
+    assert await page.locator("#hand-verdict").get_attribute("data-ok") == "true"
+    rows = await page.locator("#chain tbody tr").evaluate_all(
+        "rows => rows.map(r => [...r.children].map(td => td.textContent))")
+    assert rows[0][3].startswith("hand_started") and rows[-1][3].startswith("deck_revealed")
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+Z", r[1]) for r in rows)
+    deciders = {r[2].split(" ")[0] for r in rows}
+    assert deciders == {"service", "player"}, rows  # the dealer's steps and the bots' acts
+    assert any("forced_bet_posted" in r[3] and "amount 5" in r[3] for r in rows), rows
+    async with page.expect_download() as download:  # the evidence, as a regulator files it
+        await page.click("#evidence")
+    filed = await (await download.value).path()
+    checked = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "services.pokerctl", "audit", "--evidence",
+                         str(filed)], capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
     total = int((await page.locator("#where").inner_text()).rsplit(" ", 1)[1])
     for _ in range(total - 1):  # to the end of the hand: every seat's cards dealt
         await page.click("#next")

@@ -85,7 +85,32 @@ function render(step, i, n) {
 }
 
 // The compliance replay's proof: the audit verdict, each deck commitment against its reveal,
-// each commit's hash-chain link.
+// and the hand's commits, one row each (shared/audit/evidence.py makes them).
+function cell(text, title) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  if (title) td.title = title;
+  return td;
+}
+
+// An event with its amounts, as one line: "action_taken seat 2 raise to 20 (+10)".
+function eventLine(e) {
+  const skip = new Set(["type", "decks", "salts", "missed_big_blind", "missed_small_blind"]);
+  const parts = [e.type];
+  for (const [k, v] of Object.entries(e)) {
+    if (skip.has(k) || v === "" || v === false || (Array.isArray(v) && !v.length)) continue;
+    parts.push(k + " " + (typeof v === "object" ? JSON.stringify(v) : String(v)));
+  }
+  if (e.type === "deck_revealed") parts.push(e.decks.length + " deck(s) and salt(s)");
+  return parts.join(" ");
+}
+
+function decider(a) {
+  if (a.kind === "player") return "player " + a.name + (a.seat ? " (seat " + a.seat + ")" : "");
+  if (a.kind === "client") return "client " + a.name + " (via " + a.service + ")";
+  return "service " + a.name + (a.step ? " (" + a.step + ")" : "");
+}
+
 function renderProof(data) {
   const verdict = document.getElementById("verdict");
   const h = data.audit.hands_opened || [];
@@ -96,23 +121,34 @@ function renderProof(data) {
     "chain holds to the end)"
     : "audit: FAILED: " + data.audit.failure;
   verdict.dataset.ok = String(data.audit.ok);
+  const hv = data.hand_audit;
+  const handVerdict = document.getElementById("hand-verdict");
+  handVerdict.dataset.ok = String(hv.ok);
+  handVerdict.textContent = hv.ok ? "this hand, audited from its commits alone (as the " +
+    "evidence file is checked): " + hv.commits + " commits, " + hv.cards + " cards checked " +
+    "against " + hv.decks + " revealed deck(s)" : "this hand: FAILED: " + hv.failure;
   const decks = document.getElementById("decks");
   decks.replaceChildren(...data.decks.map((d) => {
     const li = document.createElement("li");
     li.dataset.verified = String(d.verified);
-    li.textContent = "deck commitment " + d.commitment.slice(0, 16) + "…: " +
-      (d.verified ? "verified against the revealed deck and salt" : "NOT verified");
+    li.textContent = "deck commitment " + d.commitment + ": " + (d.verified
+      ? "verified: SHA-256 of the revealed salt " + d.salt + " and deck " + d.deck.join(" ") +
+        " is " + d.recomputed
+      : "NOT verified" + (d.recomputed ? " (the reveal hashes to " + d.recomputed + ")" : ""));
     return li;
   }));
   const body = document.querySelector("#chain tbody");
   body.replaceChildren(...data.commits.map((c) => {
     const tr = document.createElement("tr");
-    tr.dataset.linkOk = String(c.link_ok);
-    for (const text of [String(c.seq), c.events.join(", "), c.link_ok ? "holds" : "BROKEN"]) {
-      const td = document.createElement("td");
-      td.textContent = text;
-      tr.appendChild(td);
-    }
+    tr.dataset.seq = String(c.seq);
+    tr.dataset.linkOk = String(c.links);
+    tr.append(cell(String(c.seq)), cell(c.time || ""),
+      cell(c.actor ? decider(c.actor) : "", c.command_id),
+      cell(c.unreadable || c.events.map(eventLine).join("; ")),
+      cell((c.prev_hash || "").slice(0, 16) + "…", c.prev_hash),
+      cell((c.hash || "").slice(0, 16) + "…", c.hash),
+      cell(c.links ? "holds" : "BROKEN"));
+    tr.children[4].className = tr.children[5].className = "hash";
     return tr;
   }));
 }

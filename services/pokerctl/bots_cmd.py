@@ -12,7 +12,7 @@ hash chain, every decision made again by the engine, chips conserved, every deck
 matching its commitment and dealt in order. Exit 1 if any table fails to play or its audit
 fails (or is not run: the log cannot be read), 2 for bad arguments. NATS is reached before
 any table is created: one that does not answer (within a few seconds) ends the command with
-one line, exit 1, as does a table service that does not answer.
+one line, exit 4, as does a table service that does not answer (failures.py).
 
 Each bot is a player with its own token, from the dev identity provider `pokerctl up` keeps
 in its data directory, and its own wallet, into which the bots deposit what they buy in for
@@ -77,6 +77,9 @@ from .botclient import (
 )
 from .certs_cmd import client_tls_or_exit
 from .failures import (
+    FAILED,
+    OK,
+    USAGE,
     TableUnreachable,
     add_retired_flag,
     old_table_flag,
@@ -352,9 +355,9 @@ async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan]
         except (StoreError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
             print(f"pokerctl bots: the log was not audited: {exc}", file=sys.stderr)
             print_report(played, None, time.perf_counter() - started, out)
-            return 1
+            return FAILED
     ok = print_report(played, audits, time.perf_counter() - started, out)
-    return 0 if ok else 1
+    return OK if ok else FAILED
 
 
 @reports_unreachable("pokerctl bots")
@@ -364,34 +367,34 @@ def run(args: argparse.Namespace) -> int:
     if args.hands < 1 or args.seats < 2 or (args.tables is not None and args.tables < 1):
         print("pokerctl bots: --hands and --tables must be at least 1, --seats at least 2",
               file=sys.stderr)
-        return 2
+        return USAGE
     if args.spectators < 0:
         print(f"pokerctl bots: --spectators {args.spectators}: give 0 or more spectators per "
               "table", file=sys.stderr)
-        return 2
+        return USAGE
     try:
         think = ThinkTime.parse(args.think_ms)
     except ThinkTimeError as exc:
         print(f"pokerctl bots: --think-ms: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     try:
         plans = plan_tables(args.tables, args.game, args.structure)
         for p in plans:
             p.options  # noqa: B018 - validates the game and structure
     except Exception as exc:  # InvalidOptions, ValueError: readable
         print(f"pokerctl bots: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     smallest = min(plans, key=lambda p: p.options.max_seats)
     if args.seats > smallest.options.max_seats:  # refused, not capped silently
         print(f"pokerctl bots: --seats {args.seats}: a {smallest.label} table seats at most "
               f"{smallest.options.max_seats} (choose --seats {smallest.options.max_seats} or "
               "fewer, or a --game with more seats)", file=sys.stderr)
-        return 2
+        return USAGE
     try:
         keyring = keyring_from(args)
     except SecrecyError as exc:
         print(f"pokerctl bots: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     return asyncio.run(run_bots(args.table_addr, None if args.no_audit else args.nats, plans,
                                 args.hands, args.seats, args.seed, keyring=keyring,
                                 tls=client_tls_or_exit(), wallet_addr=args.wallet,

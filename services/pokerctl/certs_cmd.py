@@ -21,6 +21,7 @@ import sys
 from shared.infra.tls import DEFAULT_HOSTS, DEFAULT_IDENTITIES, TlsConfig, TlsError, generate
 
 from .datadir import up_cert_dir
+from .failures import USAGE
 
 CLIENT = "client"
 
@@ -37,13 +38,13 @@ def client_tls(identity: str = CLIENT) -> TlsConfig | None:
 
 
 def client_tls_or_exit(identity: str = CLIENT) -> TlsConfig | None:
-    """:func:`client_tls`, or exit 2 with its message (for commands)."""
+    """:func:`client_tls`, or exit USAGE (2) with its message (for commands)."""
     try:
         return client_tls(identity)
     except TlsError as exc:
         print(f"pokerctl: {exc} (or start `pokerctl up`, which makes {up_cert_dir()})",
               file=sys.stderr)
-        raise SystemExit(2) from None
+        raise SystemExit(USAGE) from None
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -53,7 +54,7 @@ def _generate(args: argparse.Namespace) -> int:
         target = generate(args.dir, identities, hosts)
     except (OSError, TlsError, ValueError) as exc:
         print(f"pokerctl certs: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     print(f"CA          {target / 'ca.pem'} (every service and client trusts it)")
     print(f"CA key      {target / 'ca.key'} (signs certificates: keep it off the cluster)")
     for identity in identities:

@@ -6,8 +6,8 @@ Prints the latest checkpoint the notary stored (POKER_CHECKPOINTS, shared/tlog/s
 it is, a c2sp.org/tlog-checkpoint signed note: origin, tree size, base64 root hash, a blank
 line, the notary's signature and any witnesses' cosignatures; --out writes it to FILE instead
 (the file `pokerctl audit --checkpoint FILE` and `pokerctl witness verify FILE` take). --json:
-origin, size, root and the signature lines' names. Exit 1 when there is no checkpoint yet,
-2 when the server cannot be read.
+origin, size, root and the signature lines' names. Exit (failures.py) 3 when there is no
+checkpoint yet, 1 when the stored one does not parse, 4 when the server cannot be read.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from shared.tlog.note import NoteError, SignedCheckpoint
 from shared.tlog.store import latest_checkpoint
 
 from .bots_cmd import connect_store
-from .failures import reports_unreachable
+from .failures import FAILED, NOT_FOUND, read_exit, reports_unreachable
 from .up import default_nats_url
 
 
@@ -40,17 +40,17 @@ def run(args: argparse.Namespace) -> int:
         text = asyncio.run(_latest(args.nats))
     except (StoreError, OSError, asyncio.TimeoutError) as exc:
         print(f"pokerctl checkpoint: {exc}", file=sys.stderr)
-        return 2
+        return read_exit(exc)
     if text is None:
         print("pokerctl checkpoint: no checkpoint yet (the notary signs one every "
               "POKER_CHECKPOINT_S seconds once a hand has ended)", file=sys.stderr)
-        return 1
+        return NOT_FOUND
     try:
         signed = SignedCheckpoint.parse(text)
     except NoteError as exc:
         print(f"pokerctl checkpoint: the stored checkpoint does not parse: {exc}",
               file=sys.stderr)
-        return 2
+        return FAILED
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text)

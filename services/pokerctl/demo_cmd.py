@@ -25,6 +25,7 @@ from shared.audit.sample import chain, play_decisions, sample_keyring
 from shared.poker.options import table_options
 
 from .bots_cmd import TABLES
+from .failures import FAILED, OK, USAGE
 
 
 def play_and_audit(name: str, game: str, structure: str, stakes: dict, hands: int,
@@ -40,7 +41,7 @@ def play_and_audit(name: str, game: str, structure: str, stakes: dict, hands: in
 def run(args: argparse.Namespace) -> int:
     if args.hands < 1 or args.seats < 2:
         print("pokerctl demo: --hands must be at least 1, --seats at least 2", file=sys.stderr)
-        return 2
+        return USAGE
     if not args.in_process:
         from .netdemo import run_networked_demo
         return asyncio.run(run_networked_demo(args.hands, args.seats, args.seed,
@@ -67,7 +68,7 @@ def run_in_process(args: argparse.Namespace) -> int:
     verdict = "passed" if ok else "FAILED" if hands else "not conclusive: no hand was played"
     print(f"\n{hands} hands, {events} events in {elapsed:.2f} s "
           f"({hands / elapsed:.0f} hands/s); audit {verdict}")
-    return 0 if ok else 1
+    return OK if ok else FAILED
 
 
 def register(sub: argparse._SubParsersAction, help: str = "") -> None:

@@ -21,8 +21,10 @@ The cards nobody saw at the table (folded and mucked hands, burns) are sealed in
 the compliance key (``--key``, see keys_cmd.py) every card is in the history; without it they
 read ``??`` (a seat's own cards included).
 
-Exit 0 with the histories, 1 when the log cannot be read (NATS not answering: one line after
-a few seconds of attempts) or holds no such table, hand or finished hand, 2 on bad arguments.
+Exit codes (failures.py): 0 with the histories; 1 when the log does not fold or the access
+log did not take the record of the read; 2 on bad arguments; 3 when the log holds no such
+table, hand, finished hand or seat; 4 when the log cannot be read (NATS not answering: one
+line after a few seconds of attempts).
 A hand still running is left out (reported on stderr).
 """
 
@@ -42,7 +44,7 @@ from shared.infra.repository import CorruptLog
 from shared.infra.secrecy import SecrecyError
 
 from .bots_cmd import connect_store, record_read
-from .failures import reports_unreachable
+from .failures import FAILED, NOT_FOUND, OK, USAGE, no_table, read_exit, reports_unreachable
 from .keys_cmd import add_key_argument, keyring_from
 from .up import NATS_HELP, default_nats_url
 
@@ -84,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         keyring = keyring_from(args)
     except SecrecyError as exc:
         print(f"pokerctl history: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     if keyring is None:
         print("pokerctl history: no compliance key (--key FILE): cards nobody saw at the "
               "table read ??", file=sys.stderr)
@@ -96,15 +98,14 @@ def run(args: argparse.Namespace) -> int:
                                           () if args.hand is None else (args.hand,)))
     except (StoreError, ExportError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
         print(f"pokerctl history: {exc}", file=sys.stderr)
-        return 1
+        return read_exit(exc)
     if not stored:
-        print(f"pokerctl history: no table {args.table!r} in the log", file=sys.stderr)
-        return 1
+        return no_table("pokerctl history", args.table)
     try:
         records = table_hands(stored, keyring)
     except (CorruptLog, ValueError) as exc:
         print(f"pokerctl history: table {args.table}: {exc}", file=sys.stderr)
-        return 1
+        return FAILED
     running = [r for r in records if not r.complete]
     records = [r for r in records if r.complete]
     if args.hand is not None:
@@ -114,19 +115,19 @@ def run(args: argparse.Namespace) -> int:
                 "not in the log"
             print(f"pokerctl history: hand {args.hand} of table {args.table} is {state}",
                   file=sys.stderr)
-            return 1
+            return NOT_FOUND
     elif running:
         print(f"pokerctl history: hand {running[-1].hand_no} is still running: left out",
               file=sys.stderr)
     if args.seat is not None and records and \
             not any(args.seat in r.names for r in records):
         print(f"pokerctl history: seat {args.seat} was not dealt in", file=sys.stderr)
-        return 1
+        return NOT_FOUND
     if not records:
         print(f"pokerctl history: table {args.table} has no finished hand", file=sys.stderr)
-        return 1
+        return NOT_FOUND
     sys.stdout.write(render(records, args.format, args.seat))
-    return 0
+    return OK
 
 
 def register(sub: argparse._SubParsersAction, help: str = "") -> None:

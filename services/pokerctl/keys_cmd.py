@@ -28,6 +28,7 @@ from pathlib import Path
 from shared.infra.secrecy import ComplianceKey, ComplianceKeyring, SecrecyError
 
 from .datadir import default_data_dir
+from .failures import USAGE
 
 
 def _default_key_files(args: argparse.Namespace) -> list[str]:
@@ -81,12 +82,12 @@ def _generate(args: argparse.Namespace) -> int:
     if (target / "compliance.key").exists() and not args.force:
         print(f"pokerctl keys: {target / 'compliance.key'} exists (use --force to replace "
               f"it; hands sealed to the old key then need the old key to open)", file=sys.stderr)
-        return 2
+        return USAGE
     try:
         private, public = ComplianceKey.generate().write(target)
     except (OSError, SecrecyError) as exc:
         print(f"pokerctl keys: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     print(f"private key {private} (keep it with compliance, off the cluster)")
     print(f"public key  {public} (give it to the dealer: POKER_COMPLIANCE_PUBLIC_KEY)")
     return 0
@@ -101,7 +102,7 @@ def _tlog_key(args: argparse.Namespace) -> int:
     if private.exists() and not args.force:
         print(f"pokerctl keys: {private} exists (use --force to replace it; checkpoints "
               f"signed with the old key then need the old vkey to check)", file=sys.stderr)
-        return 2
+        return USAGE
     name = args.name or f"poker-tables.local/hands-{os.urandom(4).hex()}"
     try:
         signer = Signer.generate(name, ED25519 if kind == "notary" else COSIGNATURE_V1)
@@ -110,7 +111,7 @@ def _tlog_key(args: argparse.Namespace) -> int:
         public.write_text(signer.verifier.vkey + "\n")
     except (OSError, NoteError) as exc:
         print(f"pokerctl keys: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     print(f"private key {private} (the {kind}'s alone)")
     print(f"public key  {public}: {signer.verifier.vkey}")
     return 0

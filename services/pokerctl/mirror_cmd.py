@@ -10,9 +10,9 @@ another log is refused before anything is read or written.
 --to: the mirror (default POKER_MIRROR_URL); under deploy/'s accounts, as the poker-mirror
 user, which may write that stream only.
 
-Exit 0: reconciled; 1: the two differ (each difference is named); 2: a server could not be
-reached (after a few seconds of attempts: one line on stderr naming it and what to check) or
-read; 3: the target was refused. --json prints one JSON object on stdout and nothing else
+Exit (failures.py) 0: reconciled; 1: the two differ (each difference is named) or the target
+was refused; 2: bad usage; 4: a server could not be reached (after a few seconds of attempts:
+one line on stderr naming it and what to check) or read. --json prints one JSON object on stdout and nothing else
 there (an error's line goes to stderr as well).
 """
 
@@ -29,7 +29,7 @@ from shared.infra.mirror import MirrorRefused, copy_new, reconcile
 from shared.infra.natsconn import NatsUnreachable, redact
 
 from .bots_cmd import connect_store
-from .failures import unreachable_line
+from .failures import FAILED, UNREACHABLE, USAGE, unreachable_line
 from .up import NATS_HELP, default_nats_url
 
 MIRROR_URL_ENV = "POKER_MIRROR_URL"
@@ -79,25 +79,26 @@ def run(args: argparse.Namespace) -> int:
     if not args.to:
         print(f"pokerctl mirror: say where the mirror is: --to URL (or {MIRROR_URL_ENV})",
               file=sys.stderr)
-        return 2
-    line = ""
+        return USAGE
+    line, failed = "", False
     try:
         code, out = asyncio.run(_run(args))
     except MirrorRefused as exc:
-        code, out = 3, {"ok": False, "refused": str(exc)}
+        code, out, failed = FAILED, {"ok": False, "refused": str(exc)}, True
     except StoreError as exc:
-        code, out = 2, {"ok": False, "error": str(exc)}
+        code, out, failed = UNREACHABLE, {"ok": False, "error": str(exc)}, True
     except NatsUnreachable as exc:
         flag = "--from, or POKER_NATS_URL" if exc.url == redact(args.source) else \
             f"--to, or {MIRROR_URL_ENV}"
         line = unreachable_line("pokerctl mirror", exc, flag)
-        code, out = 2, {"ok": False, "error": str(exc), "unreachable": exc.url}
+        code, out, failed = UNREACHABLE, {"ok": False, "error": str(exc),
+                                          "unreachable": exc.url}, True
     if args.json:
         print(json.dumps(out), flush=True)
-    elif code in (0, 1):
+    elif not failed:
         _print_text(out)
-    if code not in (0, 1):
-        what = "refused" if code == 3 else "error"
+    if failed:
+        what = "refused" if "refused" in out else "error"
         print(line or f"pokerctl mirror: {what}: {out.get('refused') or out.get('error')}",
               file=sys.stderr)
     return code

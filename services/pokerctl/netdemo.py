@@ -30,6 +30,7 @@ from shared.infra.natsauth import COMPLIANCE, READER
 
 from .botclient import table_channel
 from .bots_cmd import audit_money_of, audit_tables, plan_tables, play_tables, print_report
+from .failures import FAILED, OK
 from .up import ClusterError, LocalCluster
 
 
@@ -47,7 +48,7 @@ async def run_networked_demo(hands: int, seats: int, seed, out=None, serve: bool
             except ClusterError as exc:
                 print(f"pokerctl demo: {exc}", file=sys.stderr)
                 _tail_logs(cluster)
-                return 1
+                return FAILED
             up_s = time.perf_counter() - started
             print(f"nats-server and {len(cluster.instances)} services up in {up_s:.1f} s:",
                   file=out)
@@ -92,7 +93,7 @@ async def run_networked_demo(hands: int, seats: int, seed, out=None, serve: bool
             await cluster.stop()
         print(f"stopped cleanly; {time.perf_counter() - started:.1f} s in all", file=out,
               flush=True)
-        return 0 if ok else 1
+        return OK if ok else FAILED
 
 
 async def _until_stopped() -> None:

@@ -25,6 +25,8 @@ from pathlib import Path
 from shared.phh.parse import PHHError, load
 from shared.phh.replay import plain, replay
 
+from .failures import FAILED, OK, USAGE
+
 # ``phh export`` imports what only it needs (the bots, the exporter) when it runs.
 
 GAMES = ("holdem", "omaha", "omaha_hilo", "stud", "stud_hilo")
@@ -84,7 +86,7 @@ def run_replay(args: argparse.Namespace) -> int:
         per_variant = ", ".join(f"{v} {verdict} {n}" for (v, verdict), n in sorted(counts.items()))
         print(f"\n{total} hands: {by_verdict['ok']} ok, {by_verdict['FAIL']} failed, "
               f"{by_verdict['unsupported']} of unsupported variants ({per_variant})")
-    return 1 if failed else 0
+    return FAILED if failed else OK
 
 
 # --- export ----------------------------------------------------------------------------------
@@ -138,7 +140,7 @@ def run_export(args: argparse.Namespace) -> int:
         texts = export_hands(args.game, args.structure, args.hands, args.seed, args.players)
     except InvalidOptions as exc:
         print(f"pokerctl phh export: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -175,5 +177,5 @@ def _export_defaults(args: argparse.Namespace) -> int:
         args.structure = "fixed_limit" if args.game.startswith("stud") else "no_limit"
     if args.hands < 1:
         print("pokerctl phh export: --hands must be at least 1", file=sys.stderr)
-        return 2
+        return USAGE
     return run_export(args)

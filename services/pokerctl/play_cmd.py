@@ -34,8 +34,9 @@ the last version seen.
 
 ``--table-addr`` (default POKER_TABLE_ADDR, else `pokerctl up`'s table service): an address or
 a comma-separated list of instances. ``--command-id``: the same id makes a retry harmless
-(default: a fresh one). Exit 0: done; 1: the service refused (``pokerctl table act: STATUS:
-reason`` on stderr) or cannot be reached; 2: bad arguments.
+(default: a fresh one). Exit (failures.py) 0: done; 1: the service refused (``pokerctl table
+act: STATUS: reason`` on stderr); 2: bad arguments (or INVALID_ARGUMENT); 3: no such table;
+4: the service (or its log) cannot be reached.
 """
 
 from __future__ import annotations
@@ -77,10 +78,14 @@ from shared.poker.players import printable
 from .botclient import address_list, legal_from, parse_addresses, table_channel
 from .certs_cmd import client_tls_or_exit
 from .failures import (
+    FAILED,
+    UNREACHABLE,
+    USAGE,
     TableUnreachable,
     is_unreachable,
     log_away_line,
     one_line,
+    status_exit,
     unreachable_line,
 )
 from .up import default_table_addr
@@ -111,7 +116,7 @@ _INT_SETTINGS = (
 class Fail(Exception):
     """A command's end with an error: one line for stderr and the exit code."""
 
-    def __init__(self, line: str, code: int = 1) -> None:
+    def __init__(self, line: str, code: int = FAILED) -> None:
         super().__init__(line)
         self.line, self.code = line, code
 
@@ -121,7 +126,7 @@ def _prog(args: argparse.Namespace) -> str:
 
 
 def _usage(args: argparse.Namespace, message: str) -> NoReturn:
-    raise Fail(f"{_prog(args)}: {message}", 2)
+    raise Fail(f"{_prog(args)}: {message}", USAGE)
 
 
 def _subject(token: str) -> str | None:
@@ -150,10 +155,10 @@ def _refusal(args: argparse.Namespace, exc: grpc.RpcError) -> Fail:
                        limit=10_000)  # the service's reason whole
     lower = details.lower()
     if log_away(exc):  # the service answered; its log did not
-        return Fail(log_away_line(_prog(args), args.table_addr, details))
+        return Fail(log_away_line(_prog(args), args.table_addr, details), UNREACHABLE)
     if is_unreachable(exc):  # the one rule of what "unreachable" is (failures.py)
         return Fail(unreachable_line(_prog(args), TableUnreachable(
-            args.table_addr, f"{code.name}: {details[:160]}")))
+            args.table_addr, f"{code.name}: {details[:160]}")), UNREACHABLE)
     line = f"{_prog(args)}: {code.name}: {details}"
     if code is grpc.StatusCode.FAILED_PRECONDITION and "wallet" in lower and \
             args.table_command == "sit":
@@ -167,7 +172,7 @@ def _refusal(args: argparse.Namespace, exc: grpc.RpcError) -> Fail:
         elif args.table_command in ("act", "sit"):
             line += (" (a player's own token, `pokerctl token --player P`, and for act the "
                      "seat token `pokerctl table sit` printed)")
-    return Fail(line)
+    return Fail(line, status_exit(code))
 
 
 class Client:

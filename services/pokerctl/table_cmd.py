@@ -17,8 +17,8 @@ and comes back with ``return``; leaving mid-hand folds the hand and frees the se
 ends; topping up (from the player's wallet) happens between hands; a reconnect while on the
 clock adds the table's reconnect bonus once per decision. ``--command-id``: the same id
 makes a retry harmless. Prints the seat afterwards (``--json``: the whole view as JSON). Exit
-1 if the service refuses (with its reason) or does not answer (one line naming the address),
-2 for bad arguments.
+(failures.py) 1 if the service refuses (with its reason), 2 for bad arguments, 3 for no such
+table, 4 if it or its log does not answer (one line naming the address).
 
 ``--table`` is the table's id, as in every command. The table service defaults to what
 `pokerctl up` runs (``--table-addr``, or POKER_TABLE_ADDR, overrides it) and may list several
@@ -50,6 +50,8 @@ from shared.poker.players import printable
 from .botclient import AddressError, address_list, parse_addresses
 from .certs_cmd import client_tls_or_exit
 from .failures import (
+    UNREACHABLE,
+    USAGE,
     TableUnreachable,
     add_retired_flag,
     is_unreachable,
@@ -58,6 +60,7 @@ from .failures import (
     old_table_flag,
     refuse,
     reports_unreachable,
+    status_exit,
 )
 from .up import default_table_addr
 
@@ -118,32 +121,32 @@ def run(args: argparse.Namespace) -> int:
     if not args.seat_token:
         print("pokerctl seat: --seat-token (or POKER_SEAT_TOKEN) is required: the seat token "
               "SitDown returned", file=sys.stderr)
-        return 2
+        return USAGE
     if not args.token:
         print("pokerctl seat: --token (or POKER_TOKEN) is required: the player's token from "
               "the identity provider (`pokerctl token --player P` for `pokerctl up`)",
               file=sys.stderr)
-        return 2
+        return USAGE
     if not BEARER_TOKEN.fullmatch(args.token):
         print("pokerctl seat: --token is not a token (a JWT: letters, digits and '-._~+/')",
               file=sys.stderr)
-        return 2
+        return USAGE
     if args.action == "top-up" and (args.amount is None or args.amount <= 0):
         print("pokerctl seat top-up: --amount must be a positive number of chips",
               file=sys.stderr)
-        return 2
+        return USAGE
     if args.action != "top-up" and args.amount is not None:
         print("pokerctl seat: --amount goes with top-up only", file=sys.stderr)
-        return 2
+        return USAGE
     if args.post_big_blind and args.action != "return":
         print("pokerctl seat: --post-big-blind goes with return only", file=sys.stderr)
-        return 2
+        return USAGE
     args.command_id = args.command_id or f"cli-{args.action}-{uuid.uuid4().hex[:16]}"
     try:
         target = ",".join(parse_addresses(args.table_addr))  # argparse checked it: a caller's
     except AddressError as exc:
         print(f"pokerctl seat: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     with sync_channel(target, client_tls_or_exit(), service="table") as channel:
         try:
             reply = call_retrying(table_pb2_grpc.TableServiceStub(channel), args)
@@ -151,12 +154,12 @@ def run(args: argparse.Namespace) -> int:
             if log_away(exc):  # the service answered; its log did not
                 print(log_away_line(f"pokerctl seat {args.action}", target, exc.details()),
                       file=sys.stderr)
-                return 1
+                return UNREACHABLE
             if is_unreachable(exc):
                 raise TableUnreachable(target, f"{exc.code().name}: {exc.details()}") from None
             print(f"pokerctl seat {args.action}: {exc.code().name}: {exc.details()}",
                   file=sys.stderr)
-            return 1
+            return status_exit(exc.code())
     print(MessageToJson(reply, indent=None) if args.json else describe(reply, args.seat))
     return 0
 

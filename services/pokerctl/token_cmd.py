@@ -20,6 +20,7 @@ from pathlib import Path
 from shared.infra.identity import PLAYER, ROLES, DevIssuer
 
 from .datadir import default_data_dir
+from .failures import USAGE
 
 #: the longest a dev token may live: a day
 MAX_TTL_S = 86_400
@@ -36,14 +37,14 @@ def _token(args: argparse.Namespace) -> int:
     if not 0 < args.ttl <= MAX_TTL_S:
         print(f"pokerctl token: --ttl must be 1 to {MAX_TTL_S} seconds, not {args.ttl}",
               file=sys.stderr)
-        return 2
+        return USAGE
     roles = tuple(dict.fromkeys(args.role or (PLAYER,)))
     try:
         issuer = DevIssuer.create(identity_dir(args.data_dir))
         token = issuer.token(args.player, roles=roles, ttl_s=args.ttl)
     except (OSError, ValueError) as exc:
         print(f"pokerctl token: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     print(token)
     return 0
 

@@ -52,6 +52,7 @@ from shared.infra.config import DEFAULT_BASE_PORT, PORT_OFFSETS, WEB_PORT_OFFSET
 from shared.infra.tls import INSECURE_WARNING
 
 from .datadir import default_data_dir
+from .failures import FAILED
 from .up import (
     DEFAULT_NATS_PORT,
     HOST,
@@ -85,7 +86,7 @@ async def serve(cluster: LocalCluster, out=None) -> int:
         except (ClusterError, OSError, RuntimeError, TimeoutError) as exc:
             # ports in use, the nats-server binary missing, a service that died at start
             print(f"pokerctl up: {exc}", file=sys.stderr)
-            return 1
+            return FAILED
         addrs = cluster.addresses
         print("every service is healthy:", file=out)
         for name, addr in addrs.items():

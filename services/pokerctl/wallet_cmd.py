@@ -33,6 +33,7 @@ from shared.infra.tls import sync_channel
 from shared.poker.players import printable
 
 from .certs_cmd import client_tls_or_exit
+from .failures import USAGE, status_exit
 
 ADDR_ENV = "POKER_WALLET_ADDR"
 IDENTITY = "admin"
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action != "balance" and args.amount <= 0:
         print(f"pokerctl wallet {args.action}: --amount must be a positive number of chips",
               file=sys.stderr)
-        return 2
+        return USAGE
     address = args.wallet or default_wallet_addr()
     with sync_channel(address, client_tls_or_exit(IDENTITY), service="wallet") as channel:
         stub = wallet_pb2_grpc.WalletServiceStub(channel)
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         except grpc.RpcError as exc:
             print(f"pokerctl wallet {args.action}: {exc.code().name}: {exc.details()}",
                   file=sys.stderr)
-            return 1
+            return status_exit(exc.code())
     return 0
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from shared.tlog.note import NoteError, SignedCheckpoint, Signer
 
+from .failures import USAGE
 from .tlog_args import add_log_key_arguments, log_key, vkey, witness_keys
 
 
@@ -40,18 +41,18 @@ def _serve(args: argparse.Namespace) -> int:
         logs = [vkey(v) for v in args.log]
     except (OSError, NoteError) as exc:
         print(f"pokerctl witness: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     if not logs:
         print("pokerctl witness: --log VKEY names a log to witness (at least one)",
               file=sys.stderr)
-        return 2
+        return USAGE
     host, _, port = args.listen.rpartition(":")
     try:
         witness = Witness(signer, logs, Path(args.state))
         server = serve(witness, host or "127.0.0.1", int(port), args.prefix)
     except (NoteError, OSError, ValueError) as exc:
         print(f"pokerctl witness: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     bound = server.server_address
     print(f"witness {signer.name} ({signer.verifier.vkey}) at "
           f"http://{bound[0]}:{bound[1]}{args.prefix.rstrip('/')}/add-checkpoint, for "
@@ -73,12 +74,12 @@ def _verify(args: argparse.Namespace) -> int:
         witnesses = witness_keys(args)
     except (OSError, NoteError) as exc:
         print(f"pokerctl witness verify: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     quorum = len(witnesses) if args.quorum is None else args.quorum
     if not 0 <= quorum <= len(witnesses):
         print(f"pokerctl witness verify: --quorum is from 0 to the {len(witnesses)} "
               f"--witness keys given", file=sys.stderr)
-        return 2
+        return USAGE
     problems, cosigned = [], {}
     try:
         signed.verify(key)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from services.pokerctl.failures import NOT_FOUND, UNREACHABLE
 from shared.infra.secrecy import ComplianceKey
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,7 +103,7 @@ def test_the_table_id_and_the_address_are_separate_flags():
 def test_nats_that_does_not_answer_is_one_line(argv, key):
     url = f"nats://127.0.0.1:{dead_port()}"
     done = pokerctl(*argv, "--nats", url, "--key", key)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == UNREACHABLE, done.stderr
     one_line(done, f"cannot reach NATS at {url}")
     assert "is `pokerctl up` running?" in done.stderr and "POKER_NATS_URL" in done.stderr
     assert "POKER_DATA_DIR" in done.stderr and done.stdout == ""
@@ -111,7 +112,7 @@ def test_nats_that_does_not_answer_is_one_line(argv, key):
 def test_mirror_with_no_nats_is_one_line():
     url = f"nats://127.0.0.1:{dead_port()}"
     done = pokerctl("mirror", "sync", "--from", url, "--to", url)
-    assert done.returncode == 2
+    assert done.returncode == UNREACHABLE
     one_line(done, f"cannot reach NATS at {url}")
     assert "--from, or POKER_NATS_URL" in done.stderr
 
@@ -120,7 +121,7 @@ def test_bots_with_no_nats_is_one_line_before_any_table(tmp_path):
     url = f"nats://127.0.0.1:{dead_port()}"
     done = pokerctl("bots", "--tables", "1", "--hands", "1", "--nats", url, "--table-addr",
                     f"127.0.0.1:{dead_port()}", env={"POKER_DATA_DIR": str(tmp_path)})
-    assert done.returncode == 1
+    assert done.returncode == UNREACHABLE
     one_line(done, f"pokerctl bots: cannot reach NATS at {url}")
     assert done.stdout == ""
 
@@ -129,7 +130,7 @@ def test_a_table_service_that_does_not_answer_is_one_line_naming_it(tmp_path):
     addr = f"127.0.0.1:{dead_port()}"
     done = pokerctl("seat", "leave", "--table", "t1", "--seat", "1", "--seat-token", "s",
                     "--token", "a.b.c", "--table-addr", addr)
-    assert done.returncode == 1
+    assert done.returncode == UNREACHABLE
     one_line(done, f"pokerctl seat: cannot reach the table service at {addr}")
     assert "--table-addr or POKER_TABLE_ADDR" in done.stderr and done.stdout == ""
 
@@ -142,15 +143,15 @@ async def test_an_export_of_a_table_not_in_the_log_fails_and_writes_nothing(
     export = tmp_path / "nope.jsonl"
     done = await asyncio.to_thread(pokerctl, "audit", "--table", "nope", "--export", str(export), "--nats",
                     nats_server.url)
-    assert done.returncode == 2
-    one_line(done, "no table nope in the log")
+    assert done.returncode == NOT_FOUND
+    one_line(done, "no table 'nope' in the log")
     assert not export.exists() and not list(tmp_path.glob("nope.jsonl*"))
 
 
 async def test_an_audit_of_a_table_not_in_the_log_fails(store, nats_server, key):
     done = await asyncio.to_thread(pokerctl, "audit", "--table", "nope", "--nats", nats_server.url, "--key", key)
-    assert done.returncode == 2 and "audit passed" not in done.stdout
-    one_line(done, "no table nope in the log")
+    assert done.returncode == NOT_FOUND and "audit passed" not in done.stdout
+    one_line(done, "no table 'nope' in the log")
 
 
 async def test_an_audit_of_an_empty_log_is_not_a_pass(store, nats_server, key):
@@ -223,7 +224,7 @@ def test_a_server_of_another_ca_is_named_as_untrusted_not_as_down(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=10)
-    assert done.returncode == 1
+    assert done.returncode == UNREACHABLE
     one_line(done, f"did not prove itself with a certificate of the CA this client trusts "
                    f"({ours / 'ca.pem'})")
     assert len(done.stderr.splitlines()) == 1, done.stderr  # not gRPC's own lines
@@ -258,6 +259,44 @@ async def test_a_frozen_event_log_is_named_within_seconds(stack, nats_server):
             env={"POKER_INSECURE": "", "POKER_TLS_DIR": str(stack.tls_dir)})
     finally:
         os.kill(nats_server.proc.pid, signal.SIGCONT)
-    assert done.returncode == 1
+    assert done.returncode == UNREACHABLE
     one_line(done, "answered, but its event log (NATS) did not")
     assert "is NATS up?" in done.stderr and "cannot reach the table service" not in done.stderr
+
+
+# --- one exit code per meaning ------------------------------------------------------------------
+
+
+async def test_no_such_table_is_the_same_code_and_one_line_in_every_command(stack, nats_server,
+                                                                            key):
+    """history and audit said "no such table" with exits 1 and 2; now every command that
+    names a table (history, audit, table, seat) says it in one line with exit 3."""
+    tls = {"POKER_INSECURE": "", "POKER_TLS_DIR": str(stack.tls_dir)}
+    token = stack.token("pat")
+    at = ("--table-addr", stack.addresses["table"])
+    runs = {
+        "history": (["history", "--table", "nosuch", "--nats", nats_server.url, "--key", key],
+                    {}),
+        "audit": (["audit", "--table", "nosuch", "--nats", nats_server.url, "--key", key], {}),
+        "table state": (["table", "state", "--table", "nosuch", "--token", token, *at], tls),
+        "table sit": (["table", "sit", "--table", "nosuch", "--seat", "1", "--buy-in", "100",
+                       "--token", token, *at], tls),
+        "seat sit-out": (["seat", "sit-out", "--table", "nosuch", "--seat", "1",
+                          "--seat-token", "s", "--token", token, *at], tls),
+    }
+    for what, (argv, env) in runs.items():
+        done = await asyncio.to_thread(pokerctl, *argv, env=env)
+        assert done.returncode == NOT_FOUND == 3, (what, done.returncode, done.stderr)
+        assert len(done.stderr.splitlines()) == 1 and "nosuch" in done.stderr, (what,
+                                                                                 done.stderr)
+        assert "Traceback" not in done.stderr and done.stdout == "", what
+
+
+def test_the_readme_lists_the_exit_codes_failures_gives():
+    """The README's table of exit codes is failures.py's, code for code."""
+    from services.pokerctl import failures
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("| exit |"):].split("\n\n", 1)[0]
+    listed = {int(row.split("|")[1]) for row in table.splitlines()[2:]}
+    assert listed == {failures.OK, failures.FAILED, failures.USAGE, failures.NOT_FOUND,
+                      failures.UNREACHABLE} == {0, 1, 2, 3, 4}

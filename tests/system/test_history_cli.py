@@ -20,6 +20,7 @@ from pokerkit import HandHistory
 
 from services.pokerctl.botclient import play
 from services.pokerctl.bots_cmd import create_and_seat, plan_tables
+from services.pokerctl.failures import NOT_FOUND, UNREACHABLE
 from shared.infra.eventstore import EventStore
 from shared.infra.mirror import connect_mirror, copy_new, ensure_mirror
 from shared.infra.natsserver import NatsServer
@@ -183,10 +184,10 @@ async def test_phh_of_every_logged_hand_replays_in_pokerkit(stack, table_stub, n
 
 async def test_errors(stack, table_stub, nats_server):
     done = await pokerctl("--table", "no-such-table", "--nats", nats_server.url)
-    assert done.returncode == 1 and "no table" in done.stderr
+    assert done.returncode == NOT_FOUND and "no table" in done.stderr
     table, _ = await played_table(stack, "stud", "fixed_limit")
     done = await pokerctl("--table", table, "--hand", "99", "--nats", nats_server.url)
-    assert done.returncode == 1 and "not in the log" in done.stderr
+    assert done.returncode == NOT_FOUND and "not in the log" in done.stderr
     # PHH as seat 1 saw it: the others' down cards unknown (``??``) unless shown
     full = await pokerctl("--table", table, "--format", "phh", "--nats", nats_server.url)
     seen = await pokerctl("--table", table, "--format", "phh", "--seat", "1",
@@ -201,7 +202,8 @@ async def test_errors(stack, table_stub, nats_server):
     assert done.returncode == 0, done.stderr
     assert "7 Card Stud Limit (10/20)" in done.stdout and "*** 3rd STREET ***" in done.stdout
     done = await pokerctl("--table", table, "--nats", "nats://127.0.0.1:1")
-    assert done.returncode == 1 and "cannot reach NATS at nats://127.0.0.1:1" in done.stderr
+    assert done.returncode == UNREACHABLE and "cannot reach NATS at nats://127.0.0.1:1" in \
+        done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) <= 2, done.stderr
 
 

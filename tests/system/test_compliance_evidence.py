@@ -180,8 +180,11 @@ async def test_the_evidence_verifies_offline_and_one_changed_byte_fails(filed, s
         "the reveal": (flip(data, b'"reveal": [', b'"salt": "', 3), "reveal.0.salt"),
         "the verdict": (flip(data, b'"verdict": {', b'"cards": '), "verdict.cards"),
         "a sequence": (flip(data, b'"hand_no"', b'"last_seq": '), "last_seq"),
-        # a commit's stream sequence is outside the hash chain: the checksum covers it
-        "a commit's sequence": (flip(data, b'"commits": [', b'"seq": ', 1), "checksum"),
+        # a hand's commit out of order: the audit of the hand
+        "a commit's sequence": (flip(data, b'"commits": [', b'"seq": ', 1), "verdict."),
+        # an earlier commit's stream sequence is outside the hash chain and read by nothing:
+        # the checksum covers it
+        "an earlier sequence": (flip(data, b'"context": [', b'"seq": '), "checksum"),
     }
     for what, (bad, named) in cases.items():
         assert sum(a != b for a, b in zip(bad, data)) == 1, what

@@ -121,13 +121,13 @@ async def test_pokerctl_mirror_sync_then_check(store, nats_server, mirror_server
 
 async def test_pokerctl_mirror_with_a_mirror_that_does_not_answer(store, nats_server):
     """The primary answers, the mirror does not: after a few seconds, one line on stderr
-    naming the mirror's URL and what to check, no traceback, exit 2; --json: one JSON object
+    naming the mirror's URL and what to check, no traceback, exit 4 (unreachable); --json: one JSON object
     on stdout and nothing else there."""
     await _fill(store, tables=1, commits=1)
     done = subprocess.run([*MIRROR, "sync", "--from", nats_server.url, "--to",
                            "nats://127.0.0.1:1", "--json"], capture_output=True, text=True,
                           timeout=15)
-    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.returncode == 4, done.stdout + done.stderr
     assert json.loads(done.stdout) == {
         "ok": False, "unreachable": "nats://127.0.0.1:1",
         "error": json.loads(done.stdout)["error"]}
@@ -148,7 +148,7 @@ async def test_a_mirror_aimed_at_its_own_primary_is_refused(store, nats_server, 
         assert audit_table(t, await store.read(t), None).ok
     target = f"nats://{host}:{nats_server.port}"
     done = _mirror_cli(action, "--from", nats_server.url, "--to", target, "--json")
-    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr  # refused (failures.py)
     report = json.loads(done.stdout)
     assert report["ok"] is False
     assert "holds the primary log itself" in report["refused"]
@@ -159,7 +159,7 @@ async def test_a_mirror_aimed_at_its_own_primary_is_refused(store, nats_server, 
         audit = audit_table(t, await store.read(t), None)
         assert audit.ok, audit.failure
     text = _mirror_cli(action, "--from", nats_server.url, "--to", target)
-    assert text.returncode == 3 and text.stdout == ""
+    assert text.returncode == 1 and text.stdout == ""
     assert "pokerctl mirror: refused: the mirror's server holds the primary log" in text.stderr
 
 

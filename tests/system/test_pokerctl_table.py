@@ -190,10 +190,10 @@ async def test_a_whole_hand_from_two_terminals(tmp_path):
         done = await ops.run("table", "state", "--table", "t1")
         assert done.returncode == 0 and "table t1: holdem no_limit 1/2" in done.stdout
 
-        # --- nobody at that address: one line naming it, exit 1, within seconds ---
+        # --- nobody at that address: one line naming it, exit 4, within seconds ---
         nowhere = f"127.0.0.1:{free_port()}"
         done = await ops.run("table", "state", "--table", "t1", "--table-addr", nowhere)
-        assert done.returncode == 1
+        assert done.returncode == 4  # unreachable (failures.py)
         line = one_line_error(done)
         assert nowhere in line and "pokerctl up" in line and "POKER_TABLE_ADDR" in line
         assert done.elapsed < 20, done.elapsed

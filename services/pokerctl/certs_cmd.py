@@ -21,7 +21,7 @@ import sys
 from shared.infra.tls import DEFAULT_HOSTS, DEFAULT_IDENTITIES, TlsConfig, TlsError, generate
 
 from .datadir import up_cert_dir
-from .failures import USAGE
+from .exitcodes import USAGE
 
 CLIENT = "client"
 

@@ -1,20 +1,7 @@
 """How a pokerctl command fails: one line on stderr, an exit code that says what happened.
 
-The exit codes, one per meaning, the same in every command (the README's table):
-
-- :data:`OK` 0: done; an audit or a verification passed.
-- :data:`FAILED` 1: the command ran and the answer is no: an audit or a hand's evidence that
-  does not verify, a run whose checks failed, an operation the server refused (a rule of the
-  game, a permission).
-- :data:`USAGE` 2: the command line is wrong: a bad or missing argument, a file given that
-  cannot be read, a flag retired (argparse's own errors exit 2 too).
-- :data:`NOT_FOUND` 3: what was named does not exist: no such table (or hand) in the log or
-  at the table service.
-- :data:`UNREACHABLE` 4: a server did not answer, or could not be trusted (NATS, the table
-  service, the wallet; a certificate of another CA), or its log did not answer behind it.
-
-So a script tells "the log fails its audit" (1) from "I typed the table's name wrong" (3) and
-from "nothing was running" (4).
+The exit codes, one per meaning, the same in every command, are :mod:`.exitcodes`'s (0 ok,
+1 no, 2 usage, 3 not found, 4 unreachable; the README's table).
 
 - A server that does not answer (NATS: :class:`shared.infra.natsconn.NatsUnreachable`, after
   the bounded retry of :func:`shared.infra.natsconn.connect_once`; the table service:
@@ -41,9 +28,8 @@ import grpc
 from shared.infra.natsconn import NatsUnreachable
 
 from .botclient import AddressError, parse_addresses
-
-#: the exit codes (the module's docstring says what each means)
-OK, FAILED, USAGE, NOT_FOUND, UNREACHABLE = 0, 1, 2, 3, 4
+from .exitcodes import FAILED, NOT_FOUND, UNREACHABLE, USAGE
+from .exitcodes import OK as OK  # every code is imported from here by the commands
 
 #: what to check when NATS does not answer
 NATS_CHECK = ("is `pokerctl up` running? Else check the URL ({flag}; without one, "

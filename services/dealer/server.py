@@ -29,6 +29,9 @@ from shared.poker import decide as D
 from shared.poker.cards import DECK, UNKNOWN_CARD
 from shared.poker.deck import commitment, new_salt, shuffled
 from shared.poker.errors import IllegalAction
+from shared.tlog.receipt import positions_root
+
+from .receipts import hand_cards
 
 CHOICES = {
     dealer_pb2.SHOW_CHOICE_SHOW: D.show,
@@ -123,7 +126,8 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         sealing = self._know(request.table_id, request.hand_no, decks)
         return await run_step(self.repo, request, digest("commit_deck", request.hand_no),
                               for_hand(request, D.commit_deck,
-                                       commitment(decks.decks[0], decks.salts[0])),
+                                       commitment(decks.decks[0], decks.salts[0]), 52,
+                                       positions_root(decks.decks[0], decks.key, 0)),
                               sealing=sealing)
 
     @rpc
@@ -155,7 +159,9 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         return await run_step(self.repo, request, digest("reshuffle", request.hand_no),
                               for_hand(request, D.reshuffle,
                                        commitment(decks.decks[-1], decks.salts[-1]),
-                                       len(decks.decks[-1])),
+                                       len(decks.decks[-1]),
+                                       positions_root(decks.decks[-1], decks.key,
+                                                      len(decks.decks) - 1)),
                               sealing=sealing)
 
     @rpc
@@ -191,6 +197,10 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         if player is None:
             raise IllegalAction(f"seat {request.seat} is not dealt in hand {request.hand_no}")
         return dealer_pb2.SeatCardsReply(cards=[str(c) for c in player.hole])
+
+    @rpc
+    async def HandCards(self, request: dealer_pb2.HandCardsRequest, context):
+        return await hand_cards(self.repo.store, self.vault, request)
 
 
 async def setup(server, repo, store, config):

@@ -40,6 +40,8 @@ COMMANDS: tuple[Command, ...] = (
                                 "notary's and witnesses' signing keys"),
     Command("checkpoint", "checkpoint_cmd", "print the latest signed checkpoint of the "
                                             "hands' Merkle log"),
+    Command("receipt", "receipt_cmd", "a player's receipt for a hand they played; verify one "
+                                      "offline"),
     Command("witness", "witness_cmd", "run a witness that cosigns the hands' log's "
                                       "checkpoints; verify a checkpoint offline"),
     Command("certs", "certs_cmd", "the private CA and certificates for mutual TLS"),

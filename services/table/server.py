@@ -64,6 +64,7 @@ from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import (
     BadRequest,
     Denied,
+    Unavailable,
     check_table_id,
     client_command_id,
     log_full,
@@ -79,6 +80,7 @@ from shared.poker.state import TableState
 from .clock import ClockKeeper
 from .driver import TAIL_KEPT, Driver, Peers
 from .hub import Hubs, Watcher, may_spectate
+from .receipts import Receipts
 from .views import Views
 
 log = structlog.get_logger()
@@ -97,7 +99,7 @@ ACCESS: dict[str, Rule] = {
     "CloseTable": _OPERATORS,
     "SitDown": _PLAYERS, "ResumeSeat": _PLAYERS, "Leave": _PLAYERS, "SitOut": _PLAYERS, "TopUp": _PLAYERS,
     "Act": _PLAYERS, "Disconnect": _PLAYERS, "Reconnect": _PLAYERS,
-    "GetState": Rule(frozenset()), "Watch": Rule(frozenset()),
+    "GetState": Rule(frozenset()), "Watch": Rule(frozenset()), "GetReceipt": _PLAYERS,
 }
 
 _SETTINGS_INTS = ("max_seats", "chip_unit", "small_blind", "big_blind", "small_bet", "big_bet",
@@ -142,8 +144,9 @@ def options_from(settings: table_pb2.TableSettings):
 
 class TableService(table_pb2_grpc.TableServiceServicer):
     def __init__(self, repo: TableRepository, driver: Driver, hubs: Hubs,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, receipts: Receipts | None = None) -> None:
         self.repo = repo
+        self.receipts = receipts
         self.driver = driver
         self.hubs = hubs
         self.views = hubs.views
@@ -484,6 +487,14 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             async for view in self.hubs.watch(request.table_id, watcher, who.expires_at):
                 await context.write(view)
 
+    @rpc
+    async def GetReceipt(self, request, context):
+        check_table_id(request.table_id)
+        if self.receipts is None:
+            raise Unavailable("this table service serves no receipts")
+        return table_pb2.ReceiptReply(receipt=await self.receipts.receipt(
+            request.table_id, request.hand_no, caller().subject))
+
 
 def _chosen_digest(digest_hex: str) -> str:
     """A client's seat token digest (SitDown, ResumeSeat), checked: "" when it sent none."""
@@ -530,7 +541,8 @@ async def setup(server, repo, store, config: Config):
     hubs = Hubs(repo, Views(driver, repo.now_ms))
     store.on_reconnect(hubs.resync)  # commits may have gone by while NATS was away
     table_pb2_grpc.add_TableServiceServicer_to_server(
-        TableService(repo, driver, hubs, Limits(config.limits)), server)
+        TableService(repo, driver, hubs, Limits(config.limits),
+                     Receipts(store, peers.dealer, config.checkpoint_s)), server)
     leases = await Leases.open(store.js, ttl_ms=config.lease_ttl_ms,
                                instance_id=config.instance_id,
                                replicas=config.stream_replicas)

@@ -32,6 +32,7 @@ class HandRecord:
     started_at_ms: int | None = None  # when the hand started (the commit time), if known
     seq: int | None = None  # stream sequence of the commit holding HandStarted, if known
     extra: dict = field(default_factory=dict)
+    players: dict[int, str] = field(default_factory=dict)  # seat -> player id, seats dealt in
 
     @property
     def start(self) -> E.HandStarted:
@@ -62,11 +63,13 @@ def hands(events: Iterable[object], at_ms: Sequence[int | None] | None = None,
     if len(seqs) != len(events):
         raise ValueError("seqs must give one sequence per event")
     names: dict[int, str] = {}
+    ids: dict[int, str] = {}
     out: list[HandRecord] = []
     current: list[object] | None = None
     started: int | None = None
     seq: int | None = None
     hand_names: dict[int, str] = {}
+    hand_ids: dict[int, str] = {}
 
     def close() -> None:
         if current:
@@ -74,19 +77,23 @@ def hands(events: Iterable[object], at_ms: Sequence[int | None] | None = None,
                 raise ValueError("the log has no TableCreated event: pass options=")
             start = cast(E.HandStarted, current[0])  # a hand's events open with it
             out.append(HandRecord(table_id, options, start.hand_no, start.button,
-                                  dict(hand_names), tuple(current), started, seq))
+                                  dict(hand_names), tuple(current), started, seq,
+                                  players=dict(hand_ids)))
 
     for e, t, q in zip(events, times, seqs):
         if isinstance(e, E.TableCreated):
             options, table_id = e.options, e.table_id
         elif isinstance(e, E.PlayerSeated) or isinstance(e, E.BuyInRequested) and not e.top_up:
             names[e.seat] = e.name or e.player_id
+            ids[e.seat] = e.player_id
         elif isinstance(e, E.PlayerLeft):
             names.pop(e.seat, None)
+            ids.pop(e.seat, None)
         if isinstance(e, E.HandStarted):
             close()
             current, started, seq = [e], t, q
             hand_names = {p.seat: names.get(p.seat, f"Seat {p.seat}") for p in e.players}
+            hand_ids = {p.seat: ids[p.seat] for p in e.players if p.seat in ids}
         elif current is not None and isinstance(e, _IN_HAND):
             current.append(e)
     close()

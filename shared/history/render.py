@@ -186,6 +186,21 @@ class _Hand:
         return f"HI: {pokerstars_high(high)}{lo}"
 
 
+def seen_cards(record: HandRecord, viewer: int) -> list[tuple[Card, str]]:
+    """Every card seat ``viewer`` saw at the table in this hand, with how (``hole``,
+    ``board``, ``up S``: face up at seat S, ``shown S``): the rule of :meth:`_Hand.sees`, what
+    a player's receipt may prove (shared/tlog/receipt.py) and nothing more."""
+    h = _Hand(record)
+    out: list[tuple[Card, str]] = [(c, "board") for c in h.board]
+    for seat in h.order:
+        for c, up in zip(h.visible(seat, viewer), h.up[seat]):
+            if c == UNKNOWN_CARD:
+                continue
+            how = "hole" if seat == viewer else "up" if up else "shown"
+            out.append((c, how if seat == viewer else f"{how} {seat}"))
+    return out
+
+
 # --- PokerStars ------------------------------------------------------------------------------
 
 

@@ -171,13 +171,15 @@ def users(shards: int = 1) -> tuple[User, ...]:
         User(DEALER, publish=[*log, *_bucket(DECKS)], publish_deny=NEVER_EDIT,
              subscribe=["_INBOX.>", *log_subjects],
              comment="the dealer: the log, and the running hands' decks (it alone)"),
-        User(TABLE, publish=[*log, *_bucket(LEASES), CLOCK_SUBJECTS],
+        User(TABLE, publish=[*log, *_bucket(LEASES), CLOCK_SUBJECTS, *_read(HANDS_STREAM),
+                             *_read(CHECKPOINT_STREAM)],
              publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS],
              subscribe=["_INBOX.>", *log_subjects, LIVE_SUBJECTS, CLOCK_SUBJECTS,
                         f"$KV.{LEASES}.>"],
              subscribe_deny=[f"$KV.{DECKS}.>"],
-             comment="the table service: the log (and its live feed), the clock leases and "
-                     "the countdown nudges"),
+             comment="the table service: the log (and its live feed), the clock leases, "
+                     "the countdown nudges; it reads the hands' Merkle log and its "
+                     "checkpoints (players' receipts)"),
         User(SERVICE, publish=log, publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS],
              subscribe=["_INBOX.>", *log_subjects], subscribe_deny=[f"$KV.{DECKS}.>"],
              comment="betting, showdown and rake: append to the log and read it"),

@@ -81,18 +81,21 @@ def start_hand(table: TableState, hand_no: int, button: int,
 # --- dealer -------------------------------------------------------------------------------------
 
 
-def commit_deck(state: HandState, commitment: str, deck_size: int = 52) -> list[E.DeckCommitted]:
+def commit_deck(state: HandState, commitment: str, deck_size: int = 52,
+                positions_root: str = "") -> list[E.DeckCommitted]:
     require_phase(state, Phase.COMMIT, "commit to a deck")
-    return [E.DeckCommitted(commitment, deck_size)]
+    return [E.DeckCommitted(commitment, deck_size, positions_root=positions_root)]
 
 
-def reshuffle(state: HandState, commitment: str, deck_size: int) -> list[E.DeckCommitted]:
+def reshuffle(state: HandState, commitment: str, deck_size: int,
+              positions_root: str = "") -> list[E.DeckCommitted]:
     step = next_step(state)
     if not isinstance(step, Reshuffle):
         raise IllegalAction("no reshuffle is due")
     if deck_size != step.deck_size:
         raise IllegalAction(f"the reshuffled deck must hold {step.deck_size} cards")
-    return [E.DeckCommitted(commitment, deck_size, reshuffle=True)]
+    return [E.DeckCommitted(commitment, deck_size, reshuffle=True,
+                            positions_root=positions_root)]
 
 
 def deal(state: HandState, cards: Sequence[Card]) -> list[E.CardsDealt]:

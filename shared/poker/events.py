@@ -266,11 +266,14 @@ class DeckCommitted(Value):
     """The dealer committed to a shuffled deck (hash of deck and salt) before dealing from it.
 
     ``reshuffle``: stud ran out of cards, and the undealt and burned cards were shuffled anew.
+    ``positions_root``: the hex RFC 6962 root over the deck's salted positions, what a
+    player's receipt proves its cards against (shared/tlog/receipt.py; "" before receipts).
     """
 
     commitment: str
     deck_size: int
     reshuffle: bool = False
+    positions_root: str = ""
 
 
 @value

@@ -94,11 +94,13 @@ STEPS: dict[type[Step], StepRule] = {
     CommitDeck: StepRule(
         "dealer", "CommitDeck",
         dealer=lambda hand, step, deck: D.commit_deck(hand, deck.new_deck()),
-        again={E.DeckCommitted: lambda hand, e: D.commit_deck(hand, e.commitment, e.deck_size)}),
+        again={E.DeckCommitted: lambda hand, e: D.commit_deck(hand, e.commitment, e.deck_size,
+                                                             e.positions_root)}),
     PostForcedBets: StepRule("betting", "PostForcedBets", house=D.post_forced_bets),
     Reshuffle: StepRule(
         "dealer", "Reshuffle", dealer=_reshuffled,
-        again={E.DeckCommitted: lambda hand, e: D.reshuffle(hand, e.commitment, e.deck_size)}),
+        again={E.DeckCommitted: lambda hand, e: D.reshuffle(hand, e.commitment, e.deck_size,
+                                                           e.positions_root)}),
     Deal: StepRule(
         "dealer", "DealStreet",
         dealer=lambda hand, step, deck: D.deal_from(hand, deck.decks[-1]),

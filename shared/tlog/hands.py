@@ -12,7 +12,12 @@ SHA-256(0x00 || leaf), shared/tlog/merkle.py):
     seq <stream sequence of the first commit> <stream sequence of the last commit>
     head <hex SHA-256 of the last envelope of the hand's last commit: the chain's head then>
     deck <commitment>                       (one line per DeckCommitted, in order)
+    cards <hex root>                        (one line per DeckCommitted with a positions root)
     result <hex SHA-256 of the hand's result>
+
+A ``cards`` line is the RFC 6962 root the dealer committed to over the deck's salted
+positions (``DeckCommitted.positions_root``, shared/tlog/receipt.py): a player's receipt proves
+its cards to it. Hands dealt before those roots have no such line (their leaves are as before).
 
 The result is SHA-256 over the hand's ``HandEnded``, ``PotAwarded`` and ``RakeTaken`` events
 in log order, each as its body's field name, a newline, the 8-byte big-endian length of the
@@ -57,12 +62,14 @@ class HandLeaf:
     head: bytes
     decks: tuple[str, ...]
     result: bytes
+    roots: tuple[str, ...] = ()  # the decks' positions roots (hex), when they were committed
 
     def encode(self) -> bytes:
         lines = [VERSION, f"table {self.table_id}", f"hand {self.hand_no}",
                  f"shard {'-' if self.shard is None else self.shard}",
                  f"seq {self.first_seq} {self.last_seq}", f"head {self.head.hex()}",
-                 *(f"deck {d}" for d in self.decks), f"result {self.result.hex()}"]
+                 *(f"deck {d}" for d in self.decks), *(f"cards {r}" for r in self.roots),
+                 f"result {self.result.hex()}"]
         return "".join(line + "\n" for line in lines).encode()
 
     @classmethod
@@ -72,13 +79,15 @@ class HandLeaf:
             if lines[-1] != "" or lines[0] != VERSION:
                 raise LeafError("not a poker-hand/v1 leaf")
             fields = [line.split(" ") for line in lines[1:-1]]
-            head = {f[0]: f[1:] for f in fields if f[0] != "deck"}
+            head = {f[0]: f[1:] for f in fields if f[0] not in ("deck", "cards")}
             decks = tuple(" ".join(f[1:]) for f in fields if f[0] == "deck")
+            roots = tuple(" ".join(f[1:]) for f in fields if f[0] == "cards")
             shard = head["shard"][0]
             first, last = (int(x) for x in head["seq"])
             leaf = cls(" ".join(head["table"]), int(head["hand"][0]),
                        None if shard == "-" else int(shard), first, last,
-                       bytes.fromhex(head["head"][0]), decks, bytes.fromhex(head["result"][0]))
+                       bytes.fromhex(head["head"][0]), decks, bytes.fromhex(head["result"][0]),
+                       roots)
         except LeafError:
             raise
         except (ValueError, KeyError, IndexError, UnicodeDecodeError) as exc:
@@ -98,6 +107,7 @@ class _Open:
     shard: int | None
     first_seq: int
     decks: list[str] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)
     result: hashlib._Hash = field(default_factory=hashlib.sha256)
 
 
@@ -129,13 +139,15 @@ class HandLeaves:
                 continue
             if kind == "deck_committed":
                 hand.decks.append(env.deck_committed.commitment)
+                if env.deck_committed.positions_root:
+                    hand.roots.append(env.deck_committed.positions_root)
             elif kind in RESULT_BODIES:
                 body = getattr(env, kind).SerializeToString(deterministic=True)
                 hand.result.update(kind.encode() + b"\n" + len(body).to_bytes(8, "big") + body)
             elif kind == "deck_revealed":
                 leaf = HandLeaf(self.table_id, hand.hand_no, hand.shard, hand.first_seq,
                                 stored.primary_seq, hashlib.sha256(raws[-1]).digest(),
-                                tuple(hand.decks), hand.result.digest())
+                                tuple(hand.decks), hand.result.digest(), tuple(hand.roots))
                 done.append(leaf)
                 self.open = None
         if self.keep:

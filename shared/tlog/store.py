@@ -61,19 +61,20 @@ async def ensure_streams(js: JetStreamContext, replicas: int = 1) -> None:
                 await js.stream_info(name)  # made meanwhile
 
 
-async def read_leaves(store: EventStore) -> list[bytes]:
-    """Every leaf of POKER_HANDS in tree order (none: the stream is not there). Raises
-    ValueError if the stream's sequences are not 1..n (a leaf missing)."""
+async def read_leaves(store: EventStore, after: int = 0) -> list[bytes]:
+    """Every leaf of POKER_HANDS in tree order after the first ``after`` (none: the stream is
+    not there). Raises ValueError if the stream's sequences are not consecutive (a leaf
+    missing)."""
     stream = LogStream(HANDS_STREAM, HANDS_PREFIX)
     try:
         await store.nc.jsm().stream_info(HANDS_STREAM)
     except NotFoundError:
         return []
     out: list[bytes] = []
-    async for batch in store.batches(stream):
+    async for batch in store.batches(stream, after_seq=after):
         for _, stored in batch:
-            if stored.seq != len(out) + 1:
-                raise ValueError(f"{HANDS_STREAM} lacks the leaves {len(out) + 1}.."
+            if stored.seq != after + len(out) + 1:
+                raise ValueError(f"{HANDS_STREAM} lacks the leaves {after + len(out) + 1}.."
                                  f"{stored.seq - 1}")
             out.append(stored.data)
     return out

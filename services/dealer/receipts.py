@@ -1,0 +1,62 @@
+"""The dealer's part of a player's hand receipt (shared/tlog/receipt.py): the proofs of the
+cards the player saw in a finished hand, against the positions roots it committed to.
+
+Only the dealer holds a hand's key (its vault, for a day: shared/infra/vault.py), from which
+the positions' salts come. It reads the table's log, opens that hand's cards with the key,
+and answers for the seat the player held in the hand the cards that seat saw at the table
+(shared/history/render.py ``seen_cards``): nothing else leaves.
+"""
+
+from __future__ import annotations
+
+from poker.dealer.v1 import dealer_pb2
+
+from shared.history.log import table_hands
+from shared.history.record import HandRecord
+from shared.history.render import seen_cards
+from shared.infra.eventstore import EventStore
+from shared.infra.repository import UnknownTable
+from shared.infra.rpc import BadRequest, Denied, check_table_id
+from shared.infra.secrecy import DealerKeyring, HandKey
+from shared.infra.vault import DeckVault
+from shared.poker import events as E
+from shared.poker.errors import IllegalAction
+from shared.tlog.receipt import card_proofs
+
+
+def _the_hand(records: list[HandRecord], table_id: str, hand_no: int) -> HandRecord:
+    for r in records:
+        if r.hand_no == hand_no:
+            return r
+    raise UnknownTable(f"table {table_id} has no hand {hand_no}")
+
+
+async def hand_cards(store: EventStore, vault: DeckVault,
+                     request: dealer_pb2.HandCardsRequest) -> dealer_pb2.HandCardsReply:
+    check_table_id(request.table_id)
+    if request.hand_no < 1:
+        raise BadRequest("a hand is a hand number from 1")
+    stored = await store.read(request.table_id)
+    if not stored:
+        raise UnknownTable(f"no table {request.table_id}")
+    held = await vault.get(request.table_id, request.hand_no)
+    keyring = DealerKeyring(1)
+    if held is not None:
+        keyring.add(HandKey(request.table_id, request.hand_no, held[0].key))
+    record = _the_hand(table_hands(stored, keyring), request.table_id, request.hand_no)
+    seat = next((s for s, p in sorted(record.players.items()) if p == request.player_id), None)
+    if seat is None:
+        raise Denied(f"hand {request.hand_no} of table {request.table_id} was not dealt to "
+                     f"you: a receipt is for a player who was dealt in")
+    if not record.of(E.DeckRevealed):
+        raise IllegalAction(f"hand {request.hand_no} is not finished: ask for its receipt "
+                            f"once it has ended")
+    if held is None:
+        raise IllegalAction(f"hand {request.hand_no}'s deck has left the dealer's vault "
+                            f"(kept a day): no receipt can be made for it any more")
+    decks = held[0]
+    reply = dealer_pb2.HandCardsReply(seat=seat, deck_sizes=[len(d) for d in decks.decks])
+    for c in card_proofs(decks.decks, decks.key, seen_cards(record, seat)):
+        reply.cards.add(deck=c.deck, position=c.position, card=str(c.card), salt=c.salt,
+                        proof=list(c.proof), seen=c.seen)
+    return reply

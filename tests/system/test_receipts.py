@@ -1,0 +1,169 @@
+"""Hand receipts against the real stack (NATS, every service over gRPC with TLS, the notary):
+a player who was dealt in gets a receipt for a finished hand that verifies offline (also
+with `pokerctl receipt verify`), holding exactly the cards that seat saw at the table (its
+own, the board, the hands shown) and no other seat's unshown card; another player, an
+operator or no token is refused and nothing is appended; a running hand, an unknown hand and
+a hand no checkpoint covers yet are refused with what to do."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from poker.table.v1 import table_pb2 as tpb
+from poker.table.v1 import table_pb2_grpc
+
+from services.stack import start_local
+from shared.history.log import table_hands
+from shared.infra.waiting import until
+from shared.poker import events as E
+from shared.poker.cards import card
+from shared.poker.events import ActionKind
+from shared.tlog.note import SignedCheckpoint
+from shared.tlog.receipt import Receipt, verify
+from shared.tlog.store import latest_checkpoint, read_leaves
+from tests.helpers.tables import Table
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+async def fast_stack(nats_server):
+    s = await start_local(nats_server.url, env={"POKER_CHECKPOINT_S": "0.2"})
+    yield s
+    await s.stop()
+
+
+async def receipt_of(stack, player: str | None, table: str, hand: int, *roles: str) -> str:
+    token = stack.token(player, *roles) if player else None
+    async with stack.channel("table", token=token) as ch:
+        reply = await table_pb2_grpc.TableServiceStub(ch).GetReceipt(
+            tpb.ReceiptRequest(table_id=table, hand_no=hand))
+    return reply.receipt
+
+
+async def seen_own(t: Table) -> dict[int, set]:
+    """Each seat's own cards as its view shows them now."""
+    out = {}
+    for seat in t.tokens:
+        view = await t.view(seat)
+        mine = next(s for s in view.seats if s.seat == seat)
+        out[seat] = {card(c) for c in mine.cards if c != "??"}
+    return out
+
+
+async def play_two_hands(t: Table) -> dict[tuple[int, int], set]:
+    """Hand 1: the first to act folds; hand 2: checked and called down to the showdown.
+    What each seat saw of each hand at the table: its own cards (its view), the board and
+    the hands shown (public)."""
+    own = {}
+    v = await t.view()
+    assert v.hand_no == 1
+    own[1] = await seen_own(t)
+    await t.act(ActionKind.FOLD)
+    await until(lambda: _at_hand(t, 2), 20, "hand 2")
+    own[2] = await seen_own(t)
+    while (await t.view()).hand_no == 2:
+        await t.call_or_check()
+    seen = {}
+    for hand in (1, 2):
+        public = {c for e in await t.events(E.CardsDealt, hand) for c in e.board}
+        public |= {c for e in await t.events(E.HandShown, hand) for c in e.cards}
+        for seat in t.tokens:
+            seen[(hand, seat)] = own[hand][seat] | public
+    return seen
+
+
+async def _at_hand(t: Table, hand: int) -> bool:
+    v = await t.view()
+    return v.hand_no == hand and bool(v.to_act)
+
+
+async def test_receipts_hold_what_the_seat_saw_verify_offline_and_refuse_everyone_else(
+        fast_stack, store, tmp_path):
+    stack = fast_stack
+    t = await Table.open(stack, store, "rcpt", seats=2)
+    seen = await play_two_hands(t)
+    # no notary yet: the hand is in no checkpoint, and the player is told when to retry
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await receipt_of(stack, "p1", "rcpt", 1)
+    assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
+    assert "POKER_CHECKPOINT_S" in refused.value.details()
+    await stack.start_service("notary")
+
+    async def covered():
+        text = await latest_checkpoint(store.js)
+        return text and SignedCheckpoint.parse(text).checkpoint.size >= 2
+
+    await until(covered, 30, "a checkpoint covering hands 1 and 2")
+    opened = {}  # every seat's hole cards, opened with the compliance key
+    for r in table_hands(await store.read("rcpt"), stack.keyring()):
+        for e in r.of(E.CardsDealt):
+            for h in e.hole:
+                opened.setdefault((r.hand_no, h.seat), set()).update(h.cards)
+    key = stack.notary_signer.verifier
+    for (hand, seat), want in seen.items():
+        receipt = Receipt.parse(await receipt_of(stack, f"p{seat}", "rcpt", hand))
+        assert (receipt.seat, receipt.player_id) == (seat, f"p{seat}")
+        verify(receipt, key)
+        got = {c.card for c in receipt.cards}
+        assert got == want, (hand, seat)  # every card it saw, and nothing else
+        other = 3 - seat
+        shown = {c for e in await t.events(E.HandShown, hand) if e.seat == other
+                 for c in e.cards}
+        assert not got & (opened[(hand, other)] - shown)
+    assert len(seen[(1, 1)]) == 2  # hand 1: each saw only their own two cards
+
+    # the refused: another player, an operator, no token; a running hand; an unknown hand
+    commits, leaves = len(await store.read("rcpt")), len(await read_leaves(store))
+    for who, roles, code in (("mallory", (), grpc.StatusCode.PERMISSION_DENIED),
+                             ("ops", ("operator",), grpc.StatusCode.PERMISSION_DENIED),
+                             (None, (), grpc.StatusCode.UNAUTHENTICATED)):
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await receipt_of(stack, who, "rcpt", 1, *roles)
+        assert refused.value.code() is code, who
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await receipt_of(stack, "p1", "rcpt", 3)
+    assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+    assert "not finished" in refused.value.details()
+    for table, hand in (("rcpt", 99), ("nosuch", 1)):
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await receipt_of(stack, "p1", table, hand)
+        assert refused.value.code() is grpc.StatusCode.NOT_FOUND
+    assert (len(await store.read("rcpt")), len(await read_leaves(store))) == (commits, leaves)
+
+    # the CLI: fetch as the player, verify offline; a changed card fails
+    out = tmp_path / "receipt.json"
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "POKER_TLS_DIR": str(stack.tls_dir),
+           "POKER_TOKEN": stack.token("p2")}
+    fetched = await asyncio.to_thread(subprocess.run, [
+        sys.executable, "-m", "services.pokerctl", "receipt", "--table", "rcpt", "--hand", "2",
+        "--table-addr", stack.addresses["table"], "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=60)
+    assert fetched.returncode == 0, fetched.stderr
+    vkey = tmp_path / "notary.vkey"
+    vkey.write_text(key.vkey + "\n")
+
+    def check(path: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "services.pokerctl", "receipt", "verify",
+                               str(path), "--log-key", str(vkey)], env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    ok = await asyncio.to_thread(check, out)
+    assert ok.returncode == 0 and "the receipt verifies" in ok.stdout, ok.stderr
+    first = Receipt.parse(out.read_text()).cards[0]
+    swapped = "2c" if str(first.card) != "2c" else "3c"
+    bad = tmp_path / "changed.json"
+    bad.write_text(out.read_text().replace(f'"card": "{first.card}"', f'"card": "{swapped}"',
+                                           1))
+    failed = await asyncio.to_thread(check, bad)
+    assert failed.returncode == 1 and "does NOT verify" in failed.stderr
+    missing = await asyncio.to_thread(check, tmp_path / "none.json")
+    assert missing.returncode == 2

@@ -88,6 +88,7 @@ from .limits import (
     TooManyStreams,
     WebSettings,
 )
+from .receipts import receipt_route
 from .replies import HEADERS, MAX_BODY, Refused, refused
 from .seats import Seats, table_id_of, view_json
 from .sessions import MemoryKV, Sessions, SessionStore, visitor
@@ -340,7 +341,7 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
         link = replay_link(hand.table_id, hand.hand_no) \
             if session is not None and session.principal.has(COMPLIANCE) else ""
         return _page(f"Table {hand.table_id}, hand {hand.hand_no}", hand.page + link,
-                     "hand.js")
+                     "hand.js", "receipt.js")
 
     async def hand_json(request: Request) -> Response:
         hand = await hand_of(request)
@@ -429,6 +430,7 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
         Route("/api/tables/{table_id}/hands/{hand_no:int}", hand_json),
         Route("/api/tables/{table_id}/hands/{hand_no:int}/pokerstars.txt", hand_text),
         Route("/api/tables/{table_id}/hands/{hand_no:int}/hand.phh", hand_phh),
+        receipt_route(backend.stub, sessions),
         Route("/compliance/tables/{table_id}/hands/{hand_no:int}", compliance_page),
         Route("/api/compliance/tables/{table_id}/hands/{hand_no:int}", compliance_json),
         Route("/api/compliance/tables/{table_id}/hands/{hand_no:int}/evidence.json",

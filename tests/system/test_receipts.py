@@ -28,6 +28,7 @@ from shared.tlog.note import SignedCheckpoint
 from shared.tlog.receipt import Receipt, verify
 from shared.tlog.store import latest_checkpoint, read_leaves
 from tests.helpers.tables import Table
+from tests.helpers.web import Http, sign_in, web_app
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.asyncio
@@ -167,3 +168,15 @@ async def test_receipts_hold_what_the_seat_saw_verify_offline_and_refuse_everyon
     assert failed.returncode == 1 and "does NOT verify" in failed.stderr
     missing = await asyncio.to_thread(check, tmp_path / "none.json")
     assert missing.returncode == 2
+
+    # the web: the hand page's button script, and the receipt for a signed-in player only
+    async with web_app(stack, store) as (address, _):
+        page = await Http(address).request("GET", "/table/rcpt/hands/1")
+        assert b'src="/static/receipt.js"' in page.body
+        path = "/api/tables/rcpt/hands/1/receipt"
+        mine = await (await sign_in(address, stack.token("p1"))).request("GET", path)
+        assert mine.status == 200, mine.body
+        verify(Receipt.parse(mine.body), key)
+        other = await (await sign_in(address, stack.token("mallory"))).request("GET", path)
+        assert other.status == 403, other.body
+        assert (await Http(address).request("GET", path)).status == 401

@@ -62,6 +62,7 @@ from shared.poker.fold import apply
 from shared.poker.state import SagaKind, TableState
 from shared.poker.steprules import NotThisStep, decide_again
 from shared.tlog.hands import HandLeaves
+from shared.tlog.receipt import positions_root
 
 _FULL_DECK = frozenset(DECK)
 #: the decisions of the table (the rest are the running hand's)
@@ -160,6 +161,7 @@ class _DeckRecord:
     reshuffle: bool
     taken_before: int = 0  # reshuffle: cards taken from the previous deck when it was made
     burned_before: tuple = ()  # reshuffle: the burned cards it was made with
+    root: str = ""  # the positions root committed beside it (shared/tlog/receipt.py), if any
     dealt: list = field(default_factory=list)  # cards in deck order
     where: list = field(default_factory=list)  # per card: (seq, event_index, commit_index)
 
@@ -246,6 +248,7 @@ class TableAuditor:
         self.commands: set[str] = set()
         self.decks: list[_DeckRecord] = []
         self.hand_start = 0  # chips of the players dealt in
+        self.hand_no = 0
         self.hand_pots = 0
         self.hand_rake = 0
         self.hand_awarded = 0
@@ -628,12 +631,13 @@ class TableAuditor:
                       after: TableState) -> None:
         self.audit.hands += 1
         self.decks = []
+        self.hand_no = e.hand_no
         self.hand_start = sum(p.stack for p in e.players)
         self.hand_pots = self.hand_rake = self.hand_awarded = 0
 
     def _deck_committed(self, stored: Stored, k: int, e: E.DeckCommitted, before: TableState,
                         after: TableState) -> None:
-        rec = _DeckRecord(e.commitment, e.deck_size, e.reshuffle)
+        rec = _DeckRecord(e.commitment, e.deck_size, e.reshuffle, root=e.positions_root)
         if e.reshuffle:
             hand = before.hand
             assert hand is not None  # a reshuffle is in a hand
@@ -726,6 +730,9 @@ class TableAuditor:
         for i, (deck, salt, rec) in enumerate(zip(e.decks, e.salts, recs), start=1):
             if deck_commitment(deck, salt) != rec.commitment:
                 return None, f"deck {i} and its salt do not match the commitment made before it"
+            if rec.root and not self._root_matches(deck, i - 1, rec.root):
+                return None, (f"deck {i}'s positions root (what players' receipts prove "
+                              f"against) is not the revealed deck's")
             if len(deck) != rec.size:
                 return None, f"deck {i} holds {len(deck)} cards, {rec.size} were committed"
             if not rec.reshuffle:
@@ -747,6 +754,10 @@ class TableAuditor:
                           f"deck has {there} there")
                 return rec.where[pos], reason
         return None
+
+    def _root_matches(self, deck: Sequence[Card], index: int, root: str) -> bool:
+        key = self.keyring.hand_key(self.table_id, self.hand_no) if self.keyring else None
+        return key is not None and positions_root(deck, key.key, index) == root
 
     def _look_for_reveal(self, stored: Stored) -> None:
         """After a mid-hand failure: find the hand's reveal; a card dealt that is not the

@@ -32,7 +32,8 @@ The rules:
 - the notary (services/notary) reads the log and alone writes the hands' Merkle log and its
   checkpoints (``POKER_HANDS`` over ``poker.hands.>``, ``POKER_CHECKPOINTS`` over
   ``poker.checkpoints``, which it may make) and its lease bucket (``POKER_NOTARY``); the
-  reader and compliance read those two streams (an audit against a checkpoint);
+  reader and compliance read those two streams (an audit against a checkpoint), and so does
+  the table service (players' receipts);
 - the mirror writes only its own streams (``POKER_MIRROR`` over ``poker.mirror.table.>``, and
   ``POKER_MIRROR_S<k>`` over ``poker.mirror.s<k>.table.>``), and may look at the primary
   streams' info (to refuse a target that holds the primary);

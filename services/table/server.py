@@ -492,6 +492,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         check_table_id(request.table_id)
         if self.receipts is None:
             raise Unavailable("this table service serves no receipts")
+        self.limits.receipts.take(caller_of(context))
         return table_pb2.ReceiptReply(receipt=await self.receipts.receipt(
             request.table_id, request.hand_no, caller().subject))
 

@@ -165,6 +165,8 @@ class Config:
     POKER_LIMIT_WATCHES_PER_PROCESS  20000 (spectators)                   limits
     POKER_LIMIT_WATCHES_PER_RELAY    20000 (a caller with role relay)     limits
     POKER_LIMIT_WATCH_QUEUE          64 (views waiting; then ABORTED)     limits
+    POKER_LIMIT_RECEIPTS_PER_S       1 (GetReceipt per player)            limits
+    POKER_LIMIT_RECEIPTS_BURST       30                                   limits
     POKER_JWKS_FILE,               unset (one of them, or the table       identity
     POKER_JWKS_URL                 service refuses to start)
     POKER_JWT_ISSUER               unset (required with a JWKS)           identity

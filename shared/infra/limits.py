@@ -63,6 +63,10 @@ class LimitSettings:
     #: views a Watch stream may have waiting (its client not reading) before it is closed
     #: with ABORTED, to resume from the last view it took (services/table/hub.py)
     watch_queue: int = 64
+    #: GetReceipt per player: each reads the hand's table log at the dealer (a receipt is
+    #: asked once per hand played, not per second)
+    receipts_per_s: float = 1.0
+    receipts_burst: int = 30
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str]) -> LimitSettings:
@@ -172,6 +176,8 @@ class Limits:
         self.player_joins = RateLimiter(s.player_joins_per_s, s.player_joins_burst,
                                         "sit-downs by this player", monotonic,
                                         appended_only=True)
+        self.receipts = RateLimiter(s.receipts_per_s, s.receipts_burst,
+                                    "receipts asked for by this player", monotonic)
         self.caller_watches = StreamCap(s.watches_per_caller, "this caller")
         self.relay_watches = StreamCap(s.watches_per_relay, "this relay")
         self.table_watches = StreamCap(s.watches_per_table, "this table")

@@ -36,7 +36,8 @@ pytestmark = pytest.mark.asyncio
 
 @pytest.fixture
 async def fast_stack(nats_server):
-    s = await start_local(nats_server.url, env={"POKER_CHECKPOINT_S": "0.2"})
+    s = await start_local(nats_server.url, env={"POKER_CHECKPOINT_S": "0.2",
+                                                "POKER_LIMIT_RECEIPTS_PER_S": "0.01"})
     yield s
     await s.stop()
 
@@ -138,6 +139,13 @@ async def test_receipts_hold_what_the_seat_saw_verify_offline_and_refuse_everyon
             await receipt_of(stack, "p1", table, hand)
         assert refused.value.code() is grpc.StatusCode.NOT_FOUND
     assert (len(await store.read("rcpt")), len(await read_leaves(store))) == (commits, leaves)
+    codes = []  # each asks the dealer to read the table's log: limited per player (30)
+    for _ in range(31):
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await receipt_of(stack, "p9", "rcpt", 1)
+        codes.append(refused.value.code())
+    assert codes == [grpc.StatusCode.PERMISSION_DENIED] * 30 + [
+        grpc.StatusCode.RESOURCE_EXHAUSTED]
 
     # the CLI: fetch as the player, verify offline; a changed card fails
     out = tmp_path / "receipt.json"

@@ -24,7 +24,6 @@ the log's public key alone.
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
 import json
 from collections.abc import Sequence
@@ -49,8 +48,8 @@ class ReceiptError(ValueError):
 
 def position_salt(hand_key: bytes, deck: int, position: int) -> bytes:
     """The salt of ``position`` of the hand's deck number ``deck`` (0: the first)."""
-    return hmac.new(hand_key, f"{POSITION_VERSION}|{deck}|{position}".encode(),
-                    hashlib.sha256).digest()[:SALT_BYTES]
+    return hmac.digest(hand_key, f"{POSITION_VERSION}|{deck}|{position}".encode(),
+                       "sha256")[:SALT_BYTES]
 
 
 def position_leaf(position: int, c: Card, salt: bytes) -> bytes:

@@ -490,6 +490,8 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     @rpc
     async def GetReceipt(self, request, context):
         check_table_id(request.table_id)
+        if request.hand_no < 1:
+            raise BadRequest("a hand is a hand number from 1")
         if self.receipts is None:
             raise Unavailable("this table service serves no receipts")
         self.limits.receipts.take(caller_of(context))

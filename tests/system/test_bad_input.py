@@ -17,6 +17,7 @@ from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
 from shared.infra.eventstore import STREAM, EventStore
+from shared.infra.identity import bearer_metadata
 
 C = grpc.StatusCode
 INVALID, DENIED, PRECONDITION = C.INVALID_ARGUMENT, C.PERMISSION_DENIED, C.FAILED_PRECONDITION
@@ -139,6 +140,26 @@ async def test_malformed_table_ids_are_invalid(tables, table_id):
         action=ev.ACTION_KIND_CALL, command_id="x")), INVALID, C.NOT_FOUND)
 
 
+
+
+async def test_bad_receipt_requests_are_refused(tables, stack):
+    t = tables
+    as_p1 = bearer_metadata(stack.token("p1"))
+
+    def receipt(table_id: str = "t1", hand_no: int = 1):
+        return t.bare.GetReceipt(tpb.ReceiptRequest(table_id=table_id, hand_no=hand_no),
+                                 metadata=as_p1)
+
+    for table_id in ("", "has space", "t1.x", "x" * 65):
+        await refused(t, partial(receipt, table_id), INVALID)
+    for hand_no in (0, -1):
+        e = await refused(t, partial(receipt, hand_no=hand_no), INVALID)
+        assert "hand number" in e.details()
+    await refused(t, partial(receipt, "nope"), C.NOT_FOUND)
+    e = await refused(t, receipt, PRECONDITION)  # hand 1 is running
+    assert "not finished" in e.details()
+    await refused(t, lambda: t.bare.GetReceipt(tpb.ReceiptRequest(table_id="t1", hand_no=1)),
+                  C.UNAUTHENTICATED)
 
 
 async def test_a_table_id_with_a_trailing_newline_is_invalid(tables):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from poker.dealer.v1 import dealer_pb2, dealer_pb2_grpc
 from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
@@ -134,6 +135,11 @@ async def test_receipts_hold_what_the_seat_saw_verify_offline_and_refuse_everyon
         await receipt_of(stack, "p1", "rcpt", 3)
     assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
     assert "not finished" in refused.value.details()
+    async with stack.channel("dealer", "client") as ch:  # only the table service asks it
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await dealer_pb2_grpc.DealerServiceStub(ch).HandCards(dealer_pb2.HandCardsRequest(
+                table_id="rcpt", hand_no=1, player_id="p1"))
+    assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
     for table, hand in (("rcpt", 99), ("nosuch", 1)):
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await receipt_of(stack, "p1", table, hand)

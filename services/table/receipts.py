@@ -4,7 +4,9 @@ service (``GetReceipt``).
 The dealer answers the cards (only it holds the hand's key, and it decides, for the caller's
 seat in that hand, what that seat saw: ``HandCards``; a player not dealt in is refused there,
 before anything is read here); this adds the hand's leaf in the hands' Merkle log, its
-inclusion proof and the latest signed checkpoint, which must cover it. The log's tree is kept
+inclusion proof and the latest signed checkpoint, which must cover it (a hand no checkpoint
+covers yet is FAILED_PRECONDITION, saying when to ask again: a client that retried it at once
+would only wait, as the web's pages would, for up to a checkpoint's interval). The log's tree is kept
 per process and read on from where it was (``POKER_HANDS``: one message per leaf, in order).
 """
 
@@ -18,6 +20,7 @@ from shared.infra.eventstore import EventStore
 from shared.infra.retry import PEER_RETRY, retrying
 from shared.infra.rpc import Unavailable
 from shared.poker.cards import card
+from shared.poker.errors import IllegalAction
 from shared.tlog import merkle
 from shared.tlog import store as tstore
 from shared.tlog.hands import HandLeaf
@@ -60,14 +63,14 @@ class Receipts:
         await self.hands.refresh()  # after the checkpoint: the tree holds what it signs
         index = self.hands.index.get((table_id, hand_no))
         if index is None:
-            raise Unavailable(f"hand {hand_no} of table {table_id} is not in the hands' "
+            raise IllegalAction(f"hand {hand_no} of table {table_id} is not in the hands' "
                               f"Merkle log yet: {retry}")
         try:
             signed = SignedCheckpoint.parse(text or "")
         except NoteError:
             signed = None
         if signed is None or signed.checkpoint.size <= index:
-            raise Unavailable(f"no checkpoint covers hand {hand_no} of table {table_id} yet: "
+            raise IllegalAction(f"no checkpoint covers hand {hand_no} of table {table_id} yet: "
                               f"{retry}")
         size = signed.checkpoint.size
         if self.hands.tree.root(size) != signed.checkpoint.root:

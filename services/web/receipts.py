@@ -1,7 +1,7 @@
 """A signed-in player's receipt for a hand they played (``GET
 /api/tables/{id}/hands/{n}/receipt``): the table service's ``GetReceipt`` asked with the
-player's own token, so its rule decides (a player dealt in; others 403, a running hand 409, a
-hand no checkpoint covers yet 503) and the receipt file (shared/tlog/receipt.py) comes back
+player's own token, so its rule decides (a player dealt in; others 403, a running hand or
+one no checkpoint covers yet 409, with when to ask again) and the receipt file (shared/tlog/receipt.py) comes back
 as it is. The hand page's "verify this hand" button (static/receipt.js) fetches it, checks
 its Merkle proofs in the page and offers it to download for `pokerctl receipt verify`."""
 

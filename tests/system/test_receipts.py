@@ -96,7 +96,7 @@ async def test_receipts_hold_what_the_seat_saw_verify_offline_and_refuse_everyon
     # no notary yet: the hand is in no checkpoint, and the player is told when to retry
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await receipt_of(stack, "p1", "rcpt", 1)
-    assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
+    assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
     assert "POKER_CHECKPOINT_S" in refused.value.details()
     await stack.start_service("notary")
 

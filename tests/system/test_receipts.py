@@ -194,3 +194,32 @@ async def test_receipts_hold_what_the_seat_saw_verify_offline_and_refuse_everyon
         other = await (await sign_in(address, stack.token("mallory"))).request("GET", path)
         assert other.status == 403, other.body
         assert (await Http(address).request("GET", path)).status == 401
+
+
+async def test_a_hand_no_checkpoint_covers_yet_is_refused_and_older_ones_prove(nats_server,
+                                                                                 store):
+    stack = await start_local(nats_server.url, env={"POKER_CHECKPOINT_S": "3600"})
+    try:
+        t = await Table.open(stack, store, "cover", seats=2)
+        await t.act(ActionKind.FOLD)
+        await until(lambda: _at_hand(t, 2), 20, "hand 2")
+        await stack.start_service("notary")
+
+        async def leaves(n: int):
+            return len(await read_leaves(store)) >= n
+
+        await until(lambda: leaves(1), 30, "hand 1's leaf")
+        assert (await stack.notary.checkpoint()).checkpoint.size == 1  # hand 1 only
+        await t.act(ActionKind.FOLD)
+        await until(lambda: leaves(2), 30, "hand 2's leaf")
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await receipt_of(stack, "p1", "cover", 2)
+        assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+        assert "no checkpoint covers hand 2" in refused.value.details()
+        assert "3600" in refused.value.details()
+        # hand 1 is proved in the tree of size 1, although the log has grown since
+        older = Receipt.parse(await receipt_of(stack, "p2", "cover", 1))
+        assert older.leaf_index == 0 and "\n1\n" in older.checkpoint
+        verify(older, stack.notary_signer.verifier)
+    finally:
+        await stack.stop()

@@ -38,7 +38,15 @@ from shared.tlog.receipt import Receipt, ReceiptError, verify
 
 from .botclient import AddressError, address_list, parse_addresses
 from .certs_cmd import client_tls_or_exit
-from .failures import TableUnreachable, is_unreachable, log_away_line, refuse, reports_unreachable
+from .exitcodes import FAILED, OK, UNREACHABLE
+from .failures import (
+    TableUnreachable,
+    is_unreachable,
+    log_away_line,
+    refuse,
+    reports_unreachable,
+    status_exit,
+)
 from .table_cmd import BEARER_TOKEN
 from .tlog_args import log_key
 from .up import default_table_addr
@@ -58,13 +66,13 @@ def verify_file(args: argparse.Namespace) -> int:
         lines = verify(receipt, key)
     except ReceiptError as exc:
         print(f"{PROG} verify: {args.file} does NOT verify: {exc}", file=sys.stderr)
-        return 1
+        return FAILED
     print(f"hand {receipt.hand_no} of table {receipt.table_id}, seat {receipt.seat} "
           f"({receipt.player_id}):")
     for line in lines:
         print("  " + line)
     print("the receipt verifies")
-    return 0
+    return OK
 
 
 def _fetch(args: argparse.Namespace, target: str) -> str | int:
@@ -77,11 +85,11 @@ def _fetch(args: argparse.Namespace, target: str) -> str | int:
         except grpc.RpcError as exc:
             if log_away(exc):
                 print(log_away_line(PROG, target, exc.details()), file=sys.stderr)
-                return 1
+                return UNREACHABLE
             if is_unreachable(exc):
                 raise TableUnreachable(target, f"{exc.code().name}: {exc.details()}") from None
             print(f"{PROG}: {exc.code().name}: {exc.details()}", file=sys.stderr)
-            return 1
+            return status_exit(exc.code())
     return reply.receipt
 
 
@@ -111,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     else:
         sys.stdout.write(text)
-    return 0
+    return OK
 
 
 def register(sub: argparse._SubParsersAction, help: str = "") -> None:

@@ -229,7 +229,7 @@ async def client_main(config: dict, out) -> None:
 
     from services.pokerctl.botclient import BotTable, Sponsor, ThinkTime, play_table, table_channel
     from services.pokerctl.bots_cmd import TablePlan, create_and_seat
-    from shared.infra.identity import DevIssuer
+    from shared.infra.devissuer import DevIssuer
     from shared.infra.tls import TlsConfig, channel
 
     def tls(identity: str) -> TlsConfig | None:

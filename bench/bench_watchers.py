@@ -52,7 +52,8 @@ async def client(config: dict) -> None:
     reading every view; print the views counted whenever asked (a line on stdin)."""
     from poker.table.v1 import table_pb2, table_pb2_grpc
 
-    from shared.infra.identity import DevIssuer, bearer_metadata
+    from shared.infra.bearer import bearer_metadata
+    from shared.infra.devissuer import DevIssuer
     from shared.infra.tls import TlsConfig, channel
 
     issuer = DevIssuer.create(Path(config["identity"]))

@@ -19,9 +19,11 @@ from typing import Any
 import grpc
 import structlog
 
+from shared.infra.bearer import bearer
 from shared.infra.boot import start
 from shared.infra.config import Config
-from shared.infra.identity import PLAYER, DevIssuer, bearer
+from shared.infra.devissuer import DevIssuer
+from shared.infra.identity import PLAYER
 from shared.infra.rpc import Server
 from shared.infra.secrecy import ComplianceKey, ComplianceKeyring
 from shared.infra.tls import TlsConfig, channel, generate

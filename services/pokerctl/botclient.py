@@ -34,7 +34,9 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
 
 from shared.infra import retry
-from shared.infra.identity import OPERATOR, PLAYER, DevIssuer, bearer_metadata
+from shared.infra.bearer import bearer_metadata
+from shared.infra.devissuer import DevIssuer
+from shared.infra.identity import OPERATOR, PLAYER
 from shared.infra.limits import retry_after_s
 from shared.infra.protomap import ACTION_KIND
 from shared.infra.retry import PLAYER_RETRY, RetryPolicy

@@ -55,8 +55,8 @@ from shared.audit.access import AccessNotRecorded, record_opened
 from shared.audit.money import MoneyAudit, audit_money
 from shared.infra import natsconn
 from shared.infra.commits import parse_commit
+from shared.infra.devissuer import DevIssuer
 from shared.infra.eventstore import EventStore, StoreError, find_log
-from shared.infra.identity import DevIssuer
 from shared.infra.protomap import GAME, STRUCTURE
 from shared.infra.secrecy import Keyring, SecrecyError
 from shared.infra.tls import TlsConfig, channel

@@ -56,7 +56,7 @@ import grpc
 from google.protobuf.json_format import MessageToJson
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
-from shared.infra.identity import bearer_metadata
+from shared.infra.bearer import bearer_metadata
 from shared.infra.protomap import ACTION_KIND, ANTE_TYPE, GAME, STRUCTURE, TIMEOUT_POLICY
 from shared.infra.retry import CLI_RETRY, PLAYER_RETRY, retrying, retrying_sync, watching
 from shared.infra.rpc import log_away

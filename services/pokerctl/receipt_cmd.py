@@ -29,7 +29,7 @@ from pathlib import Path
 import grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
-from shared.infra.identity import bearer_metadata
+from shared.infra.bearer import bearer_metadata
 from shared.infra.retry import CLI_RETRY, retrying_sync
 from shared.infra.rpc import log_away
 from shared.infra.tls import sync_channel

@@ -17,7 +17,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from shared.infra.identity import PLAYER, ROLES, DevIssuer
+from shared.infra.devissuer import DevIssuer
+from shared.infra.identity import PLAYER, ROLES
 
 from .datadir import default_data_dir
 from .failures import USAGE

@@ -70,8 +70,9 @@ from shared.infra.config import (
     service_address,
     stream_shards,
 )
+from shared.infra.devissuer import DevIssuer
 from shared.infra.files import write_private
-from shared.infra.identity import RELAY, DevIssuer
+from shared.infra.identity import RELAY
 from shared.infra.natsserver import NatsServer, free_port
 from shared.infra.tls import TlsConfig, channel
 from shared.infra.tls import generate as generate_certs

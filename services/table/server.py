@@ -39,16 +39,9 @@ from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
+from shared.infra.authz import Access, Rule, caller
 from shared.infra.config import Config
-from shared.infra.identity import (
-    OPERATOR,
-    PLAYER,
-    RELAY,
-    Access,
-    Rule,
-    Verifier,
-    caller,
-)
+from shared.infra.identity import OPERATOR, PLAYER, RELAY, Verifier
 from shared.infra.lease import Leases
 from shared.infra.limits import Limits, RateLimiter, caller_of
 from shared.infra.protomap import (

@@ -39,9 +39,10 @@ from poker.table.v1 import table_pb2_grpc
 
 from shared.audit.access import record_opened
 from shared.infra import natsconn
+from shared.infra.bearer import bearer_metadata
 from shared.infra.config import WEB_PORT_OFFSET, base_port
 from shared.infra.eventstore import EventStore
-from shared.infra.identity import Verifier, bearer_metadata
+from shared.infra.identity import Verifier
 from shared.infra.secrecy import ComplianceKeyring
 from shared.infra.tls import TlsConfig, channel
 

@@ -51,7 +51,8 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from shared.infra.identity import Principal, Unauthenticated, bearer_metadata
+from shared.infra.bearer import bearer_metadata
+from shared.infra.identity import Principal, Unauthenticated
 from shared.infra.natsauth import WEB_SESSIONS
 from shared.infra.retry import retrying
 from shared.infra.seattokens import new_seat_token

@@ -24,7 +24,8 @@ from typing import Any
 
 import grpc
 
-from .identity import Unauthenticated, caller
+from .authz import caller
+from .identity import Unauthenticated
 from .rpc import RETRY_AFTER_HEADER, Exhausted
 
 

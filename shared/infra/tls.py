@@ -340,7 +340,7 @@ def channel(address: str, tls: TlsConfig | None, service: str,
     robin), or a name that resolves to several (``dns:///dealer:50052`` on a headless
     Kubernetes Service). ``service``: the identity the server must prove (its certificate
     names it), whatever address it was reached at. ``tls`` None: plaintext (POKER_INSECURE).
-    ``interceptors``: e.g. the caller's token on every call (shared/infra/identity.bearer)."""
+    ``interceptors``: e.g. the caller's token on every call (shared/infra/bearer.py)."""
     target, opts = _target(address, tls, service, options)
     if tls is None:
         return grpc.aio.insecure_channel(target, options=opts, interceptors=interceptors)

@@ -19,7 +19,8 @@ from services.web.app import Backend, create_app
 from services.web.limits import listen
 from services.web.sessions import SessionStore, ensure_bucket
 from shared.audit.access import record_opened
-from shared.infra.identity import RELAY, bearer_metadata
+from shared.infra.bearer import bearer_metadata
+from shared.infra.identity import RELAY
 from shared.infra.waiting import until
 
 

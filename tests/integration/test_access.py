@@ -16,16 +16,10 @@ import pytest_asyncio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from shared.infra.identity import (
-    COMPLIANCE,
-    OPERATOR,
-    PLAYER,
-    Access,
-    DevIssuer,
-    Rule,
-    bearer,
-    caller,
-)
+from shared.infra.authz import Access, Rule, caller
+from shared.infra.bearer import bearer
+from shared.infra.devissuer import DevIssuer
+from shared.infra.identity import COMPLIANCE, OPERATOR, PLAYER
 from shared.infra.rpc import Server
 
 RULES = {

@@ -16,8 +16,8 @@ from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
+from shared.infra.bearer import bearer_metadata
 from shared.infra.eventstore import STREAM, EventStore
-from shared.infra.identity import bearer_metadata
 
 C = grpc.StatusCode
 INVALID, DENIED, PRECONDITION = C.INVALID_ARGUMENT, C.PERMISSION_DENIED, C.FAILED_PRECONDITION

@@ -15,9 +15,10 @@ from poker.table.v1 import table_pb2_grpc
 from services.pokerctl.up import LocalCluster
 from services.table.clock import lease_name
 from shared.infra import natsconn
+from shared.infra.bearer import bearer_metadata
 from shared.infra.codec import decode_body
 from shared.infra.eventstore import EventStore
-from shared.infra.identity import OPERATOR, PLAYER, bearer_metadata
+from shared.infra.identity import OPERATOR, PLAYER
 from shared.infra.lease import DEFAULT_BUCKET
 from shared.infra.waiting import until
 from shared.poker import events as E

@@ -26,8 +26,8 @@ from poker.table.v1 import table_pb2_grpc
 from services.pokerctl.bots_cmd import decode_commit
 from services.pokerctl.up import LocalCluster
 from shared.audit import audit_table
+from shared.infra.bearer import bearer_metadata
 from shared.infra.eventstore import EventStore
-from shared.infra.identity import bearer_metadata
 from shared.infra.repository import TableRepository, digest
 from shared.infra.seattokens import token_digest
 from shared.poker import events as E

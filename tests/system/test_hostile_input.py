@@ -24,8 +24,9 @@ from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
+from shared.infra.bearer import bearer_metadata
 from shared.infra.eventstore import STREAM, EventStore
-from shared.infra.identity import PLAYER, bearer_metadata
+from shared.infra.identity import PLAYER
 from shared.poker.players import name_problem, subject_problem
 from tests.helpers.tables import SeatStubs
 

@@ -18,7 +18,7 @@ from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
-from shared.infra.identity import DevIssuer
+from shared.infra.devissuer import DevIssuer
 from tests.helpers.tables import Table
 
 pytestmark = pytest.mark.asyncio

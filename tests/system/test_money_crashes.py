@@ -21,8 +21,8 @@ from services.pokerctl.up import LocalCluster
 from services.wallet.ledger import fold_ledger, read_ledger
 from shared.audit import audit_table
 from shared.audit.money import audit_money
+from shared.infra.bearer import bearer_metadata
 from shared.infra.eventstore import STREAM, EventStore
-from shared.infra.identity import bearer_metadata
 from shared.infra.retry import PEER_RETRY, retrying
 from shared.infra.seattokens import new_seat_token
 from shared.infra.waiting import until

@@ -24,7 +24,8 @@ from services.pokerctl.botclient import (
 )
 from services.pokerctl.bots_cmd import audit_money_of, audit_tables, plan_tables, play_tables
 from services.pokerctl.up import LocalCluster
-from shared.infra.identity import PLAYER, bearer_metadata
+from shared.infra.bearer import bearer_metadata
+from shared.infra.identity import PLAYER
 from shared.infra.natsauth import COMPLIANCE, READER
 from shared.infra.retry import watching
 from shared.infra.waiting import until

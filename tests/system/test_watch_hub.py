@@ -29,8 +29,9 @@ from services.pokerctl.botclient import play
 from services.pokerctl.bots_cmd import TablePlan, create_and_seat
 from services.table import server as table_server
 from shared.infra import metrics
+from shared.infra.bearer import bearer_metadata
 from shared.infra.eventstore import EventStore
-from shared.infra.identity import OPERATOR, RELAY, bearer_metadata
+from shared.infra.identity import OPERATOR, RELAY
 from shared.infra.limits import retry_after_s
 from shared.infra.protomap import ACTION_KIND
 from shared.infra.tls import channel as tls_channel

@@ -28,7 +28,8 @@ from services.pokerctl.botclient import BotTable, play
 from services.pokerctl.bots_cmd import TablePlan, create_and_seat
 from services.web.app import Backend, create_app
 from services.web.limits import SEND_BUFFER, listen
-from shared.infra.identity import RELAY, bearer_metadata
+from shared.infra.bearer import bearer_metadata
+from shared.infra.identity import RELAY
 from shared.infra.waiting import until
 
 CARD = re.compile(r"[2-9TJQKA][cdhs]")

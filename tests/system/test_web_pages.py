@@ -37,8 +37,9 @@ from shared.audit import audit_table
 from shared.audit.access import read_access, record_opened
 from shared.history import phh, pokerstars, to_json
 from shared.history.log import decode_log, table_hands
+from shared.infra.bearer import bearer_metadata
 from shared.infra.eventstore import EventStore
-from shared.infra.identity import RELAY, bearer_metadata
+from shared.infra.identity import RELAY
 from shared.infra.waiting import until
 from shared.phh.parse import loads_one
 from shared.poker import events as E

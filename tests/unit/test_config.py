@@ -12,7 +12,8 @@ import pytest
 
 from shared.infra import boot, failpoints
 from shared.infra.config import DEFAULT_BASE_PORT, PORT_OFFSETS, Config, service_address
-from shared.infra.identity import DevIssuer, Verifier
+from shared.infra.devissuer import DevIssuer
+from shared.infra.identity import Verifier
 from shared.infra.limits import LimitSettings
 from shared.infra.tls import TlsConfig, generate
 

@@ -279,7 +279,8 @@ def test_the_compose_table_service_trusts_the_dev_issuer_pokerctl_token_makes(tm
     table service mounts that file read-only, and with the defaults its settings verify the
     tokens of that issuer. No other service is given an identity provider."""
     from services.pokerctl.token_cmd import identity_dir
-    from shared.infra.identity import DevIssuer, Verifier
+    from shared.infra.devissuer import DevIssuer
+    from shared.infra.identity import Verifier
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     table = compose["services"]["table"]
     env = table["environment"]

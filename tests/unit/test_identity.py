@@ -21,6 +21,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from shared.infra.authz import Rule, caller
+from shared.infra.bearer import bearer
+from shared.infra.devissuer import DevIssuer
 from shared.infra.identity import (
     COMPLIANCE,
     OPERATOR,
@@ -28,14 +31,10 @@ from shared.infra.identity import (
     RELAY,
     ROLES,
     SERVICE,
-    DevIssuer,
     Forbidden,
     Principal,
-    Rule,
     Unauthenticated,
     Verifier,
-    bearer,
-    caller,
     principal_from,
     token_from,
 )

@@ -89,7 +89,8 @@ def test_the_caller_is_its_address_without_the_port():
 def test_a_verified_player_is_counted_as_themselves_not_by_address():
     import contextvars
 
-    from shared.infra.identity import _CALLER, Principal
+    from shared.infra.authz import _CALLER
+    from shared.infra.identity import Principal
 
     def as_alice():
         _CALLER.set(Principal("alice", frozenset({"player"})))

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from services.pokerctl import cli
-from shared.infra.identity import COMPLIANCE, OPERATOR, PLAYER, DevIssuer, Principal
+from shared.infra.devissuer import DevIssuer
+from shared.infra.identity import COMPLIANCE, OPERATOR, PLAYER, Principal
 
 
 def token(capsys, *argv: str) -> str:

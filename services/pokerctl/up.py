@@ -581,6 +581,7 @@ class LocalCluster:
         env = {k: v for k, v in os.environ.items() if k not in TLS_ENV}
         env.update({
             "POKER_TABLE_ADDR": self.client_address("table"),
+            "POKER_WALLET_ADDR": self.client_address("wallet"),  # a player's balance
             "POKER_NATS_URL": self.nats_url_for(natsauth.WEB),
             # the compliance replay's reads are recorded in the access log as compliance
             "POKER_COMPLIANCE_NATS_URL": self.nats_url_for(natsauth.COMPLIANCE),

@@ -20,7 +20,7 @@ from shared.infra.repository import LoadedTable
 from shared.infra.retry import RetryPolicy, retrying
 from shared.poker.cards import Card, card
 from shared.poker.clock import TurnClock
-from shared.poker.options import stakes_of
+from shared.poker.options import buy_in_limits, stakes_of
 from shared.poker.state import TableState
 from shared.poker.view import TableView, own_cards_of, public_view
 
@@ -43,6 +43,7 @@ def view_message(view: TableView, version: int, table: TableState,
         board=[str(c) for c in view.board], pot=view.pot, current_bet=view.current_bet,
         to_act=view.to_act, rake=view.rake, paused=table.paused, closing=table.closing,
         stakes=stakes_of(table.options), max_seats=table.options.max_seats)
+    msg.min_buy_in, msg.max_buy_in = buy_in_limits(table.options)
     for pot in view.pots:
         msg.pots.add(amount=pot.amount, eligible=pot.eligible)
     for s in view.seats:

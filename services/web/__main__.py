@@ -1,7 +1,9 @@
 """Run the web pages: ``python -m services.web``.
 
 Environment: POKER_TABLE_ADDR (the table service, one address or a list), POKER_NATS_URL and
-POKER_NATS_CA (the log, as its reader), POKER_TLS_DIR or POKER_TLS_CA/... (the client
+POKER_NATS_CA (the log, as its reader), POKER_WALLET_ADDR (the wallet, whose Balance the table page shows a
+signed-in player, called with POKER_TLS_DIR's "web" certificate, which the wallet accepts for
+Balance alone; unset: no balance shown), POKER_TLS_DIR or POKER_TLS_CA/... (the client
 certificate for the table service; POKER_INSECURE=1: plaintext), POKER_WEB_TOKEN (the web
 service's own token for the table service: one with the ``relay`` role and no other, as
 `pokerctl up` makes it, or `pokerctl token --player web --role relay`; the table service holds
@@ -36,11 +38,12 @@ import sys
 import structlog
 import uvicorn
 from poker.table.v1 import table_pb2_grpc
+from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
 
 from shared.audit.access import record_opened
 from shared.infra import natsconn
 from shared.infra.bearer import bearer_metadata
-from shared.infra.config import WEB_PORT_OFFSET, base_port
+from shared.infra.config import WEB_PORT_OFFSET, base_port, service_address
 from shared.infra.eventstore import EventStore
 from shared.infra.identity import Verifier
 from shared.infra.secrecy import ComplianceKeyring
@@ -72,6 +75,17 @@ async def serve(env: dict[str, str]) -> None:
     tls = TlsConfig.from_env("client", env)  # None with POKER_INSECURE=1
     chan = channel(env.get("POKER_TABLE_ADDR", f"127.0.0.1:{base_port(env) + 1}"), tls,
                    service="table")  # each call names its caller: the web, or a player
+    wallet = None  # the wallet, as the "web" certificate (its Balance only: METHOD_CALLERS)
+    if env.get("POKER_WALLET_ADDR"):
+        wallet = channel(service_address("wallet", env), TlsConfig.from_env("web", env),
+                         service="wallet")
+    wallet_stub = wallet_pb2_grpc.WalletServiceStub(wallet) if wallet is not None else None
+
+    async def balance(player_id: str) -> int:
+        assert wallet_stub is not None
+        reply = await wallet_stub.Balance(wallet_pb2.BalanceRequest(
+            account=wallet_pb2.Account(player_id=player_id)), timeout=5)
+        return reply.balance
     settings = WebSettings.from_env(env)
     if settings.hosts is None:
         log.warning("POKER_WEB_HOSTS is not set: the pages answer to any Host header; set it "
@@ -99,7 +113,8 @@ async def serve(env: dict[str, str]) -> None:
 
     app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
                              store.read, verifier.averify if verifier else None,
-                             bearer_metadata(token), keyring, record, sessions, store.read),
+                             bearer_metadata(token), keyring, record, sessions, store.read,
+                             balance if wallet is not None else None),
                      settings=settings,
                      streams_per_visitor=_count(env, "POKER_WEB_STREAMS_PER_VISITOR",
                                                 STREAMS_PER_VISITOR),
@@ -117,6 +132,8 @@ async def serve(env: dict[str, str]) -> None:
         if recorder is not None:
             await recorder.drain()
         await chan.close()
+        if wallet is not None:
+            await wallet.close()
 
 
 def main() -> None:

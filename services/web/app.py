@@ -92,6 +92,8 @@ from .receipts import receipt_route
 from .replies import HEADERS, MAX_BODY, Refused, refused
 from .seats import Seats, table_id_of, view_json
 from .sessions import MemoryKV, Sessions, SessionStore, visitor
+from .table_page import LOBBY_FILTERS, SIGN_IN, TablePages
+from .words import view_words
 
 __all__ = ["MAX_BODY", "Backend", "HandRates", "NotShown", "Refused", "create_app",
            "view_json"]
@@ -127,6 +129,8 @@ class Backend:
     sessions: SessionStore | None = None
     #: a table's commits after a stream sequence (EventStore.read); None: ``read``, filtered
     read_after: Callable[[str, int], Awaitable[list[Stored]]] | None = None
+    #: a player's wallet balance (the wallet's Balance); None: the pages show none
+    balance: Callable[[str], Awaitable[int]] | None = None
 
 
 class HostAllowList:
@@ -145,12 +149,14 @@ class HostAllowList:
 
 
 def lobby_row(view: table_pb2.TableView) -> dict:
-    return {"table_id": view.table_id,
-            "game": GAME.from_pb(view.game).value if view.game else "",
+    game = GAME.from_pb(view.game).value if view.game else ""
+    return {"table_id": view.table_id, "game": game,
             "structure": STRUCTURE.from_pb(view.structure).value if view.structure else "",
             "stakes": view.stakes, "seats_taken": len(view.seats),
             "max_seats": view.max_seats, "hand_no": view.hand_no, "phase": view.phase,
-            "paused": view.paused, "closing": view.closing}
+            "paused": view.paused, "closing": view.closing,
+            "phase_words": view_words(view, game), "min_buy_in": view.min_buy_in,
+            "max_buy_in": view.max_buy_in}
 
 
 #: the lobby's hands per hour are measured over at least this long
@@ -159,7 +165,7 @@ RATE_AFTER_S = 60.0
 
 class HandRates:
     """Hands per hour of each table, as this process has seen its hand numbers move (from the
-    first time it looked: None until it has looked for RATE_AFTER_S)."""
+    first time it looked: None until it has looked for RATE_AFTER_S), a whole number."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
@@ -170,7 +176,7 @@ class HandRates:
         at, first = self._first.setdefault(table_id, (now, hand_no))
         if now - at < RATE_AFTER_S:
             return None
-        return round((hand_no - first) * 3600 / (now - at), 1)
+        return round((hand_no - first) * 3600 / (now - at))
 
 
 async def lobby_rows(backend: Backend, rates: HandRates | None = None) -> list[dict]:
@@ -246,6 +252,8 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
     hand_pages = Rates(*settings.hand_pages_per_visitor, "hand pages from you")
     replays = Replays(backend.read, backend.keyring, backend.record_access)
     rates = HandRates()
+    table = TablePages(hands, sessions, seats, backend.balance,
+                       lambda title, body: _page(title, body, "session.js", "table.js"))
     lobby_cache: list = [0.0, []]  # when, rows: one refresh every LOBBY_EVERY_S for all
     lobby_lock = asyncio.Lock()
 
@@ -263,11 +271,11 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
         return refused(Refused(429, str(exc), exc.retry_after_s))
 
     async def lobby(request: Request) -> Response:
-        return _page("Poker tables", "<h1>Tables</h1>" + SIGN_IN +
-                     "<table id=lobby><thead><tr>"
+        return _page("Poker tables", "<h1>Tables</h1>" + SIGN_IN + LOBBY_FILTERS +
+                     "<div class=scroll><table id=lobby><thead><tr>"
                      "<th>table</th><th>game</th><th>structure</th><th>stakes</th>"
-                     "<th>seats</th><th>hand</th><th>hands/hour</th><th>phase</th></tr>"
-                     "</thead><tbody></tbody></table>",
+                     "<th>buy-in</th><th>seats</th><th>hand</th><th>hands/hour</th>"
+                     "<th>now</th></tr></thead><tbody></tbody></table></div>",
                      "session.js", "lobby.js")
 
     async def tables(request: Request) -> Response:
@@ -289,17 +297,11 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
                 await asyncio.sleep(LOBBY_EVERY_S)  # the lobby's refresh period
         return EventStream(stream(), [release])
 
-    async def table_page(request: Request) -> Response:
-        try:
-            table_id = table_id_of(request)
-        except Refused as exc:
-            return refused(exc)
-        return _page(f"Table {table_id}", table_body(table_id), "session.js", "table.js")
-
     async def table_events(request: Request) -> Response:
         try:
             table_id = table_id_of(request)
             session = await sessions.of(request)
+            await table.exists(table_id)  # (from the log: no Watch of a table not there)
         except Refused as exc:
             return refused(exc)
         try:
@@ -424,7 +426,8 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
         Route("/api/tables/{table_id}/act", seats.act, methods=["POST"]),
         Route("/api/tables/{table_id}/leave", seats.leave, methods=["POST"]),
         Route("/api/lobby/events", lobby_events),
-        Route("/table/{table_id}", table_page),
+        Route("/table/{table_id}", table.page),
+        *table.routes(),
         Route("/api/tables/{table_id}/events", table_events),
         Route("/table/{table_id}/hands/{hand_no:int}", hand_page),
         Route("/api/tables/{table_id}/hands/{hand_no:int}", hand_json),
@@ -443,28 +446,6 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
     app.state.fanout, app.state.limits = fanout, limits
     app.state.sessions, app.state.hands = sessions, hands
     return app
-
-
-#: the sign-in form and, beside it, the sign-out button (the lobby and table pages: session.js)
-SIGN_IN = ("<div id=account><form id=signin><label>token <input id=token name=token "
-           "autocomplete=off></label> <button type=submit>sign in</button> "
-           "<span id=who></span></form> "
-           "<button id=signout type=button hidden>sign out</button></div>")
-
-
-def table_body(table_id: str) -> str:
-    tid = html.escape(table_id)
-    return (f'<h1>Table <span id=table-id>{tid}</span></h1>' + SIGN_IN +
-            f'<div id=felt data-table="{tid}"><div id=board></div>'
-            '<div id=pot></div><div id=seats></div></div><p id=status></p>'
-            '<form id=sit hidden><label>seat <input id=sit-seat type=number min=1>'
-            '</label> <label>buy-in <input id=sit-buy-in type=number min=1></label> '
-            '<button type=submit>sit down</button></form>'
-            '<p><button id=resume type=button hidden>play from this page</button> '
-            '<button id=leave type=button hidden>leave the table</button></p>'
-            '<div id=actions></div><p id=error role=alert></p>'
-            '<h2>Last actions</h2><ul id=recent></ul>'
-            '<p><a id=last-hand></a></p><p><a href="/">lobby</a></p>')
 
 
 def _download(text: str | bytes, name: str, media: str) -> Response:

@@ -230,6 +230,22 @@ class HandPages:
                 self.page_bytes -= old.size
         return rendered
 
+    async def latest(self, table_id: str) -> TableHands:
+        """The table's hands folded to the log's end (its running hand, its last final one,
+        its options): NotShown (404) for a table the log does not hold, (403) for a private
+        one; nothing is kept of a table that is not there."""
+        hands = self._table(table_id)
+        async with hands.lock:
+            await hands.catch_up(self.read_after)
+            if not hands.commits:
+                if self.tables.get(table_id) is hands:
+                    del self.tables[table_id]
+                raise NotShown(404, f"there is no table {table_id!r}")
+            self._trim(hands)
+        if hands.options is not None and hands.options.private:
+            raise NotShown(403, f"table {table_id} is private: it is not shown here")
+        return hands
+
     def _table(self, table_id: str) -> TableHands:
         hands = self.tables.get(table_id)
         if hands is None:

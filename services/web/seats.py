@@ -28,15 +28,17 @@ from shared.poker.table import TABLE_ID
 from .fanout import Fanout, Subscriber
 from .replies import HEADERS, Refused, body_of, refused, whole
 from .sessions import Session, Sessions, resume_if_seated, resume_seat, seat_of
+from .words import view_words
 
 
 def view_json(view: table_pb2.TableView) -> dict:
     """A table view for the page: the protobuf's fields (zero values included), the game and
-    structure by name."""
+    structure by name, the phase in a player's words (words.phase_words)."""
     out = MessageToDict(view, preserving_proto_field_name=True,
                         always_print_fields_with_no_presence=True)
     out["game"] = GAME.from_pb(view.game).value if view.game else ""
     out["structure"] = STRUCTURE.from_pb(view.structure).value if view.structure else ""
+    out["phase_words"] = view_words(view, out["game"])
     return out
 
 
@@ -48,7 +50,7 @@ def table_id_of(request: Request) -> str:
     return table_id
 
 
-def _command_id() -> str:
+def command_id() -> str:
     return f"web-{secrets.token_hex(8)}"
 
 
@@ -65,7 +67,7 @@ class Seats:
     def __init__(self, stub, sessions: Sessions, fanout: Fanout, own: tuple) -> None:
         self.stub, self.sessions, self.fanout, self.own = stub, sessions, fanout, own
 
-    async def _signed_in(self, request: Request) -> Session:
+    async def signed_in(self, request: Request) -> Session:
         session = await self.sessions.of(request)
         if session is None:
             raise Refused(401, "sign in first")
@@ -82,7 +84,7 @@ class Seats:
             raise Refused(403, "you hold no seat at this table: sit down first")
         return session, held
 
-    async def _as_seat(self, session: Session, table_id: str, call, make):
+    async def as_seat(self, session: Session, table_id: str, call, make):
         """``call(make(seat, token))`` as the session's seat; when the table refuses the token
         (another session of the player took the seat over), the seat is resumed and the call
         made once more."""
@@ -101,7 +103,7 @@ class Seats:
     async def sit(self, request: Request) -> Response:
         try:
             table_id = table_id_of(request)
-            session = await self._signed_in(request)
+            session = await self.signed_in(request)
             body = await body_of(request)
             seat = whole(body, "seat")
             mine = await seat_of(self.stub, session, table_id)
@@ -118,7 +120,7 @@ class Seats:
             token, digest = new_seat_token()
             await retrying(self.stub.SitDown, table_pb2.SitDownRequest(
                 table_id=table_id, seat=seat, buy_in=buy_in, seat_token_sha256=digest,
-                command_id=_command_id()), session.metadata)
+                command_id=command_id()), session.metadata)
             await self.sessions.store.set_seat(session, table_id, (seat, token))
         except (Refused, grpc.aio.AioRpcError) as exc:
             return refused(exc)
@@ -142,11 +144,11 @@ class Seats:
             def make(seat: int, seat_token: str) -> table_pb2.ActRequest:
                 request = table_pb2.ActRequest(
                     table_id=table_id, seat=seat, seat_token=seat_token, hand_no=hand_no,
-                    action=action, command_id=_command_id())
+                    action=action, command_id=command_id())
                 if amount is not None:
                     request.amount = amount
                 return request
-            reply = await self._as_seat(session, table_id, self.stub.Act, make)
+            reply = await self.as_seat(session, table_id, self.stub.Act, make)
         except (Refused, grpc.aio.AioRpcError) as exc:
             return refused(exc)
         return JSONResponse(view_json(reply.view), headers=HEADERS)
@@ -154,13 +156,13 @@ class Seats:
     async def leave(self, request: Request) -> Response:
         try:
             table_id = table_id_of(request)
-            session = await self._signed_in(request)
+            session = await self.signed_in(request)
             await body_of(request)  # (same origin, JSON: no other site makes a player leave)
 
             def make(seat: int, seat_token: str) -> table_pb2.SeatRequest:
                 return table_pb2.SeatRequest(table_id=table_id, seat=seat,
-                                             seat_token=seat_token, command_id=_command_id())
-            reply = await self._as_seat(session, table_id, self.stub.Leave, make)
+                                             seat_token=seat_token, command_id=command_id())
+            reply = await self.as_seat(session, table_id, self.stub.Leave, make)
             fresh = await self.sessions.store.load(session.key)
             if fresh is not None and table_id in fresh.seats:  # kept without its token: a
                 # seat left during a hand is the player's until the hand ends, and is not

@@ -341,8 +341,8 @@ class RequestParsing(grpc.aio.ServerInterceptor):
 
 
 class CallerIdentity(grpc.aio.ServerInterceptor):
-    """Only the identities :data:`shared.infra.tls.CALLERS` names for ``service`` may call
-    it (PERMISSION_DENIED otherwise, naming who may); health and reflection are open to every
+    """Only the identities :data:`shared.infra.tls.CALLERS` names for ``service`` (and
+    :data:`~shared.infra.tls.METHOD_CALLERS` for a method) may call it (PERMISSION_DENIED otherwise, naming who may); health and reflection are open to every
     certificate of the CA."""
 
     def __init__(self, service: str) -> None:
@@ -354,7 +354,7 @@ class CallerIdentity(grpc.aio.ServerInterceptor):
             return handler
 
         async def known_caller(_request, context) -> None:
-            reason = refusal(self.service, peer_identity(context))
+            reason = refusal(self.service, peer_identity(context), details.method)
             if reason is not None:
                 log.warning("caller refused", reason=reason, peer=context.peer())
                 await context.abort(grpc.StatusCode.PERMISSION_DENIED, reason)

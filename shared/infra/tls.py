@@ -38,7 +38,7 @@ from .files import write_private
 log = structlog.get_logger()
 
 DEFAULT_IDENTITIES = ("table", "dealer", "betting", "showdown", "rake", "wallet", "notary",
-                      "nats", "client", "admin")
+                      "nats", "client", "admin", "web")
 DEFAULT_HOSTS = ("127.0.0.1", "localhost")
 #: Kubernetes namespaces of deploy/k8s's overlays: each identity is valid as
 #: <identity>.<namespace>.svc[.cluster.local] there
@@ -63,6 +63,12 @@ CALLERS: Mapping[str, frozenset[str]] = {
     "showdown": frozenset({"table"}),
     "rake": frozenset({"table"}),
     "wallet": frozenset({"table", "admin"}),
+}
+#: methods that accept a few identities beyond their service's CALLERS: the web pages read a
+#: signed-in player's wallet balance (for the player only, services/web/table_page.py); they
+#: move no money
+METHOD_CALLERS: Mapping[str, frozenset[str]] = {
+    "/poker.wallet.v1.WalletService/Balance": frozenset({"web"}),
 }
 #: methods every certificate of the CA may call, whatever its identity
 OPEN_METHODS = ("/grpc.health.v1.Health/", "/grpc.reflection.")
@@ -376,10 +382,12 @@ def peer_identity(context) -> str | None:
     return names[0].decode() if names else None
 
 
-def refusal(service: str, identity: str | None) -> str | None:
-    """Why ``service`` refuses a caller of ``identity`` (None: it accepts it)."""
+def refusal(service: str, identity: str | None, method: str = "") -> str | None:
+    """Why ``service`` refuses a caller of ``identity`` (None: it accepts it) to ``method``
+    (its full name; METHOD_CALLERS may accept more identities for it)."""
     allowed = CALLERS.get(service)
-    if allowed is None or identity in allowed:
+    if allowed is None or identity in allowed or \
+            identity in METHOD_CALLERS.get(method, frozenset()):
         return None
     who = " or ".join(f"the {a} service" for a in sorted(allowed))
     seen = f"this certificate is {identity!r}" if identity else "no client certificate"

@@ -123,7 +123,7 @@ async def test_the_lobby_lists_the_tables_bots_created(stack, web, browser):
     row = page.locator('tr[data-table="web-lobby"]')
     await row.wait_for(timeout=20_000)
     text = await row.inner_text()
-    assert "holdem" in text and "fixed_limit" in text and "10/20" in text and "3/10" in text
+    assert "holdem" in text and "fixed limit" in text and "10/20" in text and "3/10" in text
     await page.screenshot(path=shot("lobby"))
     await playing
     link = row.locator("a")

@@ -104,3 +104,11 @@ def test_who_each_service_accepts():
                                               "service only; this certificate is 'client'")
     assert refusal("dealer", None).endswith("no client certificate")
     assert refusal("table", "client") is None and refusal("table", None) is None
+
+
+def test_the_web_reads_a_balance_of_the_wallet_and_nothing_else():
+    wallet = "/poker.wallet.v1.WalletService/"
+    assert refusal("wallet", "web", wallet + "Balance") is None
+    for method in ("Debit", "Credit", "Deposit", "Withdraw", "Balances"):
+        assert refusal("wallet", "web", wallet + method) is not None, method
+    assert refusal("wallet", "client", wallet + "Balance") is not None

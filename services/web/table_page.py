@@ -1,0 +1,221 @@
+"""The table page a player plays at (issue 26): its HTML, what it reads from the log, the
+wallet balance it shows, and the seat controls beside sit, act and leave (seats.py).
+
+- ``/table/{id}``: the felt. A table the log does not hold is a 404 page that says "no such
+  table", found from the log alone (hands.HandPages.latest): nothing is asked of the table
+  service for it, so no Watch is opened and no clock lease taken.
+- ``/api/tables/{id}/log``: the hand the page shows as the log tells it, folded once and
+  incrementally by hands.py: its actions (as shared/history.to_json reads them) and its
+  result once it is over. (The game, structure, stakes, seats and buy-in range are the
+  view's.) That hand is the running one from its first action on; before
+  it, the last one that finished, so a hand's result stays on screen until the next hand's
+  first action. Read without a key: a card no seat showed is never in it.
+- ``/api/wallet``: the signed-in player's wallet balance (the wallet's Balance, as the web).
+- ``/api/tables/{id}/sitout`` (``{"sit_out": bool}``) and ``/api/tables/{id}/topup``
+  (``{"amount": n}``): the table service's SitOut and TopUp as the session's seat.
+
+The phases and actions are put in a player's words by words.py."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Awaitable, Callable
+
+import grpc
+from poker.table.v1 import table_pb2
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from shared.history import to_json
+from shared.history.record import HandRecord
+from shared.poker import events as E
+
+from .hands import HandPages, NotShown, TableHands
+from .limits import Rates
+from .replies import HEADERS, Refused, body_of, refused, whole
+from .seats import Seats, command_id, table_id_of
+from .sessions import Sessions
+from .words import action_line
+
+#: the log reads a visitor's table pages may make (one per commit the page sees, at most)
+LOG_READS_PER_VISITOR = (20.0, 60)
+def _shown_record(hands: TableHands) -> HandRecord | None:
+    """The hand the page shows: the running one once it has an action (or is over), else the
+    last that finished (its result stays up until the next hand's first action)."""
+    running = hands.running_record()
+    if running is None or running.complete or running.of(E.ActionTaken) \
+            or running.of(E.PlayerTimedOut):
+        return running
+    return hands.final(running.hand_no - 1) or running
+
+
+def hand_summary(record: HandRecord) -> dict:
+    """The hand the page shows: its actions in order, in words, and its result when over
+    (the board, each show, who won what from which pot)."""
+    hand = to_json(record)
+    actions = [{**a, "street": st["name"], "text": action_line(a)}
+               for st in hand["streets"] for a in st["actions"]]
+    out: dict = {"hand_no": hand["hand_no"], "actions": actions, "result": None}
+    if hand["complete"]:
+        wins = [{"seat": s["seat"], "name": s["name"], "amount": s["amount"],
+                 "pot": "main pot" if a["pot_index"] == 0 else f"side pot {a['pot_index']}",
+                 "hand": a["hand"]} for a in hand["awards"] for s in a["shares"] if s["amount"]]
+        out["result"] = {"board": hand["board"], "shows": hand["shows"], "wins": wins,
+                         "pots": hand["pots"], "rake": hand["rake"]}
+    return out
+
+
+def table_summary(hands: TableHands) -> dict:
+    """The log's version the page has read to, and the hand it shows."""
+    record = _shown_record(hands)
+    return {"table_id": hands.table_id, "version": hands.lt.seq,
+            "hand": hand_summary(record) if record is not None else None}
+
+
+class TablePages:
+    """The table page's routes over the hand caches (``hands``), the sessions, the seat
+    routes (``seats``) and the wallet's balance of a player (``balance``; None: no wallet
+    configured here)."""
+
+    def __init__(self, hands: HandPages, sessions: Sessions, seats: Seats,
+                 balance: Callable[[str], Awaitable[int]] | None,
+                 page: Callable[[str, str], Response]) -> None:
+        self.hands, self.sessions, self.seats = hands, sessions, seats
+        self.balance, self.make_page = balance, page
+        self.reads = Rates(*LOG_READS_PER_VISITOR, "table log reads from you")
+
+    def routes(self) -> list[Route]:
+        """The routes beside the page (``/table/{id}``, registered by app.py)."""
+        return [Route("/api/tables/{table_id}/log", self.log),
+                Route("/api/wallet", self.wallet),
+                Route("/api/tables/{table_id}/sitout", self.sit_out, methods=["POST"]),
+                Route("/api/tables/{table_id}/topup", self.top_up, methods=["POST"])]
+
+    async def exists(self, table_id: str) -> TableHands:
+        """The table's hands folded to the log's end; Refused (404) for a table the log does
+        not hold, (403) for a private one."""
+        try:
+            return await self.hands.latest(table_id)
+        except NotShown as exc:
+            raise Refused(exc.status, str(exc)) from None
+
+    async def page(self, request: Request) -> Response:
+        try:
+            table_id = table_id_of(request)
+            await self.exists(table_id)
+        except Refused as exc:
+            if exc.status != 404:
+                return refused(exc)
+            return HTMLResponse(
+                "<!doctype html><html lang=en><head><meta charset=utf-8><title>No such table"
+                '</title><link rel=stylesheet href="/static/style.css"></head><body>'
+                f"<h1>No such table</h1><p id=missing>There is no table "
+                f"{html.escape(request.path_params['table_id'])!r}: it may have been mistyped."
+                ' <a href="/">See the tables in the lobby</a>.</p></body></html>',
+                status_code=404, headers=HEADERS)
+        return self.make_page(f"Table {table_id}", table_body(table_id))
+
+    async def log(self, request: Request) -> Response:
+        try:
+            table_id = table_id_of(request)
+            self.reads.take(await self.sessions.visitor_of(request))
+            return JSONResponse(table_summary(await self.exists(table_id)), headers=HEADERS)
+        except Refused as exc:
+            return refused(exc)
+
+    async def wallet(self, request: Request) -> Response:
+        try:
+            session = await self.sessions.of(request)
+            if session is None:
+                raise Refused(401, "sign in to see your wallet")
+            if self.balance is None:
+                raise Refused(503, "no wallet is configured for the web (POKER_WALLET_ADDR)")
+            balance = await self.balance(session.subject)
+        except (Refused, grpc.aio.AioRpcError) as exc:
+            return refused(exc)
+        return JSONResponse({"player_id": session.subject, "balance": balance},
+                            headers=HEADERS)
+
+    async def sit_out(self, request: Request) -> Response:
+        """SitOut as the session's seat: ``{"sit_out": true}`` to sit out, false to come
+        back (waiting for the big blind)."""
+        try:
+            table_id = table_id_of(request)
+            session = await self.seats.signed_in(request)
+            body = await body_of(request)
+            if type(body.get("sit_out")) is not bool:
+                raise Refused(400, "sit_out is true (sit out) or false (come back)")
+
+            def make(seat: int, token: str) -> table_pb2.SitOutRequest:
+                return table_pb2.SitOutRequest(seat=_seat(table_id, seat, token),
+                                               sit_out=body["sit_out"])
+            reply = await self.seats.as_seat(session, table_id, self.seats.stub.SitOut, make)
+        except (Refused, grpc.aio.AioRpcError) as exc:
+            return refused(exc)
+        return JSONResponse({"version": reply.version}, headers=HEADERS)
+
+    async def top_up(self, request: Request) -> Response:
+        """TopUp as the session's seat: ``{"amount": n}`` more chips from the wallet."""
+        try:
+            table_id = table_id_of(request)
+            session = await self.seats.signed_in(request)
+            amount = whole(await body_of(request), "amount")
+
+            def make(seat: int, token: str) -> table_pb2.TopUpRequest:
+                return table_pb2.TopUpRequest(seat=_seat(table_id, seat, token), amount=amount)
+            reply = await self.seats.as_seat(session, table_id, self.seats.stub.TopUp, make)
+        except (Refused, grpc.aio.AioRpcError) as exc:
+            return refused(exc)
+        return JSONResponse({"version": reply.version}, headers=HEADERS)
+
+
+def _seat(table_id: str, seat: int, token: str) -> table_pb2.SeatRequest:
+    return table_pb2.SeatRequest(table_id=table_id, seat=seat, seat_token=token,
+                                 command_id=command_id())
+
+
+#: the sign-in form and, beside it, the sign-out button (session.js)
+SIGN_IN = ("<div id=account><form id=signin><label>token <input id=token name=token "
+           "autocomplete=off></label> <button type=submit>sign in</button> "
+           "<span id=who></span></form> "
+           "<button id=signout type=button hidden>sign out</button></div>")
+
+
+#: the lobby's filters (lobby.js): game, stakes, seats free
+LOBBY_FILTERS = ("<form id=filters><label>game <select id=f-game><option value=''>any"
+                 "</option></select></label> <label>stakes <select id=f-stakes>"
+                 "<option value=''>any</option></select></label> <label>seats free "
+                 "<input id=f-free type=number min=0 value=0 inputmode=numeric></label>"
+                 "</form>")
+
+
+def table_body(table_id: str) -> str:
+    """The table page: header, oval felt (table.js draws the seats around it), the player's
+    controls, the hand's actions and result."""
+    tid = html.escape(table_id)
+    return (f'<header id=head><h1>Table <span id=table-id>{tid}</span></h1>'
+            '<p id=game></p><p id=wallet hidden></p></header>' + SIGN_IN +
+            f'<div id=felt class=oval data-table="{tid}"><div id=middle><div id=board></div>'
+            '<div id=pot></div><div id=pots></div><div id=phase></div></div>'
+            '<div id=seats></div></div>'
+            '<div id=clock hidden><div id=clock-bar></div><span id=clock-text></span></div>'
+            '<p id=status></p>'
+            '<form id=sit hidden><p id=sit-title></p><p id=sit-range></p>'
+            '<label>seat <input id=sit-seat type=number min=1 inputmode=numeric></label> '
+            '<label>buy-in <input id=sit-buy-in type=number min=1 inputmode=numeric></label> '
+            '<button type=submit>sit down</button> '
+            '<button id=sit-cancel type=button>cancel</button></form>'
+            '<div id=actions></div>'
+            '<div id=controls><button id=resume type=button hidden>play from this page'
+            '</button> <button id=sitout type=button hidden>sit out</button> '
+            '<button id=sitin type=button hidden>back in</button> '
+            '<span id=topup-box hidden><input id=topup-amount type=number min=1 '
+            'inputmode=numeric> <button id=topup type=button>top up</button></span> '
+            '<button id=leave type=button hidden>leave the table</button></div>'
+            '<p id=error role=alert></p>'
+            '<section id=result hidden><h2>Hand <span id=result-hand></span> result</h2>'
+            '<div id=result-board></div><ul id=result-shows></ul><ul id=result-wins></ul>'
+            '</section>'
+            '<h2>Last actions <span id=recent-hand></span></h2><ol id=recent></ol>'
+            '<p><a id=last-hand></a></p><p><a href="/">lobby</a></p>')

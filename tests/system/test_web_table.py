@@ -1,0 +1,365 @@
+"""The table page as a player and a floor manager use it (issue 26), in Debian's Chromium
+driven by Playwright, against the web app under uvicorn and the in-process services (real
+gRPC with mutual TLS, a real nats-server, the real wallet).
+
+A player signs in, sits from an empty seat (the buy-in range and their wallet shown), plays a
+hand with the presets and the amount box, sees its result, leaves, and the wallet holds the
+chips; the last actions shown are the history's; a spectator sees the bets in front of the
+seats and the side pots of an all-in with unequal stacks; ``/table/nosuch`` is a 404 page
+and opens no Watch; the lobby filters by game, stakes and seats free. Screenshots at desktop
+(1280 px) and phone (390 px) widths go to test-artifacts/; the phone layout has no horizontal
+overflow and its seats and controls are on screen."""
+
+from __future__ import annotations
+
+import dataclasses
+from contextlib import asynccontextmanager
+
+import grpc
+import pytest
+from playwright.async_api import async_playwright
+from poker.events.v1 import events_pb2 as ev
+from poker.table.v1 import table_pb2 as tpb
+from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
+
+from services.web.app import create_app
+from shared.history.log import table_hands
+from shared.infra.eventstore import EventStore
+from shared.infra.waiting import until
+from shared.poker import events as E
+from shared.poker.events import ActionKind
+from tests.helpers.tables import Table
+from tests.system.test_web_pages import ARGS, CHROMIUM, _signed_in, backend, served, shot
+
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+class CountingStub:
+    """The table service's stub, counting the calls the web makes of each method."""
+
+    def __init__(self, stub) -> None:
+        self.stub, self.calls = stub, {}
+
+    def __getattr__(self, name: str):
+        method = getattr(self.stub, name)
+
+        def call(*args, **kwargs):
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return method(*args, **kwargs)
+        return call
+
+
+@dataclasses.dataclass
+class Web:
+    url: str
+    app: object
+    stub: CountingStub
+    store: EventStore
+    wallet: wallet_pb2_grpc.WalletServiceStub  # as the web's certificate
+
+
+@pytest.fixture
+async def web(stack):
+    """The web app with the wallet's balance (as the "web" certificate, which the wallet
+    accepts for Balance only)."""
+    chan, wallet_chan = stack.channel("table"), stack.channel("wallet", identity="web")
+    wallet = wallet_pb2_grpc.WalletServiceStub(wallet_chan)
+    store = await EventStore.connect(stack.nats_url, create=False)
+
+    async def balance(player_id: str) -> int:
+        return (await wallet.Balance(wallet_pb2.BalanceRequest(
+            account=wallet_pb2.Account(player_id=player_id)))).balance
+    b = backend(stack, store, chan)
+    stub = CountingStub(b.stub)
+    app = create_app(dataclasses.replace(b, stub=stub, balance=balance))
+    async with served(app) as url:
+        yield Web(url, app, stub, store, wallet)
+    await store.close()
+    await chan.close()
+    await wallet_chan.close()
+
+
+@pytest.fixture
+async def browser():
+    async with async_playwright() as p:
+        b = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        await b.close()
+
+
+async def _table(stack, store, table_id: str, game=ev.GAME_HOLDEM,
+                 structure=ev.STRUCTURE_NO_LIMIT, **settings) -> Table:
+    """A table (blinds 1/2: buy-in 40 to 400 by the rule book's defaults) and its players."""
+    t = Table(stack, store, table_id)
+    await t.stub.CreateTable(tpb.CreateTableRequest(
+        table_id=table_id, command_id="create", settings=tpb.TableSettings(
+            game=game, structure=structure, small_blind=1, big_blind=2, small_bet=2,
+            rake_basis_points=0, **settings)))
+    return t
+
+
+@asynccontextmanager
+async def operator(stack):
+    from poker.table.v1 import table_pb2_grpc
+    async with stack.as_operator() as chan:
+        yield table_pb2_grpc.TableServiceStub(chan)
+
+
+async def _history(stack, store, table_id: str, hand_no: int):
+    """Hand ``hand_no`` of the table as shared/history reads it (None until complete)."""
+    for r in table_hands(await store.read(table_id), stack.keyring()):
+        if r.hand_no == hand_no and r.complete:
+            return r
+    return None
+
+
+def _actions(record) -> list[list]:
+    """The hand's actions as the page marks them: seat, action, amount."""
+    out = []
+    for e in record.events:
+        if isinstance(e, E.ActionTaken):
+            amount = e.to if e.action in (ActionKind.RAISE, ActionKind.COMPLETE) else e.added
+            out.append([e.seat, e.action.value, amount])
+    return out
+
+
+async def _no_overflow(page) -> None:
+    """The page is no wider than the screen, and the seats and controls are on it."""
+    width = await page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the phone layout is {width} px wide"
+    boxes = await page.locator(".seat, #actions button, #actions input").evaluate_all(
+        "els => els.map(e => { const r = e.getBoundingClientRect(); "
+        "return [e.className || e.id, r.left, r.right, r.height]; })")
+    assert boxes
+    for name, left, right, height in boxes:
+        assert left >= 0 and right <= PHONE["width"], (name, left, right)
+        assert height >= 30, (name, height)  # tappable
+
+
+async def test_a_player_sits_plays_with_the_presets_sees_the_result_and_leaves(
+        stack, web, browser):
+    t = await _table(stack, web.store, "web-sit")
+    await t.sit(2, buy_in=200)  # p2, played here through the table service
+    before = 500
+    await stack.deposit("alice", before)
+    page = await _signed_in(browser, web.url, stack.token("alice"))
+    await page.set_viewport_size(DESKTOP)
+    await page.goto(web.url + "/table/web-sit")
+    head = page.locator("#game")
+    await head.filter(has_text="buy-in 40 to 400").wait_for()
+    assert "holdem" in await head.inner_text() and "no limit" in await head.inner_text()
+    assert "stakes 1/2" in await head.inner_text()
+    empty = page.locator('.seat.empty[data-seat="1"]')
+    await empty.click()
+    await page.locator("#sit-range").filter(has_text="your wallet: 500").wait_for()
+    assert "buy-in 40 to 400" in await page.locator("#sit-range").inner_text()
+    assert await page.locator("#wallet").inner_text() == "your wallet: 500 chips"
+    assert await page.input_value("#sit-seat") == "1"
+    await page.fill("#sit-buy-in", "200")
+    await page.click('#sit button[type="submit"]')
+    await page.wait_for_function("() => view && view.you === 1", timeout=15_000)
+    await page.locator(".seat.mine[data-seat='1']").wait_for()
+    async with operator(stack) as ops:  # no hand after this one: the result stays up
+        await ops.PauseTable(tpb.PauseRequest(table_id="web-sit", paused=True,
+                                              command_id="pause"))
+    turns = 0
+    while await _history(stack, web.store, "web-sit", 1) is None:
+        v = await t.view()
+        if v.to_act == 2:
+            await t.call_or_check()
+        elif v.to_act == 1:
+            await page.wait_for_function(
+                "v => view && Number(view.version) >= v && view.to_act === 1 && "
+                "!!document.querySelector('#actions button')", arg=v.version, timeout=15_000)
+            turns += 1
+            if turns == 1:
+                await _raise_with_the_presets(page, v)
+            else:
+                button = page.locator('#actions button[data-action="check"], '
+                                      '#actions button[data-action="call"]')
+                await button.first.click()
+            await until(lambda v=v: _moved(t, v.version), 15, "alice's action in the log")
+        else:
+            await until(lambda v=v: _moved(t, v.version), 15, "the hand to move on")
+    record = await _history(stack, web.store, "web-sit", 1)
+    result = page.locator("#result[data-hand='1']")
+    await result.wait_for()
+    wins = await page.locator("#result-wins li").evaluate_all(
+        "l => l.map(e => [Number(e.dataset.seat), Number(e.dataset.amount)])")
+    won = {}
+    for e in record.events:
+        if isinstance(e, E.PotAwarded):
+            for share in e.shares:
+                won[share.seat] = won.get(share.seat, 0) + share.amount
+    assert sorted(wins) == sorted([s, a] for s, a in won.items() if a)
+    shown = {e.seat: [str(c) for c in e.cards] for e in record.events
+             if isinstance(e, E.HandShown)}
+    for seat, cards in shown.items():  # the cards shown are on screen
+        drawn = await page.locator(f"#result-shows li[data-seat='{seat}'] img.card")\
+            .evaluate_all("l => l.map(e => e.dataset.card)")
+        assert drawn == cards
+    # the last actions are the history's, read from the log
+    listed = await page.locator("#recent li").evaluate_all(
+        "l => l.map(e => [Number(e.dataset.seat), e.dataset.action, Number(e.dataset.amount)])")
+    assert listed == _actions(record) and len(listed) >= 3
+    await page.screenshot(path=shot("table-result"))
+    view = await t.view()
+    stack_at_leave = next(s.stack for s in view.seats if s.seat == 1)
+    await page.click("#leave")
+    await page.wait_for_function("() => view && !view.you && "
+                                 "!view.seats.some(s => s.seat === 1)", timeout=15_000)
+
+    with pytest.raises(grpc.aio.AioRpcError) as refused:  # the web reads, it moves nothing
+        await web.wallet.Debit(wallet_pb2.Transfer(
+            account=wallet_pb2.Account(player_id="alice"), amount=1, idempotency_key="web-x",
+            reference="x"))
+    assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
+
+    async def cashed_out():
+        reply = await page.request.get(web.url + "/api/wallet")
+        return (await reply.json())["balance"] == before - 200 + stack_at_leave
+    await until(cashed_out, 15, "alice's chips back in her wallet")
+    await page.locator("#wallet").filter(
+        has_text=f"your wallet: {before - 200 + stack_at_leave} chips").wait_for()
+
+
+async def _moved(t: Table, version: int) -> bool:
+    return (await t.view()).version > version
+
+
+async def _raise_with_the_presets(page, v) -> None:
+    """Alice's first turn: the presets fill the amount box from the view's pot and legal
+    range (clamped to it), the box takes a typed amount, and the raise goes in at it; with
+    the screenshots at desktop and phone widths."""
+    lo, hi = v.legal.min_to, v.legal.max_to
+    box = page.locator("#amount-box")
+    assert await box.input_value() == str(lo)
+    call = v.legal.call
+    expected = {"min": lo, "half": v.current_bet + (v.pot + call) // 2,
+                "pot": v.current_bet + v.pot + call, "allin": hi}
+    for which, amount in expected.items():
+        await page.click(f'.preset[data-preset="{which}"]')
+        assert await box.input_value() == str(min(hi, max(lo, amount))), which
+    await page.screenshot(path=shot("table-desktop"))
+    await page.set_viewport_size(PHONE)
+    await page.locator("#actions").scroll_into_view_if_needed()
+    await _no_overflow(page)
+    await page.screenshot(path=shot("table-phone"), full_page=True)
+    await page.set_viewport_size(DESKTOP)
+    await box.fill(str(hi + 1000))  # past the maximum: clamped to it
+    await box.dispatch_event("change")
+    assert await box.input_value() == str(hi)
+    await box.fill(str(lo + 3))
+    await box.dispatch_event("change")
+    await page.click('#actions button[data-action="raise"]')
+
+
+async def test_a_spectator_sees_the_bets_and_the_side_pots(stack, web, browser):
+    t = await _table(stack, web.store, "web-pots")
+    page = await browser.new_page(viewport=DESKTOP)
+    await page.goto(web.url + "/table/web-pots")
+    await page.locator(".seat.empty").first.wait_for()
+    await page.evaluate("""() => { window.sidePots = [];
+        new MutationObserver(() => document.querySelectorAll('#pots .pot').forEach(
+            (p) => window.sidePots.push([p.className, Number(p.dataset.amount)])))
+        .observe(document.getElementById('pots'), { childList: true }); }""")
+    async with operator(stack) as ops:  # the three seated before hand 1 starts
+        await ops.PauseTable(tpb.PauseRequest(table_id="web-pots", paused=True,
+                                              command_id="pause"))
+        for seat, buy_in in ((1, 40), (2, 100), (3, 200)):  # unequal stacks
+            await t.sit(seat, buy_in=buy_in)
+        await ops.PauseTable(tpb.PauseRequest(table_id="web-pots", paused=False,
+                                              command_id="resume"))
+    v = await until(lambda: _on_turn(t), 15, "the first action of hand 1")
+    bets = {s.seat: s.bet for s in v.seats if s.bet}
+    assert len(bets) == 2  # the blinds, in front of their seats
+    for seat, bet in bets.items():
+        await page.locator(f".bet[data-seat='{seat}']").filter(has_text=str(bet)).wait_for()
+    assert await page.locator(".bet").count() == 2
+    await page.screenshot(path=shot("table-spectator-bets"))
+    async with operator(stack) as ops:
+        await ops.PauseTable(tpb.PauseRequest(table_id="web-pots", paused=True,
+                                              command_id="pause-again"))
+    while await _history(stack, web.store, "web-pots", 1) is None:
+        v = await t.view()
+        if not v.to_act:
+            await until(lambda v=v: _moved(t, v.version), 15, "the hand to move on")
+        elif v.legal.raise_kind:
+            await t.act(ActionKind.RAISE if v.current_bet else ActionKind.BET, v.legal.max_to)
+        else:
+            await t.call_or_check()
+    record = await _history(stack, web.store, "web-pots", 1)
+    pots = [p.amount for e in record.events if isinstance(e, E.PotsFormed) for p in e.pots]
+    assert len(pots) >= 2  # a main pot and a side pot
+    seen = await page.wait_for_function("() => window.sidePots.length && window.sidePots",
+                                        timeout=15_000)
+    seen = await seen.json_value()
+    assert sorted({a for c, a in seen if "side-pot" in c}) == sorted(pots[1:])
+    assert {a for c, a in seen if "main-pot" in c} == {pots[0]}
+    await page.locator("#result[data-hand='1']").wait_for()
+    won = sorted((e.pot_index, sh.seat, sh.amount) for e in record.events
+                 if isinstance(e, E.PotAwarded) for sh in e.shares if sh.amount)
+    listed = await page.locator("#result-wins li").evaluate_all(
+        "l => l.map(e => [e.textContent, Number(e.dataset.seat), Number(e.dataset.amount)])")
+    assert sorted((0 if "main pot" in text else int(text.split("side pot ")[1][0]), seat,
+                   amount) for text, seat, amount in listed) == won
+    await page.set_viewport_size(PHONE)
+    width = await page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= PHONE["width"]
+    await page.screenshot(path=shot("table-spectator-phone"), full_page=True)
+
+
+async def _on_turn(t: Table):
+    v = await t.view()
+    return v if v.to_act else None
+
+
+async def test_a_table_that_does_not_exist_is_a_404_page_and_opens_no_watch(
+        stack, web, browser):
+    page = await browser.new_page()
+    reply = await page.goto(web.url + "/table/nosuch")
+    assert reply.status == 404
+    assert "no such table" in (await page.locator("h1").inner_text()).lower()
+    events = await page.request.get(web.url + "/api/tables/nosuch/events")
+    assert events.status == 404 and "nosuch" in (await events.json())["error"]
+    log = await page.request.get(web.url + "/api/tables/nosuch/log")
+    assert log.status == 404
+    assert web.stub.calls.get("Watch", 0) == 0 and web.stub.calls.get("GetState", 0) == 0
+    assert len(web.app.state.fanout) == 0
+    assert "nosuch" not in await web.store.table_ids()
+    assert await web.store.read("nosuch") == []
+    assert "nosuch" not in web.app.state.hands.tables  # nothing kept for it either
+
+
+async def test_the_lobby_filters_by_game_stakes_and_seats_free(stack, web, browser):
+    holdem = await _table(stack, web.store, "lobby-nl")
+    await holdem.sit(1, buy_in=100)
+    stud = Table(stack, web.store, "lobby-stud")
+    await stud.stub.CreateTable(tpb.CreateTableRequest(
+        table_id="lobby-stud", command_id="create", settings=tpb.TableSettings(
+            game=ev.GAME_STUD, structure=ev.STRUCTURE_FIXED_LIMIT, small_bet=10,
+            max_seats=2)))
+    await stud.sit(1, buy_in=200)
+    page = await browser.new_page(viewport=DESKTOP)
+    await page.goto(web.url + "/")
+    rows = page.locator("#lobby tbody tr")
+    await page.locator('tr[data-table="lobby-stud"]').wait_for()
+    await page.locator('tr[data-table="lobby-nl"]').wait_for()
+    nl = page.locator('tr[data-table="lobby-nl"]')
+    assert await nl.locator(".buy-in").inner_text() == "40 to 400"
+    assert await nl.locator(".phase").inner_text() == "waiting for players"
+    await page.select_option("#f-game", "stud")
+    await page.locator('tr[data-table="lobby-nl"]').wait_for(state="detached")
+    assert await rows.count() == 1
+    await page.select_option("#f-game", "")
+    await page.select_option("#f-stakes", "1/2")
+    await page.locator('tr[data-table="lobby-stud"]').wait_for(state="detached")
+    await page.select_option("#f-stakes", "")
+    await page.fill("#f-free", "2")  # the stud table has one seat left
+    await page.locator('tr[data-table="lobby-stud"]').wait_for(state="detached")
+    assert await page.locator('tr[data-table="lobby-nl"]').count() == 1
+    await page.screenshot(path=shot("lobby-filters"))
+    await page.set_viewport_size(PHONE)
+    await page.screenshot(path=shot("lobby-phone"), full_page=True)
+    assert await page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]

@@ -173,7 +173,13 @@ async def test_a_player_sits_plays_with_the_presets_sees_the_result_and_leaves(
                 "v => view && Number(view.version) >= v && view.to_act === 1 && "
                 "!!document.querySelector('#actions button')", arg=v.version, timeout=15_000)
             turns += 1
-            if turns == 1:
+            if turns == 1:  # the clock: a bar and the seconds left, from the view's deadline
+                await page.locator("#clock-text").filter(has_text="alice to act").wait_for()
+                left = int((await page.locator("#clock-text").inner_text()).split("· ")[1]
+                           .split(" s")[0])
+                assert 0 < left <= 30
+                width = await page.locator("#clock-bar").evaluate("e => e.style.width")
+                assert 0 < float(width.rstrip("%")) <= 100
                 await _raise_with_the_presets(page, v)
             else:
                 button = page.locator('#actions button[data-action="check"], '
@@ -304,15 +310,60 @@ async def test_a_spectator_sees_the_bets_and_the_side_pots(stack, web, browser):
         "l => l.map(e => [e.textContent, Number(e.dataset.seat), Number(e.dataset.amount)])")
     assert sorted((0 if "main pot" in text else int(text.split("side pot ")[1][0]), seat,
                    amount) for text, seat, amount in listed) == won
+    # the result stays up as hand 2 starts, until its first action
+    await t.sit(5, buy_in=100)  # (the all-ins may have left one stack: one more to play)
+    async with operator(stack) as ops:
+        await ops.PauseTable(tpb.PauseRequest(table_id="web-pots", paused=False,
+                                              command_id="resume-again"))
+    v = await until(lambda: _on_turn(t), 15, "hand 2's first turn")
+    assert v.hand_no == 2
+    await page.wait_for_function("v => Number(view.version) >= v", arg=v.version)
+    await page.wait_for_function("v => logVersion >= v", arg=v.version)
+    assert await page.locator("#result[data-hand='1']").is_visible()
+    assert await page.locator("#recent-hand").inner_text() == "(hand 1)"
     await page.set_viewport_size(PHONE)
     width = await page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= PHONE["width"]
     await page.screenshot(path=shot("table-spectator-phone"), full_page=True)
+    await t.call_or_check()
+    await page.locator("#recent-hand").filter(has_text="(hand 2)").wait_for()
+    assert await page.locator("#result").is_hidden()
+    assert await page.locator("#recent li").count() == 1
 
 
 async def _on_turn(t: Table):
     v = await t.view()
     return v if v.to_act else None
+
+
+async def test_a_player_sits_out_comes_back_and_tops_up_from_the_page(stack, web, browser):
+    t = await _table(stack, web.store, "web-out")
+    async with operator(stack) as ops:  # no hand: the seat's own controls between hands
+        await ops.PauseTable(tpb.PauseRequest(table_id="web-out", paused=True,
+                                              command_id="pause"))
+    await t.sit(2, buy_in=100)
+    await stack.deposit("dora", 300)
+    page = await _signed_in(browser, web.url, stack.token("dora"))
+    await page.goto(web.url + "/table/web-out")
+    await page.locator('.seat.empty[data-seat="4"]').click()
+    await page.fill("#sit-buy-in", "100")
+    await page.click('#sit button[type="submit"]')
+    await page.wait_for_function("() => view && view.you === 4", timeout=15_000)
+    await page.click("#sitout")
+    await page.wait_for_function("() => view.seats.find(s => s.seat === 4).sitting_out")
+    assert next(s for s in (await t.view()).seats if s.seat == 4).sitting_out
+    await page.locator("#sitin").click()
+    await page.wait_for_function("() => !view.seats.find(s => s.seat === 4).sitting_out")
+    await page.fill("#topup-amount", "50")
+    await page.click("#topup")
+    await page.wait_for_function("() => view.seats.find(s => s.seat === 4).stack == 150",
+                                 timeout=15_000)
+    await page.locator("#wallet").filter(has_text="your wallet: 150 chips").wait_for()
+    await page.fill("#topup-amount", "1000")  # past the maximum buy-in: refused, shown
+    await page.click("#topup")
+    said = await page.wait_for_function("() => document.getElementById('error').textContent")
+    assert "400" in await said.json_value()  # the table's maximum, named
+    assert next(s for s in (await t.view()).seats if s.seat == 4).stack == 150
 
 
 async def test_a_table_that_does_not_exist_is_a_404_page_and_opens_no_watch(

@@ -135,6 +135,13 @@ async def _no_overflow(page) -> None:
     for name, left, right, height in boxes:
         assert left >= 0 and right <= PHONE["width"], (name, left, right)
         assert height >= 30, (name, height)  # tappable
+    seats = await page.locator(".seat").evaluate_all(
+        "els => els.map(e => { const r = e.getBoundingClientRect(); "
+        "return [e.dataset.seat, r.left, r.top, r.right, r.bottom]; })")
+    for i, (a, *ra) in enumerate(seats):  # each seat its own place to tap
+        for b, *rb in seats[i + 1:]:
+            apart = ra[2] <= rb[0] or rb[2] <= ra[0] or ra[3] <= rb[1] or rb[3] <= ra[1]
+            assert apart, f"seats {a} and {b} overlap on a phone"
 
 
 async def test_a_player_sits_plays_with_the_presets_sees_the_result_and_leaves(
@@ -166,7 +173,9 @@ async def test_a_player_sits_plays_with_the_presets_sees_the_result_and_leaves(
     turns = 0
     while await _history(stack, web.store, "web-sit", 1) is None:
         v = await t.view()
-        if v.to_act == 2:
+        if v.to_act == 2 and not turns and v.legal.raise_kind:  # alice faces a bet to call
+            await t.act(ActionKind.RAISE if v.current_bet else ActionKind.BET, v.legal.min_to)
+        elif v.to_act == 2:
             await t.call_or_check()
         elif v.to_act == 1:
             await page.wait_for_function(
@@ -239,6 +248,7 @@ async def _raise_with_the_presets(page, v) -> None:
     range (clamped to it), the box takes a typed amount, and the raise goes in at it; with
     the screenshots at desktop and phone widths."""
     lo, hi = v.legal.min_to, v.legal.max_to
+    assert v.legal.call > 0  # (so that the pot's size counts the call)
     box = page.locator("#amount-box")
     assert await box.input_value() == str(lo)
     call = v.legal.call

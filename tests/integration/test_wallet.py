@@ -212,6 +212,21 @@ async def test_only_the_table_and_the_admin_call_and_the_cashier_is_the_admins(w
     assert (await admin.Balances(pb.BalancesRequest())).accounts == []  # nothing moved
 
 
+async def test_the_web_reads_a_balance_and_moves_no_money(wallet, stubs):
+    """The web pages' certificate ("web") may ask a player's Balance (their table page shows
+    it), and nothing else: no debit, credit, deposit or withdrawal (METHOD_CALLERS)."""
+    web = stubs(wallet.address, "web")
+    assert (await web.Balance(pb.BalanceRequest(account=player("dan")))).balance == 0
+    for call in (web.Debit(transfer(player("dan"), 10, "w1")),
+                 web.Credit(transfer(player("dan"), 10, "w2")),
+                 web.Deposit(transfer(player("dan"), 10, "w3")),
+                 web.Withdraw(transfer(player("dan"), 10, "w4"))):
+        why = await refused(call, grpc.StatusCode.PERMISSION_DENIED)
+        assert "accepts calls from" in why and "'web'" in why
+    admin = stubs(wallet.address, "admin")
+    assert (await admin.Balances(pb.BalancesRequest())).accounts == []  # nothing moved
+
+
 async def test_over_plaintext_every_caller_is_trusted(nats_server):
     w = await start_wallet(nats_server.url, None)
     try:

@@ -18,7 +18,10 @@ The phases and actions are put in a player's words by words.py."""
 
 from __future__ import annotations
 
+import asyncio
 import html
+import json
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
 import grpc
@@ -40,6 +43,8 @@ from .words import action_line
 
 #: the log reads a visitor's table pages may make (one per commit the page sees, at most)
 LOG_READS_PER_VISITOR = (20.0, 60)
+#: the tables whose latest summary is kept (about 2 KB each)
+KEPT_TABLES = 1024
 def _shown_record(hands: TableHands) -> HandRecord | None:
     """The hand the page shows: the running one once it has an action (or is over), else the
     last that finished (its result stays up until the next hand's first action)."""
@@ -84,6 +89,9 @@ class TablePages:
         self.hands, self.sessions, self.seats = hands, sessions, seats
         self.balance, self.make_page = balance, page
         self.reads = Rates(*LOG_READS_PER_VISITOR, "table log reads from you")
+        #: table -> (version, the summary's JSON): the latest summary of each table asked
+        self.kept: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        self.flights: dict[str, asyncio.Future[tuple[int, bytes]]] = {}  # reads under way
 
     def routes(self) -> list[Route]:
         """The routes beside the page (``/table/{id}``, registered by app.py)."""
@@ -117,12 +125,35 @@ class TablePages:
         return self.make_page(f"Table {table_id}", table_body(table_id))
 
     async def log(self, request: Request) -> Response:
+        """The table's summary as of the log's end, or of version ``v`` (the view the page
+        holds) when one that recent is kept: every page of a table asks once per view, and
+        the log is read about once per commit for all of them."""
         try:
             table_id = table_id_of(request)
             self.reads.take(await self.sessions.visitor_of(request))
-            return JSONResponse(table_summary(await self.exists(table_id)), headers=HEADERS)
+            raw = request.query_params.get("v", "0")
+            wanted = int(raw) if raw.isdigit() and len(raw) < 19 else 0
+            kept = self.kept.get(table_id)
+            if kept is None or kept[0] < wanted:
+                flight = self.flights.get(table_id)
+                if flight is None:  # one read of the log at a time per table, for every page
+                    flight = self.flights[table_id] = asyncio.ensure_future(
+                        self._refresh(table_id))
+                    flight.add_done_callback(lambda _: self.flights.pop(table_id, None))
+                kept = await asyncio.shield(flight)
+            return Response(kept[1], media_type="application/json", headers=HEADERS)
         except Refused as exc:
             return refused(exc)
+
+    async def _refresh(self, table_id: str) -> tuple[int, bytes]:
+        """The table's summary read to the log's end, kept."""
+        summary = table_summary(await self.exists(table_id))
+        kept = (summary["version"], json.dumps(summary, separators=(",", ":")).encode())
+        self.kept[table_id] = kept
+        self.kept.move_to_end(table_id)
+        while len(self.kept) > KEPT_TABLES:
+            self.kept.popitem(last=False)
+        return kept
 
     async def wallet(self, request: Request) -> Response:
         try:

@@ -12,6 +12,7 @@ overflow and its seats and controls are on screen."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from contextlib import asynccontextmanager
 
@@ -57,6 +58,7 @@ class Web:
     stub: CountingStub
     store: EventStore
     wallet: wallet_pb2_grpc.WalletServiceStub  # as the web's certificate
+    reads: collections.Counter  # the web's reads of each table's log
 
 
 @pytest.fixture
@@ -70,11 +72,16 @@ async def web(stack):
     async def balance(player_id: str) -> int:
         return (await wallet.Balance(wallet_pb2.BalanceRequest(
             account=wallet_pb2.Account(player_id=player_id)))).balance
-    b = backend(stack, store, chan)
+    reads: collections.Counter = collections.Counter()
+
+    async def read(table_id: str):
+        reads[table_id] += 1
+        return await store.read(table_id)
+    b = backend(stack, store, chan, read)
     stub = CountingStub(b.stub)
     app = create_app(dataclasses.replace(b, stub=stub, balance=balance))
     async with served(app) as url:
-        yield Web(url, app, stub, store, wallet)
+        yield Web(url, app, stub, store, wallet, reads)
     await store.close()
     await chan.close()
     await wallet_chan.close()
@@ -374,6 +381,48 @@ async def test_a_player_sits_out_comes_back_and_tops_up_from_the_page(stack, web
     said = await page.wait_for_function("() => document.getElementById('error').textContent")
     assert "400" in await said.json_value()  # the table's maximum, named
     assert next(s for s in (await t.view()).seats if s.seat == 4).stack == 150
+
+
+async def test_the_pages_of_a_table_read_its_log_about_once_per_commit(stack, web, browser):
+    """Every page asks for the hand's actions once per view; the web reads the log once per
+    commit for all of them (the summary kept, one read under way per table)."""
+    t = await _table(stack, web.store, "web-many")
+    async with operator(stack) as ops:
+        await ops.PauseTable(tpb.PauseRequest(table_id="web-many", paused=True,
+                                              command_id="pause"))
+        for seat in (1, 2, 3):
+            await t.sit(seat, buy_in=100)
+        pages = [await browser.new_page() for _ in range(4)]
+        asked_by: list[list[str]] = [[] for _ in pages]
+        for page, asked in zip(pages, asked_by):
+            page.on("request", lambda r, asked=asked: asked.append(r.url)
+                    if "/log?" in r.url else None)
+            await page.goto(web.url + "/table/web-many")
+            await page.wait_for_function("() => logVersion >= 0")
+        for asked in asked_by:
+            asked.clear()
+        before, start = web.reads["web-many"], (await t.view()).version
+        await ops.PauseTable(tpb.PauseRequest(table_id="web-many", paused=False,
+                                              command_id="resume"))
+        await until(lambda: _on_turn(t), 15, "hand 1's first turn")
+        await ops.PauseTable(tpb.PauseRequest(table_id="web-many", paused=True,
+                                              command_id="pause-again"))
+    while await _history(stack, web.store, "web-many", 1) is None:
+        v = await t.view()
+        if v.to_act:
+            await t.call_or_check()
+        else:
+            await until(lambda v=v: _moved(t, v.version), 15, "the hand to move on")
+    end = (await t.view()).version
+    for page in pages:
+        await page.wait_for_function("v => logVersion >= v", arg=end, timeout=15_000)
+    reads, commits = web.reads["web-many"] - before, end - start
+    asked = sum(len(a) for a in asked_by)
+    assert 0 < reads <= commits + 2, (reads, commits)
+    assert 2 * reads <= asked, (reads, asked)  # four pages: far fewer reads than asks
+    late = await pages[0].request.get(f"{web.url}/api/tables/web-many/log?v={end}")
+    assert late.ok and (await late.json())["version"] == end
+    assert web.reads["web-many"] - before == reads  # a page that asks late: no read
 
 
 async def test_a_table_that_does_not_exist_is_a_404_page_and_opens_no_watch(

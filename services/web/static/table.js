@@ -257,13 +257,17 @@ function render(v) {
 
 // --- the hand from the log: its actions and, once over, its result -------------------------
 
+// One read at a time, again while the view is newer than what was read (after a second
+// when the read was refused: over the per-visitor rate, 429).
 let logVersion = -1, reading = false;
 async function readLog() {
   if (reading || !view || n(view.version) <= logVersion) return;
   reading = true;
+  let ok = false;
   try {
-    const reply = await fetch(base + "/log");
-    if (reply.ok) {
+    const reply = await fetch(base + "/log?v=" + n(view.version));
+    ok = reply.ok;
+    if (ok) {
       const log = await reply.json();
       logVersion = n(log.version);
       renderHand(log.hand);
@@ -271,7 +275,7 @@ async function readLog() {
   } finally {
     reading = false;
   }
-  if (view && n(view.version) > logVersion && logVersion >= 0) setTimeout(readLog, 100);
+  if (view && n(view.version) > logVersion) setTimeout(readLog, ok ? 50 : 1000);
 }
 
 function renderHand(hand) {

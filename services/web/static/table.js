@@ -195,7 +195,8 @@ function seatNode(v, s, you) {
 }
 
 function emptySeat(v, seat, canSit) {
-  const b = el("button", "seat empty", "seat " + seat + (canSit ? " · sit here" : " · empty"));
+  const b = el("button", "seat empty");
+  b.append(el("span", "", "seat " + seat), el("span", "", canSit ? "sit here" : "empty"));
   b.type = "button";
   b.dataset.seat = String(seat);
   b.disabled = !canSit;

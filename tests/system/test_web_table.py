@@ -473,3 +473,23 @@ async def test_the_lobby_filters_by_game_stakes_and_seats_free(stack, web, brows
     await page.set_viewport_size(PHONE)
     await page.screenshot(path=shot("lobby-phone"), full_page=True)
     assert await page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+
+
+async def test_the_seat_controls_refuse_bad_input_and_change_nothing(stack, web, browser):
+    t = await _table(stack, web.store, "web-bad")
+    await t.sit(1, buy_in=100)
+    anonymous = (await browser.new_context()).request
+    assert (await anonymous.get(web.url + "/api/wallet")).status == 401
+    assert (await anonymous.post(web.url + "/api/tables/web-bad/sitout",
+                                 data={"sit_out": True})).status == 401
+    page = await _signed_in(browser, web.url, stack.token("erin"))
+    api = page.request
+    commits = len(await web.store.read("web-bad"))
+    for path, body, status in (("sitout", {"sit_out": "yes"}, 400), ("sitout", {}, 400),
+                               ("topup", {"amount": -5}, 400), ("topup", {"amount": 1.5}, 400),
+                               ("sitout", {"sit_out": True}, 403), ("topup", {"amount": 10}, 403)):
+        reply = await api.post(f"{web.url}/api/tables/web-bad/{path}", data=body)
+        assert reply.status == status, (path, body, await reply.text())
+        assert (await reply.json())["error"]
+    assert (await api.get(web.url + "/api/tables/" + "x" * 65 + "/log")).status == 400
+    assert len(await web.store.read("web-bad")) == commits  # nothing appended

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import os
+import subprocess
+import sys
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import grpc
 import pytest
@@ -32,6 +36,7 @@ from shared.poker.events import ActionKind
 from tests.helpers.tables import Table
 from tests.system.test_web_pages import ARGS, CHROMIUM, _signed_in, backend, served, shot
 
+ROOT = Path(__file__).resolve().parents[2]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
@@ -493,3 +498,40 @@ async def test_the_seat_controls_refuse_bad_input_and_change_nothing(stack, web,
         assert (await reply.json())["error"]
     assert (await api.get(web.url + "/api/tables/" + "x" * 65 + "/log")).status == 400
     assert len(await web.store.read("web-bad")) == commits  # nothing appended
+
+
+async def test_the_web_process_reads_a_players_balance_with_its_own_certificate(
+        stack, store, tmp_path):
+    """``python -m services.web`` as `pokerctl up` runs it (POKER_WALLET_ADDR, the stack's
+    certificates): a signed-in player's /api/wallet is their wallet's balance."""
+    from services.web.sessions import ensure_bucket
+    from shared.infra.identity import RELAY
+    from shared.infra.natsserver import free_port
+    from tests.helpers.web import Http, sign_in
+    await ensure_bucket(store.js)  # (the admin's: `pokerctl up` makes it)
+    await stack.deposit("fay", 321)
+    port = free_port()
+    env = {**os.environ, **stack.service_env("web"), "POKER_WEB_PORT": str(port),
+           "POKER_WEB_TOKEN": stack.token("web", RELAY), "POKER_WEB_HOSTS": "127.0.0.1"}
+    address = f"127.0.0.1:{port}"
+    with open(tmp_path / "web.log", "wb") as out:
+        web = subprocess.Popen([sys.executable, "-m", "services.web"], cwd=ROOT, env=env,
+                               stdout=out, stderr=subprocess.STDOUT)
+    probe = Http(address)
+    try:
+        async def healthy():
+            assert web.poll() is None, (tmp_path / "web.log").read_text()
+            try:
+                return (await probe.request("GET", "/healthz", timeout=2)).status == 200
+            except OSError:
+                await probe.close()
+                return False
+        await until(healthy, 20, "the web answering /healthz")
+        fay = await sign_in(address, stack.token("fay"))
+        reply = await fay.request("GET", "/api/wallet")
+        assert reply.status == 200 and reply.json() == {"player_id": "fay", "balance": 321}
+        await fay.close()
+    finally:
+        await probe.close()
+        web.terminate()
+        web.wait(15)

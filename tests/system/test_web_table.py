@@ -5,125 +5,48 @@ gRPC with mutual TLS, a real nats-server, the real wallet).
 A player signs in, sits from an empty seat (the buy-in range and their wallet shown), plays a
 hand with the presets and the amount box, sees its result, leaves, and the wallet holds the
 chips; the last actions shown are the history's; a spectator sees the bets in front of the
-seats and the side pots of an all-in with unequal stacks; ``/table/nosuch`` is a 404 page
-and opens no Watch; the lobby filters by game, stakes and seats free. Screenshots at desktop
+seats and the side pots of an all-in with unequal stacks, and the last hand's result until
+the next hand's first action; the pages of a table read its log about once per commit;
+``/table/nosuch`` is a 404 page and opens no Watch (test_web_table_controls.py: the seat
+controls, the lobby's filters, the web process's wallet). Screenshots at desktop
 (1280 px) and phone (390 px) widths go to test-artifacts/; the phone layout has no horizontal
 overflow and its seats and controls are on screen."""
 
 from __future__ import annotations
 
-import collections
-import dataclasses
-import os
-import subprocess
-import sys
-from contextlib import asynccontextmanager
-from pathlib import Path
-
 import grpc
 import pytest
-from playwright.async_api import async_playwright
-from poker.events.v1 import events_pb2 as ev
-from poker.table.v1 import table_pb2 as tpb
-from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
+from poker.wallet.v1 import wallet_pb2
 
-from services.web.app import create_app
-from shared.history.log import table_hands
-from shared.infra.eventstore import EventStore
 from shared.infra.waiting import until
 from shared.poker import events as E
 from shared.poker.events import ActionKind
-from tests.helpers.tables import Table
-from tests.system.test_web_pages import ARGS, CHROMIUM, _signed_in, backend, served, shot
+from tests.helpers.web_table import (
+    chromium,
+    finished_hand,
+    moved,
+    new_table,
+    on_turn,
+    operator,
+    paused,
+    web_with_wallet,
+)
+from tests.system.test_web_pages import _signed_in, shot
 
-ROOT = Path(__file__).resolve().parents[2]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
 
-class CountingStub:
-    """The table service's stub, counting the calls the web makes of each method."""
-
-    def __init__(self, stub) -> None:
-        self.stub, self.calls = stub, {}
-
-    def __getattr__(self, name: str):
-        method = getattr(self.stub, name)
-
-        def call(*args, **kwargs):
-            self.calls[name] = self.calls.get(name, 0) + 1
-            return method(*args, **kwargs)
-        return call
-
-
-@dataclasses.dataclass
-class Web:
-    url: str
-    app: object
-    stub: CountingStub
-    store: EventStore
-    wallet: wallet_pb2_grpc.WalletServiceStub  # as the web's certificate
-    reads: collections.Counter  # the web's reads of each table's log
-
-
 @pytest.fixture
 async def web(stack):
-    """The web app with the wallet's balance (as the "web" certificate, which the wallet
-    accepts for Balance only)."""
-    chan, wallet_chan = stack.channel("table"), stack.channel("wallet", identity="web")
-    wallet = wallet_pb2_grpc.WalletServiceStub(wallet_chan)
-    store = await EventStore.connect(stack.nats_url, create=False)
-
-    async def balance(player_id: str) -> int:
-        return (await wallet.Balance(wallet_pb2.BalanceRequest(
-            account=wallet_pb2.Account(player_id=player_id)))).balance
-    reads: collections.Counter = collections.Counter()
-
-    async def read(table_id: str):
-        reads[table_id] += 1
-        return await store.read(table_id)
-    b = backend(stack, store, chan, read)
-    stub = CountingStub(b.stub)
-    app = create_app(dataclasses.replace(b, stub=stub, balance=balance))
-    async with served(app) as url:
-        yield Web(url, app, stub, store, wallet, reads)
-    await store.close()
-    await chan.close()
-    await wallet_chan.close()
+    async with web_with_wallet(stack) as w:
+        yield w
 
 
 @pytest.fixture
 async def browser():
-    async with async_playwright() as p:
-        b = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    async with chromium() as b:
         yield b
-        await b.close()
-
-
-async def _table(stack, store, table_id: str, game=ev.GAME_HOLDEM,
-                 structure=ev.STRUCTURE_NO_LIMIT, **settings) -> Table:
-    """A table (blinds 1/2: buy-in 40 to 400 by the rule book's defaults) and its players."""
-    t = Table(stack, store, table_id)
-    await t.stub.CreateTable(tpb.CreateTableRequest(
-        table_id=table_id, command_id="create", settings=tpb.TableSettings(
-            game=game, structure=structure, small_blind=1, big_blind=2, small_bet=2,
-            rake_basis_points=0, **settings)))
-    return t
-
-
-@asynccontextmanager
-async def operator(stack):
-    from poker.table.v1 import table_pb2_grpc
-    async with stack.as_operator() as chan:
-        yield table_pb2_grpc.TableServiceStub(chan)
-
-
-async def _history(stack, store, table_id: str, hand_no: int):
-    """Hand ``hand_no`` of the table as shared/history reads it (None until complete)."""
-    for r in table_hands(await store.read(table_id), stack.keyring()):
-        if r.hand_no == hand_no and r.complete:
-            return r
-    return None
 
 
 def _actions(record) -> list[list]:
@@ -158,7 +81,7 @@ async def _no_overflow(page) -> None:
 
 async def test_a_player_sits_plays_with_the_presets_sees_the_result_and_leaves(
         stack, web, browser):
-    t = await _table(stack, web.store, "web-sit")
+    t = await new_table(stack, web.store, "web-sit")
     await t.sit(2, buy_in=200)  # p2, played here through the table service
     before = 500
     await stack.deposit("alice", before)
@@ -180,10 +103,9 @@ async def test_a_player_sits_plays_with_the_presets_sees_the_result_and_leaves(
     await page.wait_for_function("() => view && view.you === 1", timeout=15_000)
     await page.locator(".seat.mine[data-seat='1']").wait_for()
     async with operator(stack) as ops:  # no hand after this one: the result stays up
-        await ops.PauseTable(tpb.PauseRequest(table_id="web-sit", paused=True,
-                                              command_id="pause"))
+        await paused(ops, "web-sit", True, "pause")
     turns = 0
-    while await _history(stack, web.store, "web-sit", 1) is None:
+    while await finished_hand(stack, web.store, "web-sit", 1) is None:
         v = await t.view()
         if v.to_act == 2 and not turns and v.legal.raise_kind:  # alice faces a bet to call
             await t.act(ActionKind.RAISE if v.current_bet else ActionKind.BET, v.legal.min_to)
@@ -206,10 +128,10 @@ async def test_a_player_sits_plays_with_the_presets_sees_the_result_and_leaves(
                 button = page.locator('#actions button[data-action="check"], '
                                       '#actions button[data-action="call"]')
                 await button.first.click()
-            await until(lambda v=v: _moved(t, v.version), 15, "alice's action in the log")
+            await until(lambda v=v: moved(t, v.version), 15, "alice's action in the log")
         else:
-            await until(lambda v=v: _moved(t, v.version), 15, "the hand to move on")
-    record = await _history(stack, web.store, "web-sit", 1)
+            await until(lambda v=v: moved(t, v.version), 15, "the hand to move on")
+    record = await finished_hand(stack, web.store, "web-sit", 1)
     result = page.locator("#result[data-hand='1']")
     await result.wait_for()
     wins = await page.locator("#result-wins li").evaluate_all(
@@ -251,10 +173,6 @@ async def test_a_player_sits_plays_with_the_presets_sees_the_result_and_leaves(
         has_text=f"your wallet: {before - 200 + stack_at_leave} chips").wait_for()
 
 
-async def _moved(t: Table, version: int) -> bool:
-    return (await t.view()).version > version
-
-
 async def _raise_with_the_presets(page, v) -> None:
     """Alice's first turn: the presets fill the amount box from the view's pot and legal
     range (clamped to it), the box takes a typed amount, and the raise goes in at it; with
@@ -284,7 +202,7 @@ async def _raise_with_the_presets(page, v) -> None:
 
 
 async def test_a_spectator_sees_the_bets_and_the_side_pots(stack, web, browser):
-    t = await _table(stack, web.store, "web-pots")
+    t = await new_table(stack, web.store, "web-pots")
     page = await browser.new_page(viewport=DESKTOP)
     await page.goto(web.url + "/table/web-pots")
     await page.locator(".seat.empty").first.wait_for()
@@ -293,13 +211,11 @@ async def test_a_spectator_sees_the_bets_and_the_side_pots(stack, web, browser):
             (p) => window.sidePots.push([p.className, Number(p.dataset.amount)])))
         .observe(document.getElementById('pots'), { childList: true }); }""")
     async with operator(stack) as ops:  # the three seated before hand 1 starts
-        await ops.PauseTable(tpb.PauseRequest(table_id="web-pots", paused=True,
-                                              command_id="pause"))
+        await paused(ops, "web-pots", True, "pause")
         for seat, buy_in in ((1, 40), (2, 100), (3, 200)):  # unequal stacks
             await t.sit(seat, buy_in=buy_in)
-        await ops.PauseTable(tpb.PauseRequest(table_id="web-pots", paused=False,
-                                              command_id="resume"))
-    v = await until(lambda: _on_turn(t), 15, "the first action of hand 1")
+        await paused(ops, "web-pots", False, "resume")
+    v = await until(lambda: on_turn(t), 15, "the first action of hand 1")
     bets = {s.seat: s.bet for s in v.seats if s.bet}
     assert len(bets) == 2  # the blinds, in front of their seats
     for seat, bet in bets.items():
@@ -307,17 +223,16 @@ async def test_a_spectator_sees_the_bets_and_the_side_pots(stack, web, browser):
     assert await page.locator(".bet").count() == 2
     await page.screenshot(path=shot("table-spectator-bets"))
     async with operator(stack) as ops:
-        await ops.PauseTable(tpb.PauseRequest(table_id="web-pots", paused=True,
-                                              command_id="pause-again"))
-    while await _history(stack, web.store, "web-pots", 1) is None:
+        await paused(ops, "web-pots", True, "pause-again")
+    while await finished_hand(stack, web.store, "web-pots", 1) is None:
         v = await t.view()
         if not v.to_act:
-            await until(lambda v=v: _moved(t, v.version), 15, "the hand to move on")
+            await until(lambda v=v: moved(t, v.version), 15, "the hand to move on")
         elif v.legal.raise_kind:
             await t.act(ActionKind.RAISE if v.current_bet else ActionKind.BET, v.legal.max_to)
         else:
             await t.call_or_check()
-    record = await _history(stack, web.store, "web-pots", 1)
+    record = await finished_hand(stack, web.store, "web-pots", 1)
     pots = [p.amount for e in record.events if isinstance(e, E.PotsFormed) for p in e.pots]
     assert len(pots) >= 2  # a main pot and a side pot
     seen = await page.wait_for_function("() => window.sidePots.length && window.sidePots",
@@ -335,9 +250,8 @@ async def test_a_spectator_sees_the_bets_and_the_side_pots(stack, web, browser):
     # the result stays up as hand 2 starts, until its first action
     await t.sit(5, buy_in=100)  # (the all-ins may have left one stack: one more to play)
     async with operator(stack) as ops:
-        await ops.PauseTable(tpb.PauseRequest(table_id="web-pots", paused=False,
-                                              command_id="resume-again"))
-    v = await until(lambda: _on_turn(t), 15, "hand 2's first turn")
+        await paused(ops, "web-pots", False, "resume-again")
+    v = await until(lambda: on_turn(t), 15, "hand 2's first turn")
     assert v.hand_no == 2
     await page.wait_for_function("v => Number(view.version) >= v", arg=v.version)
     await page.wait_for_function("v => logVersion >= v", arg=v.version)
@@ -353,48 +267,12 @@ async def test_a_spectator_sees_the_bets_and_the_side_pots(stack, web, browser):
     assert await page.locator("#recent li").count() == 1
 
 
-async def _on_turn(t: Table):
-    v = await t.view()
-    return v if v.to_act else None
-
-
-async def test_a_player_sits_out_comes_back_and_tops_up_from_the_page(stack, web, browser):
-    t = await _table(stack, web.store, "web-out")
-    async with operator(stack) as ops:  # no hand: the seat's own controls between hands
-        await ops.PauseTable(tpb.PauseRequest(table_id="web-out", paused=True,
-                                              command_id="pause"))
-    await t.sit(2, buy_in=100)
-    await stack.deposit("dora", 300)
-    page = await _signed_in(browser, web.url, stack.token("dora"))
-    await page.goto(web.url + "/table/web-out")
-    await page.locator('.seat.empty[data-seat="4"]').click()
-    await page.fill("#sit-buy-in", "100")
-    await page.click('#sit button[type="submit"]')
-    await page.wait_for_function("() => view && view.you === 4", timeout=15_000)
-    await page.click("#sitout")
-    await page.wait_for_function("() => view.seats.find(s => s.seat === 4).sitting_out")
-    assert next(s for s in (await t.view()).seats if s.seat == 4).sitting_out
-    await page.locator("#sitin").click()
-    await page.wait_for_function("() => !view.seats.find(s => s.seat === 4).sitting_out")
-    await page.fill("#topup-amount", "50")
-    await page.click("#topup")
-    await page.wait_for_function("() => view.seats.find(s => s.seat === 4).stack == 150",
-                                 timeout=15_000)
-    await page.locator("#wallet").filter(has_text="your wallet: 150 chips").wait_for()
-    await page.fill("#topup-amount", "1000")  # past the maximum buy-in: refused, shown
-    await page.click("#topup")
-    said = await page.wait_for_function("() => document.getElementById('error').textContent")
-    assert "400" in await said.json_value()  # the table's maximum, named
-    assert next(s for s in (await t.view()).seats if s.seat == 4).stack == 150
-
-
 async def test_the_pages_of_a_table_read_its_log_about_once_per_commit(stack, web, browser):
     """Every page asks for the hand's actions once per view; the web reads the log once per
     commit for all of them (the summary kept, one read under way per table)."""
-    t = await _table(stack, web.store, "web-many")
+    t = await new_table(stack, web.store, "web-many")
     async with operator(stack) as ops:
-        await ops.PauseTable(tpb.PauseRequest(table_id="web-many", paused=True,
-                                              command_id="pause"))
+        await paused(ops, "web-many", True, "pause")
         for seat in (1, 2, 3):
             await t.sit(seat, buy_in=100)
         pages = [await browser.new_page() for _ in range(4)]
@@ -407,17 +285,15 @@ async def test_the_pages_of_a_table_read_its_log_about_once_per_commit(stack, we
         for asked in asked_by:
             asked.clear()
         before, start = web.reads["web-many"], (await t.view()).version
-        await ops.PauseTable(tpb.PauseRequest(table_id="web-many", paused=False,
-                                              command_id="resume"))
-        await until(lambda: _on_turn(t), 15, "hand 1's first turn")
-        await ops.PauseTable(tpb.PauseRequest(table_id="web-many", paused=True,
-                                              command_id="pause-again"))
-    while await _history(stack, web.store, "web-many", 1) is None:
+        await paused(ops, "web-many", False, "resume")
+        await until(lambda: on_turn(t), 15, "hand 1's first turn")
+        await paused(ops, "web-many", True, "pause-again")
+    while await finished_hand(stack, web.store, "web-many", 1) is None:
         v = await t.view()
         if v.to_act:
             await t.call_or_check()
         else:
-            await until(lambda v=v: _moved(t, v.version), 15, "the hand to move on")
+            await until(lambda v=v: moved(t, v.version), 15, "the hand to move on")
     end = (await t.view()).version
     for page in pages:
         await page.wait_for_function("v => logVersion >= v", arg=end, timeout=15_000)
@@ -445,93 +321,3 @@ async def test_a_table_that_does_not_exist_is_a_404_page_and_opens_no_watch(
     assert "nosuch" not in await web.store.table_ids()
     assert await web.store.read("nosuch") == []
     assert "nosuch" not in web.app.state.hands.tables  # nothing kept for it either
-
-
-async def test_the_lobby_filters_by_game_stakes_and_seats_free(stack, web, browser):
-    holdem = await _table(stack, web.store, "lobby-nl")
-    await holdem.sit(1, buy_in=100)
-    stud = Table(stack, web.store, "lobby-stud")
-    await stud.stub.CreateTable(tpb.CreateTableRequest(
-        table_id="lobby-stud", command_id="create", settings=tpb.TableSettings(
-            game=ev.GAME_STUD, structure=ev.STRUCTURE_FIXED_LIMIT, small_bet=10,
-            max_seats=2)))
-    await stud.sit(1, buy_in=200)
-    page = await browser.new_page(viewport=DESKTOP)
-    await page.goto(web.url + "/")
-    rows = page.locator("#lobby tbody tr")
-    await page.locator('tr[data-table="lobby-stud"]').wait_for()
-    await page.locator('tr[data-table="lobby-nl"]').wait_for()
-    nl = page.locator('tr[data-table="lobby-nl"]')
-    assert await nl.locator(".buy-in").inner_text() == "40 to 400"
-    assert await nl.locator(".phase").inner_text() == "waiting for players"
-    await page.select_option("#f-game", "stud")
-    await page.locator('tr[data-table="lobby-nl"]').wait_for(state="detached")
-    assert await rows.count() == 1
-    await page.select_option("#f-game", "")
-    await page.select_option("#f-stakes", "1/2")
-    await page.locator('tr[data-table="lobby-stud"]').wait_for(state="detached")
-    await page.select_option("#f-stakes", "")
-    await page.fill("#f-free", "2")  # the stud table has one seat left
-    await page.locator('tr[data-table="lobby-stud"]').wait_for(state="detached")
-    assert await page.locator('tr[data-table="lobby-nl"]').count() == 1
-    await page.screenshot(path=shot("lobby-filters"))
-    await page.set_viewport_size(PHONE)
-    await page.screenshot(path=shot("lobby-phone"), full_page=True)
-    assert await page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
-
-
-async def test_the_seat_controls_refuse_bad_input_and_change_nothing(stack, web, browser):
-    t = await _table(stack, web.store, "web-bad")
-    await t.sit(1, buy_in=100)
-    anonymous = (await browser.new_context()).request
-    assert (await anonymous.get(web.url + "/api/wallet")).status == 401
-    assert (await anonymous.post(web.url + "/api/tables/web-bad/sitout",
-                                 data={"sit_out": True})).status == 401
-    page = await _signed_in(browser, web.url, stack.token("erin"))
-    api = page.request
-    commits = len(await web.store.read("web-bad"))
-    for path, body, status in (("sitout", {"sit_out": "yes"}, 400), ("sitout", {}, 400),
-                               ("topup", {"amount": -5}, 400), ("topup", {"amount": 1.5}, 400),
-                               ("sitout", {"sit_out": True}, 403), ("topup", {"amount": 10}, 403)):
-        reply = await api.post(f"{web.url}/api/tables/web-bad/{path}", data=body)
-        assert reply.status == status, (path, body, await reply.text())
-        assert (await reply.json())["error"]
-    assert (await api.get(web.url + "/api/tables/" + "x" * 65 + "/log")).status == 400
-    assert len(await web.store.read("web-bad")) == commits  # nothing appended
-
-
-async def test_the_web_process_reads_a_players_balance_with_its_own_certificate(
-        stack, store, tmp_path):
-    """``python -m services.web`` as `pokerctl up` runs it (POKER_WALLET_ADDR, the stack's
-    certificates): a signed-in player's /api/wallet is their wallet's balance."""
-    from services.web.sessions import ensure_bucket
-    from shared.infra.identity import RELAY
-    from shared.infra.natsserver import free_port
-    from tests.helpers.web import Http, sign_in
-    await ensure_bucket(store.js)  # (the admin's: `pokerctl up` makes it)
-    await stack.deposit("fay", 321)
-    port = free_port()
-    env = {**os.environ, **stack.service_env("web"), "POKER_WEB_PORT": str(port),
-           "POKER_WEB_TOKEN": stack.token("web", RELAY), "POKER_WEB_HOSTS": "127.0.0.1"}
-    address = f"127.0.0.1:{port}"
-    with open(tmp_path / "web.log", "wb") as out:
-        web = subprocess.Popen([sys.executable, "-m", "services.web"], cwd=ROOT, env=env,
-                               stdout=out, stderr=subprocess.STDOUT)
-    probe = Http(address)
-    try:
-        async def healthy():
-            assert web.poll() is None, (tmp_path / "web.log").read_text()
-            try:
-                return (await probe.request("GET", "/healthz", timeout=2)).status == 200
-            except OSError:
-                await probe.close()
-                return False
-        await until(healthy, 20, "the web answering /healthz")
-        fay = await sign_in(address, stack.token("fay"))
-        reply = await fay.request("GET", "/api/wallet")
-        assert reply.status == 200 and reply.json() == {"player_id": "fay", "balance": 321}
-        await fay.close()
-    finally:
-        await probe.close()
-        web.terminate()
-        web.wait(15)

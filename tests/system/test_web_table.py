@@ -21,6 +21,7 @@ from poker.wallet.v1 import wallet_pb2
 from shared.infra.waiting import until
 from shared.poker import events as E
 from shared.poker.events import ActionKind
+from tests.helpers.tables import Table
 from tests.helpers.web_table import (
     chromium,
     finished_hand,
@@ -87,78 +88,18 @@ async def test_a_player_sits_plays_with_the_presets_sees_the_result_and_leaves(
     await stack.deposit("alice", before)
     page = await _signed_in(browser, web.url, stack.token("alice"))
     await page.set_viewport_size(DESKTOP)
-    await page.goto(web.url + "/table/web-sit")
-    head = page.locator("#game")
-    await head.filter(has_text="buy-in 40 to 400").wait_for()
-    assert "holdem" in await head.inner_text() and "no limit" in await head.inner_text()
-    assert "stakes 1/2" in await head.inner_text()
-    empty = page.locator('.seat.empty[data-seat="1"]')
-    await empty.click()
-    await page.locator("#sit-range").filter(has_text="your wallet: 500").wait_for()
-    assert "buy-in 40 to 400" in await page.locator("#sit-range").inner_text()
-    assert await page.locator("#wallet").inner_text() == "your wallet: 500 chips"
-    assert await page.input_value("#sit-seat") == "1"
-    await page.fill("#sit-buy-in", "200")
-    await page.click('#sit button[type="submit"]')
-    await page.wait_for_function("() => view && view.you === 1", timeout=15_000)
-    await page.locator(".seat.mine[data-seat='1']").wait_for()
+    await _sit_from_the_empty_seat(web, page)
     async with operator(stack) as ops:  # no hand after this one: the result stays up
         await paused(ops, "web-sit", True, "pause")
-    turns = 0
-    while await finished_hand(stack, web.store, "web-sit", 1) is None:
-        v = await t.view()
-        if v.to_act == 2 and not turns and v.legal.raise_kind:  # alice faces a bet to call
-            await t.act(ActionKind.RAISE if v.current_bet else ActionKind.BET, v.legal.min_to)
-        elif v.to_act == 2:
-            await t.call_or_check()
-        elif v.to_act == 1:
-            await page.wait_for_function(
-                "v => view && Number(view.version) >= v && view.to_act === 1 && "
-                "!!document.querySelector('#actions button')", arg=v.version, timeout=15_000)
-            turns += 1
-            if turns == 1:  # the clock: a bar and the seconds left, from the view's deadline
-                await page.locator("#clock-text").filter(has_text="alice to act").wait_for()
-                left = int((await page.locator("#clock-text").inner_text()).split("· ")[1]
-                           .split(" s")[0])
-                assert 0 < left <= 30
-                width = await page.locator("#clock-bar").evaluate("e => e.style.width")
-                assert 0 < float(width.rstrip("%")) <= 100
-                await _raise_with_the_presets(page, v)
-            else:
-                button = page.locator('#actions button[data-action="check"], '
-                                      '#actions button[data-action="call"]')
-                await button.first.click()
-            await until(lambda v=v: moved(t, v.version), 15, "alice's action in the log")
-        else:
-            await until(lambda v=v: moved(t, v.version), 15, "the hand to move on")
-    record = await finished_hand(stack, web.store, "web-sit", 1)
-    result = page.locator("#result[data-hand='1']")
-    await result.wait_for()
-    wins = await page.locator("#result-wins li").evaluate_all(
-        "l => l.map(e => [Number(e.dataset.seat), Number(e.dataset.amount)])")
-    won = {}
-    for e in record.events:
-        if isinstance(e, E.PotAwarded):
-            for share in e.shares:
-                won[share.seat] = won.get(share.seat, 0) + share.amount
-    assert sorted(wins) == sorted([s, a] for s, a in won.items() if a)
-    shown = {e.seat: [str(c) for c in e.cards] for e in record.events
-             if isinstance(e, E.HandShown)}
-    for seat, cards in shown.items():  # the cards shown are on screen
-        drawn = await page.locator(f"#result-shows li[data-seat='{seat}'] img.card")\
-            .evaluate_all("l => l.map(e => e.dataset.card)")
-        assert drawn == cards
-    # the last actions are the history's, read from the log
-    listed = await page.locator("#recent li").evaluate_all(
-        "l => l.map(e => [Number(e.dataset.seat), e.dataset.action, Number(e.dataset.amount)])")
-    assert listed == _actions(record) and len(listed) >= 3
+    await _play_hand_one(stack, web, t, page)
+    await _the_result_and_the_actions_are_the_logs(
+        page, await finished_hand(stack, web.store, "web-sit", 1))
     await page.screenshot(path=shot("table-result"))
     view = await t.view()
     stack_at_leave = next(s.stack for s in view.seats if s.seat == 1)
     await page.click("#leave")
     await page.wait_for_function("() => view && !view.you && "
                                  "!view.seats.some(s => s.seat === 1)", timeout=15_000)
-
     with pytest.raises(grpc.aio.AioRpcError) as refused:  # the web reads, it moves nothing
         await web.wallet.Debit(wallet_pb2.Transfer(
             account=wallet_pb2.Account(player_id="alice"), amount=1, idempotency_key="web-x",
@@ -171,6 +112,85 @@ async def test_a_player_sits_plays_with_the_presets_sees_the_result_and_leaves(
     await until(cashed_out, 15, "alice's chips back in her wallet")
     await page.locator("#wallet").filter(
         has_text=f"your wallet: {before - 200 + stack_at_leave} chips").wait_for()
+
+
+async def _sit_from_the_empty_seat(web, page) -> None:
+    """The header names the game, stakes and buy-in range; alice taps empty seat 1, sees the
+    range and her wallet, buys in for 200 and is seated (her seat marked)."""
+    await page.goto(web.url + "/table/web-sit")
+    head = page.locator("#game")
+    await head.filter(has_text="buy-in 40 to 400").wait_for()
+    assert "holdem" in await head.inner_text() and "no limit" in await head.inner_text()
+    assert "stakes 1/2" in await head.inner_text()
+    await page.locator('.seat.empty[data-seat="1"]').click()
+    await page.locator("#sit-range").filter(has_text="your wallet: 500").wait_for()
+    assert "buy-in 40 to 400" in await page.locator("#sit-range").inner_text()
+    assert await page.locator("#wallet").inner_text() == "your wallet: 500 chips"
+    assert await page.input_value("#sit-seat") == "1"
+    await page.fill("#sit-buy-in", "200")
+    await page.click('#sit button[type="submit"]')
+    await page.wait_for_function("() => view && view.you === 1", timeout=15_000)
+    await page.locator(".seat.mine[data-seat='1']").wait_for()
+
+
+async def _play_hand_one(stack, web, t: Table, page) -> None:
+    """Hand 1 to its end: p2 through the table service (a raise first, so that alice faces
+    a bet), alice by clicking: the presets and the amount box on her first turn (with the
+    clock checked), then check or call."""
+    turns = 0
+    while await finished_hand(stack, web.store, "web-sit", 1) is None:
+        v = await t.view()
+        if v.to_act == 2 and not turns and v.legal.raise_kind:  # alice faces a bet to call
+            await t.act(ActionKind.RAISE if v.current_bet else ActionKind.BET, v.legal.min_to)
+        elif v.to_act == 2:
+            await t.call_or_check()
+        elif v.to_act == 1:
+            await page.wait_for_function(
+                "v => view && Number(view.version) >= v && view.to_act === 1 && "
+                "!!document.querySelector('#actions button')", arg=v.version, timeout=15_000)
+            turns += 1
+            if turns == 1:
+                await _the_clock_runs(page)
+                await _raise_with_the_presets(page, v)
+            else:
+                button = page.locator('#actions button[data-action="check"], '
+                                      '#actions button[data-action="call"]')
+                await button.first.click()
+            await until(lambda v=v: moved(t, v.version), 15, "alice's action in the log")
+        else:
+            await until(lambda v=v: moved(t, v.version), 15, "the hand to move on")
+
+
+async def _the_clock_runs(page) -> None:
+    """The clock: a bar and the seconds left, from the view's deadline."""
+    await page.locator("#clock-text").filter(has_text="alice to act").wait_for()
+    left = int((await page.locator("#clock-text").inner_text()).split("· ")[1].split(" s")[0])
+    assert 0 < left <= 30
+    width = await page.locator("#clock-bar").evaluate("e => e.style.width")
+    assert 0 < float(width.rstrip("%")) <= 100
+
+
+async def _the_result_and_the_actions_are_the_logs(page, record) -> None:
+    """Who won what and the cards shown are on screen, and the last actions are the
+    history's (shared/history), in order."""
+    await page.locator("#result[data-hand='1']").wait_for()
+    wins = await page.locator("#result-wins li").evaluate_all(
+        "l => l.map(e => [Number(e.dataset.seat), Number(e.dataset.amount)])")
+    won: dict[int, int] = {}
+    for e in record.events:
+        if isinstance(e, E.PotAwarded):
+            for share in e.shares:
+                won[share.seat] = won.get(share.seat, 0) + share.amount
+    assert sorted(wins) == sorted([s, a] for s, a in won.items() if a)
+    shown = {e.seat: [str(c) for c in e.cards] for e in record.events
+             if isinstance(e, E.HandShown)}
+    for seat, cards in shown.items():
+        drawn = await page.locator(f"#result-shows li[data-seat='{seat}'] img.card")\
+            .evaluate_all("l => l.map(e => e.dataset.card)")
+        assert drawn == cards
+    listed = await page.locator("#recent li").evaluate_all(
+        "l => l.map(e => [Number(e.dataset.seat), e.dataset.action, Number(e.dataset.amount)])")
+    assert listed == _actions(record) and len(listed) >= 3
 
 
 async def _raise_with_the_presets(page, v) -> None:
@@ -224,29 +244,8 @@ async def test_a_spectator_sees_the_bets_and_the_side_pots(stack, web, browser):
     await page.screenshot(path=shot("table-spectator-bets"))
     async with operator(stack) as ops:
         await paused(ops, "web-pots", True, "pause-again")
-    while await finished_hand(stack, web.store, "web-pots", 1) is None:
-        v = await t.view()
-        if not v.to_act:
-            await until(lambda v=v: moved(t, v.version), 15, "the hand to move on")
-        elif v.legal.raise_kind:
-            await t.act(ActionKind.RAISE if v.current_bet else ActionKind.BET, v.legal.max_to)
-        else:
-            await t.call_or_check()
-    record = await finished_hand(stack, web.store, "web-pots", 1)
-    pots = [p.amount for e in record.events if isinstance(e, E.PotsFormed) for p in e.pots]
-    assert len(pots) >= 2  # a main pot and a side pot
-    seen = await page.wait_for_function("() => window.sidePots.length && window.sidePots",
-                                        timeout=15_000)
-    seen = await seen.json_value()
-    assert sorted({a for c, a in seen if "side-pot" in c}) == sorted(pots[1:])
-    assert {a for c, a in seen if "main-pot" in c} == {pots[0]}
-    await page.locator("#result[data-hand='1']").wait_for()
-    won = sorted((e.pot_index, sh.seat, sh.amount) for e in record.events
-                 if isinstance(e, E.PotAwarded) for sh in e.shares if sh.amount)
-    listed = await page.locator("#result-wins li").evaluate_all(
-        "l => l.map(e => [e.textContent, Number(e.dataset.seat), Number(e.dataset.amount)])")
-    assert sorted((0 if "main pot" in text else int(text.split("side pot ")[1][0]), seat,
-                   amount) for text, seat, amount in listed) == won
+    record = await _all_in(stack, web, t)
+    await _the_side_pots_were_shown(page, record)
     # the result stays up as hand 2 starts, until its first action
     await t.sit(5, buy_in=100)  # (the all-ins may have left one stack: one more to play)
     async with operator(stack) as ops:
@@ -265,6 +264,38 @@ async def test_a_spectator_sees_the_bets_and_the_side_pots(stack, web, browser):
     await page.locator("#recent-hand").filter(has_text="(hand 2)").wait_for()
     assert await page.locator("#result").is_hidden()
     assert await page.locator("#recent li").count() == 1
+
+
+async def _all_in(stack, web, t: Table):
+    """Hand 1 played out by raising all in (or calling): its record."""
+    while await finished_hand(stack, web.store, "web-pots", 1) is None:
+        v = await t.view()
+        if not v.to_act:
+            await until(lambda v=v: moved(t, v.version), 15, "the hand to move on")
+        elif v.legal.raise_kind:
+            await t.act(ActionKind.RAISE if v.current_bet else ActionKind.BET, v.legal.max_to)
+        else:
+            await t.call_or_check()
+    return await finished_hand(stack, web.store, "web-pots", 1)
+
+
+async def _the_side_pots_were_shown(page, record) -> None:
+    """The page drew the main pot and each side pot as the log formed them, and the result
+    says who won what from which pot."""
+    pots = [p.amount for e in record.events if isinstance(e, E.PotsFormed) for p in e.pots]
+    assert len(pots) >= 2  # a main pot and a side pot
+    seen = await page.wait_for_function("() => window.sidePots.length && window.sidePots",
+                                        timeout=15_000)
+    seen = await seen.json_value()
+    assert sorted({a for c, a in seen if "side-pot" in c}) == sorted(pots[1:])
+    assert {a for c, a in seen if "main-pot" in c} == {pots[0]}
+    await page.locator("#result[data-hand='1']").wait_for()
+    won = sorted((e.pot_index, sh.seat, sh.amount) for e in record.events
+                 if isinstance(e, E.PotAwarded) for sh in e.shares if sh.amount)
+    listed = await page.locator("#result-wins li").evaluate_all(
+        "l => l.map(e => [e.textContent, Number(e.dataset.seat), Number(e.dataset.amount)])")
+    assert sorted((0 if "main pot" in text else int(text.split("side pot ")[1][0]), seat,
+                   amount) for text, seat, amount in listed) == won
 
 
 async def test_the_pages_of_a_table_read_its_log_about_once_per_commit(stack, web, browser):

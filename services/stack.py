@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,7 @@ class LocalStack:
     #: a service's own time source instead of ``now_ms`` (tests skew one service's clock)
     clocks: Mapping[str, Callable[[], int]] = field(default_factory=dict)
     servers: dict[str, Server] = field(default_factory=dict)
-    cleanups: dict[str, object] = field(default_factory=dict)
+    cleanups: dict[str, Callable[[], Awaitable[None]]] = field(default_factory=dict)
     #: the compliance role's key pair: the dealer seals every hand to its public key
     compliance: ComplianceKey = field(default_factory=ComplianceKey.generate)
     key_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="poker-keys-"))

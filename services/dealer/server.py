@@ -16,6 +16,8 @@ only by a reshuffle, which reads the vault afresh before it writes).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from poker.dealer.v1 import dealer_pb2, dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
 
@@ -29,11 +31,12 @@ from shared.poker import decide as D
 from shared.poker.cards import DECK, UNKNOWN_CARD
 from shared.poker.deck import commitment, new_salt, shuffled
 from shared.poker.errors import IllegalAction
+from shared.poker.state import HandState
 from shared.tlog.receipt import positions_root
 
 from .receipts import hand_cards
 
-CHOICES = {
+CHOICES: dict[int, Callable[[HandState, int], list]] = {
     dealer_pb2.SHOW_CHOICE_SHOW: D.show,
     dealer_pb2.SHOW_CHOICE_MUCK: D.muck,
     dealer_pb2.SHOW_CHOICE_DEFAULT: D.showdown_default,
@@ -95,6 +98,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         decks, _, sealing = await self._decks(request.table_id, request.hand_no)
         catch_up(self.repo, request)
         lt = await self.repo.get(request.table_id, request.version or None)
+        assert lt.state is not None  # (get: the table exists)
         hand = lt.state.hand
         if hand is not None and hand.hand_no == request.hand_no and \
                 len(decks.decks) < len(hand.commitments):

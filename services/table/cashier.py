@@ -13,13 +13,14 @@ append one commit.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import grpc
 import structlog
 from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
 
 from shared.infra import failpoints
-from shared.infra.repository import TableRepository, digest
+from shared.infra.repository import TableRepository, digest, on_table
 from shared.infra.retry import RetryPolicy, retrying
 from shared.infra.rpc import Unavailable, system_command_id
 from shared.poker import table as T
@@ -105,7 +106,7 @@ class Cashier:
                 outcome = await self.repo.execute(  # on the fold read above, if still current
                     table_id, system_command_id("wallet", saga.key),
                     digest("settle", saga.key, refusal),
-                    lambda t, key=saga.key, why=refusal: T.settled(t, key, why),
+                    on_table(table_id, partial(T.settled, key=saga.key, refusal=refusal)),
                     min_version=done.version)
             except IllegalAction:  # another finisher closed it first
                 continue

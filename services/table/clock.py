@@ -60,7 +60,7 @@ from poker.engine.v1 import step_pb2
 from shared.infra.config import DEFAULT_CLOCK_TICK_MS
 from shared.infra.eventstore import StoreFull, shard_of
 from shared.infra.lease import Leases
-from shared.infra.repository import LoadedTable, TableRepository, digest
+from shared.infra.repository import LoadedTable, TableRepository, digest, on_table
 from shared.infra.rpc import log_full, system_command_id
 from shared.poker import table as T
 from shared.poker.clock import TurnClock, is_late
@@ -298,7 +298,7 @@ class ClockKeeper:
             return None
         task = asyncio.create_task(self._keep(table_id, sweep))
         self._work[table_id] = task
-        task.add_done_callback(lambda _t, tid=table_id: self._work.pop(tid, None))
+        task.add_done_callback(lambda _t: self._work.pop(table_id, None))
         return task
 
     async def _keep(self, table_id: str, sweep: bool) -> None:
@@ -314,6 +314,7 @@ class ClockKeeper:
                 return  # lost meanwhile
             if is_late(lt.clock, lt.state.options, self.now_ms()):
                 lt = await self.repo.load(table_id)  # a time-out is decided on the log
+            assert lt.state is not None  # (as read above: a table's log only grows)
             if is_late(lt.clock, lt.state.options, self.now_ms()):
                 refused_at = self.driver.outages.held(table_id, lt.clock)
                 if refused_at is None:
@@ -379,7 +380,8 @@ class ClockKeeper:
                 await self.repo.execute(
                     table_id, command_id,
                     digest("restart", clock.hand_no, clock.seat, clock.started_ms, refused_at),
-                    lambda t: T.restart_clock(t, clock.seat, refused_at), min_version=lt.seq)
+                    on_table(table_id, lambda t: T.restart_clock(t, clock.seat, refused_at)),
+                    min_version=lt.seq)
             except StoreFull:
                 return  # still out of space: the clock stays held
             except IllegalAction as exc:  # the player acted meanwhile: that decision is over

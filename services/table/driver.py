@@ -32,7 +32,7 @@ from poker.showdown.v1 import showdown_pb2_grpc
 from poker.wallet.v1 import wallet_pb2_grpc
 
 from shared.infra.protomap import ACTION_KIND
-from shared.infra.repository import TableRepository, digest
+from shared.infra.repository import TableRepository, digest, on_table
 from shared.infra.retry import PEER_RETRY, retrying
 from shared.infra.rpc import system_command_id
 from shared.infra.tls import TlsConfig, channel
@@ -186,6 +186,7 @@ class Driver:
                     # money first (a wallet away holds up no hand: its sagas wait)
                     version = (await self.cashier.settle(table_id, lt.seq)).version
                     lt = await self.repo.load(table_id, version)
+                assert lt.state is not None  # (as read above: a table's log only grows)
                 step = T.table_step(lt.state)
                 if step is None:
                     self.failures.ok(table_id)
@@ -210,19 +211,21 @@ class Driver:
                                        version=version)
         if isinstance(step, T.StartHand):
             outcome = await self.repo.execute(table_id, command_id, digest("start", version),
-                                              T.start_next_hand, min_version=version)
+                                              on_table(table_id, T.start_next_hand),
+                                              min_version=version)
             return outcome.version
         if isinstance(step, T.FreeSeat):
             outcome = await self.repo.execute(
                 table_id, command_id, digest("free", step.seat),
-                lambda t: T.free_seat(t, step.seat, key=command_id), min_version=version)
+                on_table(table_id, lambda t: T.free_seat(t, step.seat, key=command_id)),
+                min_version=version)
             return outcome.version
         if isinstance(step, T.FoldLeaver):
             reply = await self.call("betting", "Act", betting_pb2.ActRequest(
                 step=request, seat=step.seat, action=ACTION_KIND.to_pb(step.action)))
             return reply.version
         rule = STEPS[type(step)]
-        message = request
+        message: step_pb2.StepRequest | dealer_pb2.ShowRequest = request
         if isinstance(step, D.Show):  # nobody asked to show: the rule for a player who does not
             message = dealer_pb2.ShowRequest(step=request, seat=step.seat,
                                              choice=dealer_pb2.SHOW_CHOICE_DEFAULT)

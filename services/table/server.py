@@ -159,12 +159,14 @@ class TableService(table_pb2_grpc.TableServiceServicer):
                       min_version: int | None = None) -> LoadedTable:
         check_table_id(table_id)
         lt = await self.repo.get(table_id, min_version)
+        assert lt.state is not None  # (get: the table exists)
         try:
             self._check_token(lt.state, seat, token)
         except Denied:
             if min_version is None:
                 raise
             lt = await self.repo.get(table_id)  # the seat may be newer than this cache
+            assert lt.state is not None
             self._check_token(lt.state, seat, token)
         return lt
 
@@ -427,6 +429,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         already applied is not late: it gets its original outcome; nor is a decision whose
         clock the log's running out of space holds (clock.py: the keeper restarts it)."""
         clock = lt.clock
+        assert lt.state is not None  # (a fold _seated returned: the table exists)
         return (clock is not None and clock.seat == request.seat
                 and clock.hand_no == request.hand_no
                 and command_id not in lt.commands
@@ -437,6 +440,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     def _stale(lt: LoadedTable, request, command_id: str) -> bool:
         """The request names another hand than the table's (a retry of a command already
         applied is not stale: it gets its original outcome)."""
+        assert lt.state is not None  # (a fold _seated returned: the table exists)
         hand = lt.state.hand
         return command_id not in lt.commands and (
             hand is None or hand.hand_no != request.hand_no)
@@ -453,6 +457,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         check_table_id(request.table_id)
         if request.seat == 0:
             lt = await self.repo.get(request.table_id)
+            assert lt.state is not None  # (get: the table exists)
             if lt.state.options.private and not may_spectate(lt.state, caller()):
                 raise Denied(f"table {request.table_id} is private: spectators need an "
                              f"operator's or compliance's role, or a seat at it")

@@ -57,7 +57,7 @@ def view_message(view: TableView, version: int, table: TableState,
         msg.legal.CopyFrom(table_pb2.Legal(
             can_fold=legal.can_fold, can_check=legal.can_check, call=legal.call,
             bring_in=legal.bring_in,
-            raise_kind=ACTION_KIND.to_pb(legal.raise_kind) if legal.raise_kind else 0,
+            raise_kind=ACTION_KIND.to_pb(legal.raise_kind) if legal.raise_kind else None,
             raise_sizes=legal.raise_sizes, min_to=legal.min_to, max_to=legal.max_to))
     if clock is not None and view.to_act == clock.seat and view.hand_no == clock.hand_no:
         msg.deadline_unix_ms = clock.deadline_ms(table.options)

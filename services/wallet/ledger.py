@@ -71,7 +71,7 @@ DEPOSIT, WITHDRAWAL, DEBIT, CREDIT = (pb.MOVEMENT_DEPOSIT, pb.MOVEMENT_WITHDRAWA
 MOVEMENTS = (DEPOSIT, WITHDRAWAL, DEBIT, CREDIT)
 #: the movements that grow a balance (the others shrink it)
 GROWS = frozenset({DEPOSIT, CREDIT})
-WORDS = {DEPOSIT: "deposit", WITHDRAWAL: "withdrawal", DEBIT: "debit", CREDIT: "credit"}
+WORDS: dict[int, str] = {DEPOSIT: "deposit", WITHDRAWAL: "withdrawal", DEBIT: "debit", CREDIT: "credit"}
 
 
 class LedgerCorrupt(CorruptLog):
@@ -137,7 +137,7 @@ HOUSE = AccountId(True)
 class Entry:
     """One movement as the ledger holds it: what its key's receipt says."""
 
-    movement: int
+    movement: pb.Movement
     amount: int
     balance_after: int
     seq: int  # its stream sequence
@@ -255,7 +255,7 @@ def fold_ledger(events: Iterable[pb.LedgerEvent | tuple[int, pb.LedgerEvent]]) -
 # --- decisions ---------------------------------------------------------------------------------
 
 
-def check_transfer(movement: int, account: pb.Account, amount: int, key: str,
+def check_transfer(movement: pb.Movement, account: pb.Account, amount: int, key: str,
                    reference: str) -> AccountId:
     """The account of a well-formed transfer; BadRequest (INVALID_ARGUMENT) with the reason
     otherwise: no account, a bad player id, amount, key or reference, a movement the account
@@ -274,7 +274,7 @@ def check_transfer(movement: int, account: pb.Account, amount: int, key: str,
     return who
 
 
-def decide(book: Book, movement: int, amount: int, key: str, reference: str = "",
+def decide(book: Book, movement: pb.Movement, amount: int, key: str, reference: str = "",
            now_ms: int = 0, account: AccountId | None = None) -> pb.LedgerEvent | Entry:
     """The event a (checked) transfer appends to ``book``'s account, or the :class:`Entry`
     its key made before (a duplicate: nothing to append). IllegalAction (FAILED_PRECONDITION)
@@ -426,7 +426,7 @@ class LedgerStore:
         async with self._lock(account):
             return (await self._book(account, fresh=True)).balance
 
-    async def transfer(self, account: AccountId, movement: int, amount: int, key: str,
+    async def transfer(self, account: AccountId, movement: pb.Movement, amount: int, key: str,
                        reference: str = "") -> tuple[Entry, bool]:
         """Move money (a checked transfer, :func:`check_transfer`): the entry made, or the
         one the key made before and True (a duplicate). IllegalAction (decided on the log as

@@ -54,7 +54,7 @@ class WalletService(wallet_pb2_grpc.WalletServiceServicer):
             raise Denied(f"the wallet's {method} is the admin's only (the cashier: pokerctl "
                          f"wallet); this certificate is {identity!r}")
 
-    async def _move(self, movement: int, request: pb.Transfer) -> pb.Receipt:
+    async def _move(self, movement: pb.Movement, request: pb.Transfer) -> pb.Receipt:
         account = check_transfer(movement, request.account, request.amount,
                                  request.idempotency_key, request.reference)
         structlog.contextvars.bind_contextvars(account=str(account), movement=WORDS[movement],

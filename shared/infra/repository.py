@@ -41,6 +41,17 @@ class UnknownTable(LookupError):
     pass
 
 
+def on_table(table_id: str,
+             decide: Callable[[TableState], list]) -> Callable[[TableState | None], list]:
+    """A decide function for :meth:`TableRepository.execute` from a decision on a table that
+    exists (all but the creation): UnknownTable (NOT_FOUND) on a table that does not."""
+    def on(table: TableState | None) -> list:
+        if table is None:
+            raise UnknownTable(f"there is no table {table_id!r}")
+        return decide(table)
+    return on
+
+
 class CommandReused(ValueError):
     """A command id already used for a different command."""
 

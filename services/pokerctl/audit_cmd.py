@@ -185,6 +185,8 @@ async def read_stream(store: EventStore, table: str | None, run: Run | None,
     """Read the log (one table's subject, or all: every stream of it, one after another) in
     batches into ``run`` (or ``rows``); returns the log's state and its sequence problems,
     stream by stream (:func:`~.audit_pool.log_source`)."""
+    if run is None and rows is None:
+        raise ValueError("read_stream reads into a run or into rows: give one")
     layout = await store.layout()
     streams = [await store.stream_of(table)] if table is not None else list(layout.streams)
     infos = [await stream_info(store, s) for s in streams]
@@ -203,7 +205,7 @@ async def read_stream(store: EventStore, table: str | None, run: Run | None,
                 table_id = subject[len(s.prefix):]
                 if run is not None:
                     run.feed(table_id, stored, contiguous=table is None)
-                else:
+                elif rows is not None:
                     rows.append((table_id, stored))
         if run is not None:
             state["problems"] += run.gaps

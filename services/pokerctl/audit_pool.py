@@ -125,7 +125,9 @@ async def stream_tables(store: EventStore) -> tuple[dict, dict[str, int]]:
     """The log's state (:func:`log_source`: each stream's first, last, held, problems) and
     each table's commit count, over every stream of the log."""
     layout = await store.layout()
-    states, counts, home = [], {}, {}
+    states: list[dict] = []
+    counts: dict[str, int] = {}
+    home: dict[str, str] = {}  # table -> the stream it is in
     for s in layout.streams:
         info = await stream_info(store, s, tables=True)
         state = stream_state(s.name, info)

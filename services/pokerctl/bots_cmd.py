@@ -60,8 +60,7 @@ from shared.infra.eventstore import EventStore, StoreError, find_log
 from shared.infra.protomap import GAME, STRUCTURE
 from shared.infra.secrecy import Keyring, SecrecyError
 from shared.infra.tls import TlsConfig, channel
-from shared.poker.options import Game, Structure, TableOptions, table_options
-from shared.poker.table import buy_in_limits
+from shared.poker.options import Game, Stakes, Structure, TableOptions, buy_in_limits, table_options
 
 from .botclient import (
     NO_THINKING,
@@ -96,7 +95,7 @@ STRUCTURES = ("fixed_limit", "pot_limit", "no_limit")
 _ABBREV = {"fixed_limit": "FL", "pot_limit": "PL", "no_limit": "NL"}
 
 #: one table of each game and structure, with its stakes
-TABLES: tuple[tuple[str, str, dict[str, int]], ...] = (
+TABLES: tuple[tuple[str, str, Stakes], ...] = (
     ("holdem", "fixed_limit", {"small_bet": 10}),
     ("holdem", "pot_limit", {"small_blind": 1, "big_blind": 2}),
     ("holdem", "no_limit", {"small_blind": 1, "big_blind": 2}),
@@ -115,7 +114,7 @@ class TablePlan:
     table_id: str
     game: str
     structure: str
-    stakes: dict[str, int]
+    stakes: Stakes
 
     @property
     def label(self) -> str:
@@ -147,7 +146,7 @@ def plan_tables(tables: int | None = None, game: str | None = None,
     elif game is not None:
         choice = [t for t in TABLES if t[0] == game and structure in (None, t[1])]
         if not choice and structure is not None:  # e.g. omaha_hilo NL: allowed, not default
-            stakes = {"small_bet": 10} if structure == "fixed_limit" else \
+            stakes: Stakes = {"small_bet": 10} if structure == "fixed_limit" else \
                 {"small_blind": 1, "big_blind": 2}
             choice = [(game, structure, stakes)]
     else:
@@ -159,7 +158,7 @@ def plan_tables(tables: int | None = None, game: str | None = None,
     for i in range(count):
         g, s, stakes = choice[i % len(choice)]
         plans.append(TablePlan(f"{g}-{_ABBREV[s]}-{run_id}-{i + 1}".replace("_", ""), g, s,
-                               dict(stakes)))
+                               stakes.copy()))
     return plans
 
 

@@ -21,15 +21,15 @@ import sys
 import time
 
 from shared.audit import TableAudit, audit_table
-from shared.audit.sample import chain, play_decisions, sample_keyring
-from shared.poker.options import table_options
+from shared.audit.sample import Seed, chain, play_decisions, sample_keyring
+from shared.poker.options import Stakes, table_options
 
 from .bots_cmd import TABLES
 from .failures import FAILED, OK, USAGE
 
 
-def play_and_audit(name: str, game: str, structure: str, stakes: dict, hands: int,
-                   seats: int, seed: object) -> TableAudit:
+def play_and_audit(name: str, game: str, structure: str, stakes: Stakes, hands: int,
+                   seats: int, seed: Seed) -> TableAudit:
     """Bots play the table through the engine's own decisions (seating, blinds, clocks as
     the services make them, one decision per commit); the commits are then audited."""
     options = table_options(game, structure, **stakes)

@@ -45,11 +45,13 @@ def _reads(data_dir: Path, args: argparse.Namespace) -> bool:
     """Whether the command reads the log of the `up` whose data directory is ``data_dir``: its
     --nats (or --from) names that `up`'s NATS address."""
     url = getattr(args, "nats", None) or getattr(args, "source", None)
+    if not url:
+        return False
     try:
         ours = (data_dir / "nats" / "url").read_text().strip()
     except OSError:
         return False
-    return bool(url) and _address(url) == _address(ours)
+    return _address(url) == _address(ours)
 
 
 def _address(url: str) -> str:

@@ -21,11 +21,15 @@ import random
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shared.phh.parse import PHHError, load
 from shared.phh.replay import plain, replay
 
 from .failures import FAILED, OK, USAGE
+
+if TYPE_CHECKING:  # (the engine is imported where it is used)
+    from shared.poker.options import Stakes
 
 # ``phh export`` imports what only it needs (the bots, the exporter) when it runs.
 
@@ -80,7 +84,7 @@ def run_replay(args: argparse.Namespace) -> int:
             print(f"{where}  {row['variant'] or '?'}  {verdict}{detail}")
     if not args.json:
         total = sum(counts.values())
-        by_verdict = Counter()
+        by_verdict: Counter[str] = Counter()
         for (_, verdict), n in counts.items():
             by_verdict[verdict] += n
         per_variant = ", ".join(f"{v} {verdict} {n}" for (v, verdict), n in sorted(counts.items()))
@@ -92,7 +96,7 @@ def run_replay(args: argparse.Namespace) -> int:
 # --- export ----------------------------------------------------------------------------------
 
 
-def stakes(game: str, structure: str) -> dict[str, int]:
+def stakes(game: str, structure: str) -> Stakes:
     if game.startswith("stud"):
         return {"small_bet": 10, "big_bet": 20}  # ante 1, bring-in 3 by the rule book
     if structure == "fixed_limit":
@@ -129,12 +133,13 @@ def export_hands(game: str, structure: str, hands: int, seed: int | None,
         table, events = run_hand(table, hand_no, button, sorted(stacks.items()),
                                  random_policy(rng), dealer)
         texts.append(export([TableCreated("export", options), *events], names))
+        assert table.hand is not None  # run_hand returns the table with the hand it played
         stacks = {p.seat: p.stack for p in table.hand.players}
     return texts
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from shared.poker.options import InvalidOptions
+    from shared.poker.errors import InvalidOptions
 
     try:
         texts = export_hands(args.game, args.structure, args.hands, args.seed, args.players)

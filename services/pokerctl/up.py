@@ -328,7 +328,7 @@ class LocalCluster:
     shards: int = 1
     #: also run the web pages (services/web) as process "web", on base port + 8
     web: bool = False
-    _cashier: object = field(default=None, repr=False)
+    _cashier: grpc.aio.Channel | None = field(default=None, repr=False)
     _lock: int | None = field(default=None, repr=False)  # the data directory's (flock)
 
     def __post_init__(self) -> None:

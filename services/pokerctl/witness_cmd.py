@@ -54,8 +54,11 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"pokerctl witness: {exc}", file=sys.stderr)
         return USAGE
     bound = server.server_address
+    # typeshed types server_address as any address a socket accepts (bytes too); once bound,
+    # socketserver sets it to getsockname(), (str host, port) for this TCP server
     print(f"witness {signer.name} ({signer.verifier.vkey}) at "
-          f"http://{bound[0]}:{bound[1]}{args.prefix.rstrip('/')}/add-checkpoint, for "
+          f"http://{bound[0]}:{bound[1]}"  # type: ignore[str-bytes-safe]
+          f"{args.prefix.rstrip('/')}/add-checkpoint, for "
           + ", ".join(v.name for v in logs), flush=True)
     try:
         server.serve_forever()

@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,7 +125,7 @@ def retrying_sync(fn: Callable, request, metadata: tuple = (), policy: RetryPoli
 
 
 async def watching(watch: Callable[..., AsyncIterator], request, metadata: tuple = (),
-                   policy: RetryPolicy = PLAYER_RETRY) -> AsyncIterator:
+                   policy: RetryPolicy = PLAYER_RETRY) -> AsyncGenerator:
     """The views of ``watch(request)`` (a TableService Watch: ``request`` a ViewRequest, each
     view with its ``version``), the stream opened again from the last version seen while it
     breaks with a :data:`RETRYABLE` status, as ``policy`` says; then the last error is

@@ -22,8 +22,9 @@ from .options import TableOptions
 from .state import HandState, Phase, TableState
 from .steprules import STEPS, automatic
 
-#: chooses (action, to) for the player on turn
-Policy = Callable[[HandState, LegalActions], tuple[ActionKind, int | None]]
+#: chooses (action, to) for the player on turn, from the hand (None: a client that has only its
+#: view, pokerctl's bots) and what is legal
+Policy = Callable[[HandState | None, LegalActions], tuple[ActionKind, int | None]]
 
 
 @dataclass
@@ -50,7 +51,8 @@ class Dealer:
         return D.cards_to_reshuffle(state, self.decks[-1])
 
 
-def check_call_policy(state: HandState, legal: LegalActions) -> tuple[ActionKind, int | None]:
+def check_call_policy(state: HandState | None,
+                      legal: LegalActions) -> tuple[ActionKind, int | None]:
     """Everybody calls (or checks, or brings in): every hand goes to showdown."""
     if legal.bring_in:
         return ActionKind.BRING_IN, None
@@ -62,7 +64,7 @@ def check_call_policy(state: HandState, legal: LegalActions) -> tuple[ActionKind
 def random_policy(rng: random.Random) -> Policy:
     """Legal, varied play: folds, calls, raises of several sizes, all-ins."""
 
-    def choose(state: HandState, legal: LegalActions) -> tuple[ActionKind, int | None]:
+    def choose(state: HandState | None, legal: LegalActions) -> tuple[ActionKind, int | None]:
         options: list[tuple[ActionKind, int | None]] = []
         if legal.bring_in:
             options.append((ActionKind.BRING_IN, None))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeGuard
+from typing import Any, TypedDict, TypeGuard
 
 from .cards import SuitOrder
 from .errors import InvalidOptions
@@ -170,6 +170,18 @@ def _round_down(amount: int, unit: int) -> int:
 
 def _is_int(x: object) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
+
+
+class Stakes(TypedDict, total=False):
+    """Stakes as keywords of :func:`table_options` (those a caller names; the rest take the
+    rule book's defaults)."""
+
+    small_blind: int
+    big_blind: int
+    small_bet: int
+    big_bet: int
+    ante: int
+    bring_in: int
 
 
 def table_options(

@@ -37,6 +37,15 @@ def _ticks(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _pid(cluster, name: str) -> int:
+    """The process id of ``name`` in the started cluster (this file runs on either tree, so
+    it uses nothing of bench/ the other tree may lack)."""
+    pid = cluster.pid(name)
+    if pid is None:
+        raise RuntimeError(f"{name} is not running in this cluster")
+    return pid
+
+
 async def one_side(tables: int, seconds: float, watch: bool = False, spectators: int = 0,
                    think: str = "0-0") -> None:
     """In the side's own process: start, play, print one line of figures."""
@@ -55,7 +64,7 @@ async def one_side(tables: int, seconds: float, watch: bool = False, spectators:
             bots = [await create_and_seat(stub, TablePlan(f"ab{i}", "holdem", "fixed_limit",
                                                           {"small_bet": 10}), 6,
                                           cluster.sponsor()) for i in range(tables)]
-            pids = {n: cluster.pid(n) for n in NAMES}
+            pids = {n: _pid(cluster, n) for n in NAMES}
             before = {n: _ticks(p) for n, p in pids.items()}
             latencies: list[float] = []
             started = time.perf_counter()

@@ -67,10 +67,9 @@ async def _throughput(nodes: int, replicas: int, seconds: float, **cluster_kw) -
 async def _shard(shards: int, seconds: float, act: bool) -> dict:
     """On a fresh 3-node cluster: raw appends by TABLES writers over ``shards`` R3 streams;
     ``act``: that cluster runs with ``shards`` shards, bots at TABLES tables play on it."""
-    kw = {"shards": shards} if act else {}
     with tempfile.TemporaryDirectory(prefix="poker-bench-shards-") as tmp:
         cluster = LocalCluster(Path(tmp), base_port=None, nats_nodes=NODES,
-                               log_level="WARNING", **kw)
+                               log_level="WARNING", shards=shards if act else 1)
         await cluster.start()
         try:
             raw = await raw_repeats(cluster.nats_url, TABLES, _raw_seconds(seconds),
@@ -119,14 +118,19 @@ async def _failover_gap() -> dict:
                 seq, _ = await store.append("failover", b"x" * 300, seq, f"w{n}")
                 n += 1
             info = await store.nc.jsm().stream_info(STREAM)
+            leader = info.cluster.leader if info.cluster is not None else None
+            if leader is None:
+                raise RuntimeError(f"stream {STREAM} reports no leader to kill")
             killed_at = time.perf_counter()
-            cluster.kill_node(info.cluster.leader)
+            cluster.kill_node(leader)
             while True:
                 try:
                     seq, _ = await store.append("failover", b"x" * 300, seq, f"w{n}")
                     break
                 except AppendConflict:
-                    seq = (await store.last("failover")).seq  # our own retry had landed
+                    last = await store.last("failover")  # our own retry had landed
+                    assert last is not None  # (a conflict: the subject has a commit)
+                    seq = last.seq
                 except (StoreError, nats.errors.Error, asyncio.TimeoutError):
                     continue  # no leader yet: retry the same message id
             gap = time.perf_counter() - killed_at

@@ -56,7 +56,7 @@ def _holdem_runners(deals: list[tuple]) -> list[tuple[str, Callable, list]]:
         for h in hands:
             high_value(h)
 
-    runners = [("ours high_value (eval7 inside)", ours, deals)]
+    runners: list[tuple[str, Callable, list]] = [("ours high_value (eval7 inside)", ours, deals)]
     import eval7
 
     def eval7_raw(hands, ev=eval7.evaluate):
@@ -116,7 +116,7 @@ def _omaha_runners(deals: list[tuple]) -> list[tuple[str, Callable, list]]:
             omaha_low8_value(hole, board)
 
     split = [(d[:4], d[4:]) for d in deals]
-    runners = [("ours omaha high + low8", ours, split)]
+    runners: list[tuple[str, Callable, list]] = [("ours omaha high + low8", ours, split)]
     try:
         from pokerkit import OmahaEightOrBetterLowHand, OmahaHoldemHand
     except ImportError:

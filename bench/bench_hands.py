@@ -29,11 +29,12 @@ import statistics
 import time
 import warnings
 from collections.abc import Callable
+from typing import Unpack
 
 from shared.poker.cards import DECK, Card
 from shared.poker.driver import Dealer, check_call_policy, new_table, run_hand
 from shared.poker.events import HandEnded
-from shared.poker.options import TableOptions, table_options
+from shared.poker.options import Stakes, TableOptions, table_options
 
 REPEATS = 5
 DECKS = 200
@@ -46,22 +47,25 @@ GOALS = {"NT": 20.0, "FO/8": 50.0}
 
 
 def game_options(game: str) -> TableOptions:
-    common = dict(suit_order="bridge", rake_basis_points=0)
     if game == "NT":
-        return table_options("holdem", "no_limit", small_blind=1, big_blind=2, **common)
+        return _options("holdem", "no_limit", small_blind=1, big_blind=2)
     if game == "PO":
-        return table_options("omaha", "pot_limit", small_blind=1, big_blind=2, **common)
+        return _options("omaha", "pot_limit", small_blind=1, big_blind=2)
     if game == "FT":
-        return table_options("holdem", "fixed_limit", small_bet=2, big_bet=4, **common)
+        return _options("holdem", "fixed_limit", small_bet=2, big_bet=4)
     if game == "FO/8":
-        return table_options("omaha_hilo", "fixed_limit", small_bet=2, big_bet=4, **common)
+        return _options("omaha_hilo", "fixed_limit", small_bet=2, big_bet=4)
     if game == "F7S":
-        return table_options("stud", "fixed_limit", small_bet=10, big_bet=20, ante=1,
-                             bring_in=3, **common)
+        return _options("stud", "fixed_limit", small_bet=10, big_bet=20, ante=1, bring_in=3)
     if game == "F7S/8":
-        return table_options("stud_hilo", "fixed_limit", small_bet=10, big_bet=20, ante=1,
-                             bring_in=3, **common)
+        return _options("stud_hilo", "fixed_limit", small_bet=10, big_bet=20, ante=1,
+                        bring_in=3)
     raise ValueError(game)
+
+
+def _options(game: str, structure: str, **stakes: Unpack[Stakes]) -> TableOptions:
+    """The options every game is measured at: bridge suit order, no rake."""
+    return table_options(game, structure, suit_order="bridge", rake_basis_points=0, **stakes)
 
 
 def decks(n: int = DECKS, seed: int = 7) -> list[tuple[Card, ...]]:
@@ -106,6 +110,7 @@ def pokerkit_runner(game: str) -> Callable[[tuple[Card, ...]], tuple[int, ...]]:
             pk.Automation.CHIPS_PUSHING, pk.Automation.CHIPS_PULLING)
     o = game_options(game)
     mode = pk.Mode.TOURNAMENT
+    make: Callable[[tuple[int, ...], int], pk.State]
     if game == "NT":
         make = pk.NoLimitTexasHoldem(auto, True, 0, (o.small_blind, o.big_blind), o.big_blind,
                                      mode=mode)
@@ -144,6 +149,7 @@ def pokerkit_runner(game: str) -> Callable[[tuple[Card, ...]], tuple[int, ...]]:
                     state.deal_hole((card[next(top)],))
                 elif state.can_deal_board():
                     n = state.board_dealing_count
+                    assert n is not None  # (a board card is due: can_deal_board)
                     state.deal_board(tuple(card[next(top)] for _ in range(n)))
                 else:  # pragma: no cover - automatic mode covers every other step
                     raise RuntimeError("pokerkit waits for an operation we do not script")

@@ -109,7 +109,7 @@ async def measure(steps: tuple[int, ...], window_s: float, clients: int) -> list
             playing = asyncio.create_task(play_table(
                 stub, bots, 10**9, random.Random(1), think=ThinkTime.parse("200-400"),
                 watch=True))
-            table_pid = cluster.pid("table")
+            table_pid = cpu.running_pid(cluster, "table")
             held = 0
             for step in steps:
                 adding = step - held

@@ -98,22 +98,21 @@ def _client(host: str, port: int, first: int, count: int, conn) -> None:
     asyncio.run(run())
 
 
-class _TimedStub:
-    """The table service's stub as the bots use it, each Act after ``THINK_S`` of thought
-    and the wall-clock time its reply came back kept by the view's version."""
+def _time_acts(stub) -> dict[int, float]:
+    """Make the table service's ``stub`` act as the bots use it: each Act after ``THINK_S``
+    of thought. Returns where the wall-clock time each reply came back is kept, by the
+    view's version."""
+    acted: dict[int, float] = {}
+    act = stub.Act
 
-    def __init__(self, stub) -> None:
-        self._stub = stub
-        self.acted: dict[int, float] = {}
-
-    def __getattr__(self, name: str):
-        return getattr(self._stub, name)
-
-    async def Act(self, request, **kwargs):
+    async def timed(request, **kwargs):
         await asyncio.sleep(THINK_S)
-        reply = await self._stub.Act(request, **kwargs)
-        self.acted[reply.view.version] = time.time()
+        reply = await act(request, **kwargs)
+        acted[reply.view.version] = time.time()
         return reply
+
+    stub.Act = timed
+    return acted
 
 
 def _watchers(metrics_port: int) -> float:
@@ -142,7 +141,8 @@ async def measure(window_s: float) -> dict:
         channel = cluster.channel("table")
         procs, pipes, bots_task = [], [], None
         try:
-            stub = _TimedStub(table_pb2_grpc.TableServiceStub(channel))
+            stub = table_pb2_grpc.TableServiceStub(channel)
+            acted_at = _time_acts(stub)
             bots = await create_and_seat(stub, TablePlan(TABLE, "holdem", "fixed_limit",
                                                          {"small_bet": 10}),
                                          SEATS, cluster.sponsor())
@@ -163,11 +163,14 @@ async def measure(window_s: float) -> dict:
                 _, lost = await asyncio.to_thread(pipe.recv)
                 failed += lost
             opened_s = time.perf_counter() - opened_s
-            pids = {"web": cluster.pid("web"), "table": cluster.pid("table"),
-                    **{f"client-{k}": proc.pid for k, proc in enumerate(procs)}}
+            pids = {"web": cpu.running_pid(cluster, "web"),
+                    "table": cpu.running_pid(cluster, "table")}
+            for k, proc in enumerate(procs):
+                assert proc.pid is not None  # (started above)
+                pids[f"client-{k}"] = proc.pid
             bots_task = asyncio.create_task(play(stub, bots, 10**6, random.Random(7)))
             await asyncio.sleep(1.0)  # the first hand under way
-            stub.acted.clear()
+            acted_at.clear()
             watchers: list[float] = []
             cpu0, t0 = cpu.sample(pids), time.time()
             while time.time() - t0 < window_s:
@@ -175,7 +178,7 @@ async def measure(window_s: float) -> dict:
                                                         cluster.metrics_ports["table"]))
                 await asyncio.sleep(0.5)
             cpu1, t1 = cpu.sample(pids), time.time()
-            acted = dict(stub.acted)
+            acted = dict(acted_at)
             await stop_tasks([bots_task])
             await asyncio.sleep(DRAIN_S)
             arrivals: list[dict[int, tuple[float, float]]] = []

@@ -57,6 +57,15 @@ def cluster_pids(cluster) -> dict[str, int]:
     return {name: pid for name, pid in pids.items() if pid is not None}
 
 
+def running_pid(cluster, name: str) -> int:
+    """The process id of ``name`` in a started ``LocalCluster``; RuntimeError if it has none
+    (not started, or stopped)."""
+    pid = cluster.pid(name)
+    if pid is None:
+        raise RuntimeError(f"{name} is not running in this cluster")
+    return pid
+
+
 def sample(pids: Mapping[str, int]) -> dict[str, float]:
     """CPU seconds so far of every process in ``pids``, and of this one as "client"."""
     out = {name: s for name, pid in pids.items() if (s := cpu_seconds(pid)) is not None}

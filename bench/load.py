@@ -15,6 +15,7 @@ import random
 import statistics
 import time
 from collections.abc import Iterable, Sequence
+from typing import TypedDict
 
 from . import cpu
 
@@ -24,6 +25,16 @@ DEFAULT_LOADS = (1, 2, 5, 10, 20, 50, 100)
 #: what an HdrHistogram of latencies covers: 1 µs to 60 s, 3 significant digits
 HDR_RANGE_US = (1, 60_000_000, 3)
 PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9))
+
+
+class Window(TypedDict):
+    """One measurement window of :func:`act_load`: actions, seconds, actions per second,
+    CPU milliseconds per action by process."""
+
+    actions: int
+    elapsed: float
+    per_s: float
+    cpu_ms: dict[str, float]
 
 
 # --- settings ------------------------------------------------------------------------------
@@ -177,7 +188,7 @@ async def act_load(cluster, tables: int, seconds: float, seed: int, windows: int
         while len(latencies) < 2 * tables and time.perf_counter() < deadline:
             await asyncio.sleep(0.1)
         first = len(latencies)
-        rows = []
+        rows: list[Window] = []
         for _ in range(windows):
             n0, c0, t0 = len(latencies), cpu.sample(pids), time.perf_counter()
             await asyncio.sleep(seconds)  # the bots act meanwhile

@@ -1,6 +1,6 @@
 # make install: .venv with the project and its dependencies (.venv/bin/pokerctl is the CLI)
-# make lint:    install, then ruff (pyflakes, bugbear, import order) and mypy (shared/; strict on
-#               shared/poker), both configured in pyproject.toml
+# make lint:    install, then ruff (pyflakes, bugbear, import order) and mypy (shared/, services/,
+#               bench/; strict on shared/poker), both configured in pyproject.toml
 # make test:    install, lint, Debian's chromium and kubectl if missing, then every test
 # make unit:    install, then the unit tests only (about a minute; no lint, no apt-get)
 # make demo:    install, then bots play hands of every game and the audit is printed

@@ -18,9 +18,11 @@ from shared.infra.repository import (
     CorruptLog,
     LoadedTable,
     TableRepository,
+    UnknownTable,
     build_commit,
     digest,
     fold_commit,
+    on_table,
 )
 from shared.poker import decide as D
 from shared.poker import events as E
@@ -150,6 +152,16 @@ async def test_a_command_id_seen_before_returns_the_original_outcome(repo, store
     assert again.duplicate and again.events == 0 and again.version == first.version
     assert len(calls) == 1  # answered from the command index: not decided again
     assert (await store.last(TID)).seq == first.version
+
+
+async def test_a_decision_on_a_table_that_is_not_there_is_unknown_table(repo, store):
+    with pytest.raises(UnknownTable, match="there is no table 'nope'"):
+        await repo.execute("nope", "start", digest("start"), on_table("nope", T.start_next_hand))
+    assert await store.last("nope") is None  # nothing appended
+    await create(repo)
+    outcome = await repo.execute(TID, "out-2", digest("out", 2),
+                                 on_table(TID, lambda t: T.sit_out(t, 2, True)))
+    assert outcome.events == 1  # a table that is there: the decision decides
 
 
 async def test_a_command_id_is_answered_after_the_duplicate_window(nats_server):

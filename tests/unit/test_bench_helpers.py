@@ -51,6 +51,16 @@ def test_cluster_pids_names_the_services_and_each_nats_node():
     assert cpu.cluster_pids(Cluster()) == {"table": 10, "dealer": 11, "dealer-2": 12}
 
 
+def test_a_process_that_is_not_running_is_refused_by_name_not_measured_as_none():
+    class Cluster:
+        def pid(self, name):
+            return {"table": 10}.get(name)
+
+    assert cpu.running_pid(Cluster(), "table") == 10
+    with pytest.raises(RuntimeError, match="web is not running in this cluster"):
+        cpu.running_pid(Cluster(), "web")
+
+
 def test_cpu_per_action_and_its_totals():
     before = {"table": 1.0, "nats": 2.0, "client": 0.5, "gone": 1.0}
     after = {"table": 1.3, "nats": 2.1, "client": 0.7}

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from shared.phh.parse import PHHError, load
 from shared.phh.replay import plain, replay
 
-from .failures import FAILED, OK, USAGE
+from .exitcodes import FAILED, OK, USAGE
 
 if TYPE_CHECKING:  # (the engine is imported where it is used)
     from shared.poker.options import Stakes

@@ -30,15 +30,11 @@ from dataclasses import dataclass
 from typing import cast
 
 from shared.history import phh, pokerstars, to_json
-from shared.history.record import HandRecord
+from shared.history.record import HandRecord, HandSplitter
 from shared.infra.eventstore import Stored
 from shared.infra.repository import CorruptLog, LoadedTable, fold_commit, read_commit
-from shared.poker import events as E
 from shared.poker.options import TableOptions
 
-#: events that happen inside a hand besides the hand events proper (record.py's rule)
-IN_HAND = E.HAND_EVENTS + (E.PlayerTimedOut, E.PlayerLeaving, E.PlayerDisconnected,
-                           E.PlayerReconnected)
 #: the tables whose hands are kept, and the bytes of their records (pickled) in all
 MAX_TABLES = 256
 MAX_RECORD_BYTES = 48 * 1024 * 1024
@@ -104,19 +100,18 @@ class TableHands:
         self.seq = 0  # the stream sequence of the last commit folded
         self.commits = 0
         self.broken: str | None = None  # why the log stopped checking, at the commit after
-        self.options: TableOptions | None = None
-        self.names: dict[int, str] = {}
-        self.current: list[object] | None = None  # the last hand's events so far
-        self.started: int | None = None
-        self.start_seq: int | None = None
-        self.hand_names: dict[int, str] = {}
+        self.split = HandSplitter(table_id)  # who sits where, the running hand's events
         self.done: dict[int, bytes] = {}  # final hands' records, pickled, oldest first
         self.bytes = 0
         self.dropped_to = 0  # final hands up to this one are no longer kept here
 
     @property
     def last_hand(self) -> int:
-        return cast(E.HandStarted, self.current[0]).hand_no if self.current else 0
+        return self.split.hand_no
+
+    @property
+    def options(self) -> TableOptions | None:
+        return self.split.options
 
     async def catch_up(self, read_after: ReadAfter) -> None:
         """Fold the commits the log holds after the last folded (giving the event loop back
@@ -147,37 +142,17 @@ class TableHands:
                         stored.log_position)
 
     def _event(self, e: object, at_ms: int | None, seq: int) -> None:
-        """shared/history/record.hands, one event at a time."""
-        if isinstance(e, E.TableCreated):
-            self.options = e.options
-        elif isinstance(e, E.PlayerSeated) or isinstance(e, E.BuyInRequested) and not e.top_up:
-            self.names[e.seat] = e.name or e.player_id
-        elif isinstance(e, E.PlayerLeft):
-            self.names.pop(e.seat, None)
-        if isinstance(e, E.HandStarted):
-            self._close()
-            self.current, self.started, self.start_seq = [e], at_ms, seq
-            self.hand_names = {p.seat: self.names.get(p.seat, f"Seat {p.seat}")
-                               for p in e.players}
-        elif self.current is not None and isinstance(e, IN_HAND):
-            self.current.append(e)
+        closed = self.split.feed(e, at_ms, seq)
+        if closed is not None:
+            self._keep(closed)
 
     def running_record(self) -> HandRecord | None:
         """The last hand's record as the log has it so far."""
-        if not self.current:
-            return None
-        if self.options is None:
-            raise ValueError("the log has no TableCreated event")
-        start = cast(E.HandStarted, self.current[0])
-        return HandRecord(self.table_id, self.options, start.hand_no, start.button,
-                          dict(self.hand_names), tuple(self.current), self.started,
-                          self.start_seq)
+        return self.split.running()
 
-    def _close(self) -> None:
-        """The last hand is final (the next starts): kept, if wanted and shown."""
-        record = self.running_record()
-        self.current = None
-        if record is None or record.options.private or not self.keep(record.hand_no):
+    def _keep(self, record: HandRecord) -> None:
+        """A final hand (the next started): kept, if wanted and shown."""
+        if record.options.private or not self.keep(record.hand_no):
             return
         data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
         self.done[record.hand_no] = data

@@ -17,8 +17,8 @@ from shared.poker import events as E
 from shared.poker.options import TableOptions
 
 #: events that happen inside a hand besides the hand events proper
-_IN_HAND = E.HAND_EVENTS + (E.PlayerTimedOut, E.PlayerLeaving, E.PlayerDisconnected,
-                            E.PlayerReconnected)
+IN_HAND = E.HAND_EVENTS + (E.PlayerTimedOut, E.PlayerLeaving, E.PlayerDisconnected,
+                           E.PlayerReconnected)
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,62 @@ class HandRecord:
         return self.names.get(seat) or f"Seat {seat}"
 
 
+class HandSplitter:
+    """A table's events, one at a time, into hand records: who sits where (their printed
+    names and player ids), and the events of the hand running. :func:`hands` splits a whole
+    log with it; the web's incremental hand pages (services/web/hands.py) feed it a commit at a
+    time. ``options``/``table_id`` stand in for a missing TableCreated."""
+
+    def __init__(self, table_id: str = "", options: TableOptions | None = None) -> None:
+        self.table_id, self.options = table_id, options
+        self.names: dict[int, str] = {}
+        self.ids: dict[int, str] = {}
+        self.current: list[object] | None = None  # the running hand's events so far
+        self.started: int | None = None
+        self.seq: int | None = None
+        self.hand_names: dict[int, str] = {}
+        self.hand_ids: dict[int, str] = {}
+
+    @property
+    def hand_no(self) -> int:
+        """The running (or last) hand's number; 0 before the first."""
+        return cast(E.HandStarted, self.current[0]).hand_no if self.current else 0
+
+    def feed(self, e: object, at_ms: int | None = None, seq: int | None = None
+             ) -> HandRecord | None:
+        """Take one event (``at_ms``: its time, ``seq``: its commit's stream sequence); the
+        record of the hand it ends, when it starts the next."""
+        closed = None
+        if isinstance(e, E.TableCreated):
+            self.options, self.table_id = e.options, e.table_id
+        elif isinstance(e, E.PlayerSeated) or isinstance(e, E.BuyInRequested) and not e.top_up:
+            self.names[e.seat] = e.name or e.player_id
+            self.ids[e.seat] = e.player_id
+        elif isinstance(e, E.PlayerLeft):
+            self.names.pop(e.seat, None)
+            self.ids.pop(e.seat, None)
+        if isinstance(e, E.HandStarted):
+            closed = self.running()
+            self.current, self.started, self.seq = [e], at_ms, seq
+            self.hand_names = {p.seat: self.names.get(p.seat, f"Seat {p.seat}")
+                               for p in e.players}
+            self.hand_ids = {p.seat: self.ids[p.seat] for p in e.players if p.seat in self.ids}
+        elif self.current is not None and isinstance(e, IN_HAND):
+            self.current.append(e)
+        return closed
+
+    def running(self) -> HandRecord | None:
+        """The running hand's record as the events so far have it (None before a hand)."""
+        if not self.current:
+            return None
+        if self.options is None:
+            raise ValueError("the log has no TableCreated event: pass options=")
+        start = cast(E.HandStarted, self.current[0])  # a hand's events open with it
+        return HandRecord(self.table_id, self.options, start.hand_no, start.button,
+                          dict(self.hand_names), tuple(self.current), self.started, self.seq,
+                          players=dict(self.hand_ids))
+
+
 def hands(events: Iterable[object], at_ms: Sequence[int | None] | None = None,
           *, seqs: Sequence[int | None] | None = None, options: TableOptions | None = None,
           table_id: str = "") -> list[HandRecord]:
@@ -62,39 +118,7 @@ def hands(events: Iterable[object], at_ms: Sequence[int | None] | None = None,
     seqs = list(seqs) if seqs is not None else [None] * len(events)
     if len(seqs) != len(events):
         raise ValueError("seqs must give one sequence per event")
-    names: dict[int, str] = {}
-    ids: dict[int, str] = {}
-    out: list[HandRecord] = []
-    current: list[object] | None = None
-    started: int | None = None
-    seq: int | None = None
-    hand_names: dict[int, str] = {}
-    hand_ids: dict[int, str] = {}
-
-    def close() -> None:
-        if current:
-            if options is None:
-                raise ValueError("the log has no TableCreated event: pass options=")
-            start = cast(E.HandStarted, current[0])  # a hand's events open with it
-            out.append(HandRecord(table_id, options, start.hand_no, start.button,
-                                  dict(hand_names), tuple(current), started, seq,
-                                  players=dict(hand_ids)))
-
-    for e, t, q in zip(events, times, seqs):
-        if isinstance(e, E.TableCreated):
-            options, table_id = e.options, e.table_id
-        elif isinstance(e, E.PlayerSeated) or isinstance(e, E.BuyInRequested) and not e.top_up:
-            names[e.seat] = e.name or e.player_id
-            ids[e.seat] = e.player_id
-        elif isinstance(e, E.PlayerLeft):
-            names.pop(e.seat, None)
-            ids.pop(e.seat, None)
-        if isinstance(e, E.HandStarted):
-            close()
-            current, started, seq = [e], t, q
-            hand_names = {p.seat: names.get(p.seat, f"Seat {p.seat}") for p in e.players}
-            hand_ids = {p.seat: ids[p.seat] for p in e.players if p.seat in ids}
-        elif current is not None and isinstance(e, _IN_HAND):
-            current.append(e)
-    close()
-    return out
+    split = HandSplitter(table_id, options)
+    out = [r for e, t, q in zip(events, times, seqs) if (r := split.feed(e, t, q)) is not None]
+    last = split.running()
+    return out + ([last] if last is not None else [])

@@ -1,0 +1,230 @@
+"""The director's decisions: each returns the events to append, or raises IllegalAction with
+a reason the caller can act on. The caller passes the time, each draw's seed (committed
+before, :mod:`.draw`) and the tables' last big blinds; nothing here reads a clock or a random
+source."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from ..errors import IllegalAction
+from . import events as E
+from .balance import (
+    TableSeats,
+    balance,
+    break_table,
+    breakable,
+    first_seating,
+    late_seat,
+    tables_needed,
+)
+from .draw import commitment
+from .payouts import prize_pool, prizes, shares_for
+from .ranking import placings
+from .state import EntryStatus, Status, TournamentState
+from .structure import Kind, Structure, late_registration_open, level_at
+
+TOURNAMENT_ID = re.compile(r"[A-Za-z0-9_-]{1,48}")
+TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def create(state: TournamentState | None, tournament_id: str, structure: Structure,
+           name: str, now_ms: int) -> list[E.TournamentEvent]:
+    if state is not None:
+        raise IllegalAction(f"tournament {tournament_id} already exists")
+    if not TOURNAMENT_ID.fullmatch(tournament_id):
+        raise IllegalAction("a tournament id is 1 to 48 letters, digits, '-' or '_'")
+    return [E.TournamentCreated(tournament_id, structure, name, now_ms)]
+
+
+def _registration_open(s: TournamentState) -> bool:
+    if s.status is Status.REGISTERING:
+        return True
+    return (s.status is Status.RUNNING and not s.registration_closed
+            and late_registration_open(s.structure, s.level))
+
+
+def register(s: TournamentState, player: str, token_digest: str,
+             name: str) -> list[E.TournamentEvent]:
+    """An entry (or a re-entry, for a busted player while late registration is open)."""
+    if not TOKEN_SHA256.fullmatch(token_digest):
+        raise IllegalAction("the seat token's SHA-256 is 64 lowercase hex digits")
+    if not _registration_open(s):
+        raise IllegalAction(f"registration for {s.tournament_id} is closed")
+    latest = s.latest(player)
+    if latest is not None and latest.status in (EntryStatus.REQUESTED, EntryStatus.PAID):
+        raise IllegalAction(f"{player} is already registered")
+    bought = sum(e.player_id == player and e.status in (EntryStatus.PAID, EntryStatus.BUSTED)
+                 for e in s.entries)
+    if bought >= s.structure.max_entries:
+        raise IllegalAction(f"{player} has had {bought} of the {s.structure.max_entries} "
+                            f"entries allowed")
+    taken = sum(e.status in (EntryStatus.REQUESTED, EntryStatus.PAID, EntryStatus.BUSTED)
+                for e in s.entries)
+    if taken >= s.structure.max_players:
+        raise IllegalAction(f"the field is full ({s.structure.max_players} entries)")
+    entry_no = latest.entry_no + 1 if latest is not None else 1
+    return [E.EntryRequested(player, entry_no, token_digest, name)]
+
+
+def settle_entry(s: TournamentState, player: str, entry_no: int, paid: bool,
+                 reason: str = "") -> list[E.TournamentEvent]:
+    """The wallet's answer to an entry's debit."""
+    if s.entry(player, entry_no).status is not EntryStatus.REQUESTED:
+        return []
+    if paid:
+        return [E.EntryPaid(player, entry_no)]
+    return [E.EntryRefused(player, entry_no, reason or "the wallet refused the buy-in")]
+
+
+def unregister(s: TournamentState, player: str) -> list[E.TournamentEvent]:
+    """Withdraw a paid entry before the start: the buy-in and fee are refunded."""
+    e = s.latest(player)
+    if e is None or e.status is not EntryStatus.PAID:
+        raise IllegalAction(f"{player} has no paid entry in {s.tournament_id}")
+    if s.status is not Status.REGISTERING:
+        raise IllegalAction("the tournament has started: entries stand")
+    return [E.Unregistered(player, e.entry_no)]
+
+
+def cancel(s: TournamentState, reason: str) -> list[E.TournamentEvent]:
+    """Cancel before the start: every paid entry is refunded."""
+    if s.status is not Status.REGISTERING:
+        raise IllegalAction("only a tournament that has not started can be cancelled")
+    return [*(E.Unregistered(e.player_id, e.entry_no) for e in s.in_field()),
+            E.TournamentCancelled(reason)]
+
+
+def commit_seed(s: TournamentState, seed: bytes) -> list[E.TournamentEvent]:
+    if s.pending_commitment:
+        raise IllegalAction("a committed seed is waiting for its draw")
+    return [E.SeedCommitted(s.draws + 1, commitment(seed))]
+
+
+def ready_to_start(s: TournamentState) -> bool:
+    """A sit-and-go starts when full (every buy-in settled)."""
+    return (s.status is Status.REGISTERING and s.structure.kind is Kind.SIT_AND_GO
+            and s.paid_entries() >= s.structure.max_players
+            and not any(e.status is EntryStatus.REQUESTED for e in s.entries))
+
+
+def start(s: TournamentState, seed: bytes, table_ids: Sequence[str],
+          now_ms: int) -> list[E.TournamentEvent]:
+    """The first seating at ``table_ids`` (as many as :func:`tables_for_start`), level 1;
+    registration closes now unless it stays open for late levels."""
+    if s.status is not Status.REGISTERING:
+        raise IllegalAction(f"tournament {s.tournament_id} has already started")
+    field = [e.player_id for e in s.in_field()]
+    if len(field) < s.structure.min_players:
+        raise IllegalAction(f"{len(field)} entries: it needs at least "
+                            f"{s.structure.min_players}")
+    if any(e.status is EntryStatus.REQUESTED for e in s.entries):
+        raise IllegalAction("a buy-in is being settled with the wallet: try again")
+    if len(table_ids) != tables_for_start(s):
+        raise IllegalAction(f"the start needs {tables_for_start(s)} tables")
+    per_table = s.structure.seats_per_table
+    seatings = first_seating(field, [(t, per_table) for t in table_ids], seed)
+    out: list[E.TournamentEvent] = [E.TournamentStarted(now_ms)]
+    out += [E.TableOpened(t, per_table) for t in table_ids]
+    out += [E.PlayersSeated(s.draws, seed.hex(), seatings), E.LevelStarted(0, now_ms)]
+    if not s.structure.late_levels:
+        out.append(_close(s))
+    return out
+
+
+def tables_for_start(s: TournamentState) -> int:
+    return tables_needed(len(s.in_field()), s.structure.seats_per_table)
+
+
+def _close(s: TournamentState) -> E.RegistrationClosed:
+    entries = s.paid_entries()
+    pool = prize_pool(entries, s.structure.buy_in, s.structure.guarantee)
+    return E.RegistrationClosed(entries, pool, prizes(pool, shares_for(entries)))
+
+
+def next_level(s: TournamentState, now_ms: int) -> list[E.TournamentEvent]:
+    """The level due at ``now_ms`` when it is not the current one (it applies from each
+    table's next hand), and the close of registration when late registration ends."""
+    if s.status is not Status.RUNNING:
+        return []
+    due, _ = level_at(s.structure, now_ms - s.started_ms)
+    out: list[E.TournamentEvent] = []
+    if due > s.level:
+        out.append(E.LevelStarted(due, now_ms))
+    if not s.registration_closed and not late_registration_open(s.structure, due):
+        out.append(_close(s))
+    return out
+
+
+def seat_late(s: TournamentState, player: str, seed: bytes,
+              tables: Sequence[TableSeats]) -> list[E.TournamentEvent]:
+    """A seat for a paid entry that has none (late registration, re-entry)."""
+    e = s.latest(player)
+    if e is None or e.status is not EntryStatus.PAID or e.table_id:
+        raise IllegalAction(f"{player} has no entry waiting for a seat")
+    return [E.PlayersSeated(s.draws, seed.hex(), (late_seat(tables, player, seed),))]
+
+
+def needs_break(s: TournamentState) -> bool:
+    return bool(breakable(s.live_tables()))
+
+
+def rebalance(s: TournamentState, big_blinds: Mapping[str, int],
+              seed: bytes | None) -> list[E.TournamentEvent]:
+    """Break a table (``seed``: the draw committed for it) when the others can seat its
+    players, else balance; [] when the tables are balanced. ``big_blinds``: each table's last
+    big blind (from its log)."""
+    tables = [t.evolve(last_big_blind=big_blinds.get(t.table_id, 0)) for t in s.live_tables()]
+    if breakable(tables):
+        if seed is None:
+            raise IllegalAction("breaking a table needs a committed seed")
+        broken, moves = break_table(tables, seed)
+        return [E.PlayersMoved(moves, broken, s.draws, seed.hex())]
+    moves = balance(tables)
+    return [E.PlayersMoved(moves)] if moves else []
+
+
+def hand_for_hand(s: TournamentState) -> bool:
+    """On the bubble (one entry more than the places paid) at more than one table: every
+    table waits for the others before its next hand."""
+    return (s.registration_closed and len(s.live_tables()) > 1
+            and len(s.in_field()) == len(s.prizes) + 1)
+
+
+def eliminate(s: TournamentState, table_id: str, hand_no: int,
+              busts: Sequence[tuple[str, int]], now_ms: int) -> list[E.TournamentEvent]:
+    """``busts``: (player, stack at the hand's start) of those the hand left without chips;
+    then the prizes their places (and the winner's, if one is left) earn."""
+    if not busts:
+        return []
+    seated = {p for _, p in s.table(table_id).players}
+    out: list[E.TournamentEvent] = []
+    bust_list = []
+    for player, start_stack in busts:
+        e = s.latest(player)
+        if player not in seated or e is None or e.status is not EntryStatus.PAID:
+            raise IllegalAction(f"{player} is not in the field at {table_id}")
+        bust_list.append(E.Bust(player, e.entry_no, start_stack))
+    out.append(E.PlayersEliminated(table_id, hand_no, tuple(bust_list)))
+    return out
+
+
+def prizes_due(s: TournamentState, now_ms: int) -> list[E.TournamentEvent]:
+    """The prizes of places decided and not yet asked for, and the end when one is left."""
+    asked = {(p.player_id, p.entry_no) for p in s.prize_requests}
+    out: list[E.TournamentEvent] = [
+        E.PrizeRequested(p.player_id, p.entry_no, p.place, p.prize) for p in placings(s)
+        if p.prize and (p.player_id, p.entry_no) not in asked]
+    left = s.in_field()
+    if (s.status is Status.RUNNING and s.registration_closed and len(left) == 1):
+        out.append(E.TournamentFinished(left[0].player_id, now_ms))
+    return out
+
+
+def prize_paid(s: TournamentState, player: str, entry_no: int) -> list[E.TournamentEvent]:
+    return [] if s.entry(player, entry_no).prize_paid else [E.PrizePaid(player, entry_no)]
+
+
+def refund_paid(s: TournamentState, player: str, entry_no: int) -> list[E.TournamentEvent]:
+    return [] if s.entry(player, entry_no).refunded else [E.RefundPaid(player, entry_no)]

@@ -1,0 +1,157 @@
+"""The director's events: facts in the past tense, frozen. A tournament's state is their fold.
+
+Money sagas (the wallet's debits and credits) are a pair each: the request, appended before
+the wallet is asked (its idempotency key derives from the tournament, the player and the
+entry or place), then its outcome. A director that dies between the two asks again with the
+same key: the wallet moves the money once.
+"""
+
+from __future__ import annotations
+
+from ..evolve import Value, value
+from .balance import Move, Seating
+from .structure import Structure
+
+
+@value
+class TournamentCreated(Value):
+    tournament_id: str
+    structure: Structure
+    name: str
+    created_ms: int
+
+
+@value
+class EntryRequested(Value):
+    """A registration (or re-entry): buy-in and fee asked of the player's wallet."""
+
+    player_id: str
+    entry_no: int  # 1, then 2 for a re-entry, ...
+    token_digest: str  # the SHA-256 of the seat token the player made: every seat uses it
+    name: str
+
+
+@value
+class EntryPaid(Value):
+    player_id: str
+    entry_no: int
+
+
+@value
+class EntryRefused(Value):
+    player_id: str
+    entry_no: int
+    reason: str
+
+
+@value
+class Unregistered(Value):
+    """A paid entry withdrawn before its seat (or the tournament cancelled): refund owed."""
+
+    player_id: str
+    entry_no: int
+
+
+@value
+class RefundPaid(Value):
+    player_id: str
+    entry_no: int
+
+
+@value
+class SeedCommitted(Value):
+    draw_no: int
+    commitment: str  # SHA-256 of the seed (hex)
+
+
+@value
+class TableOpened(Value):
+    table_id: str
+    max_seats: int
+
+
+@value
+class PlayersSeated(Value):
+    """The random seating of a draw (first seating or a late registrant): the seed revealed."""
+
+    draw_no: int
+    seed: str  # hex
+    seatings: tuple[Seating, ...]
+
+
+@value
+class TournamentStarted(Value):
+    started_ms: int
+
+
+@value
+class LevelStarted(Value):
+    level: int  # index into the structure's levels
+    at_ms: int
+
+
+@value
+class RegistrationClosed(Value):
+    """The payouts locked: the field, the pool (buy-ins or the guarantee) and the prizes."""
+
+    entries: int
+    pool: int
+    prizes: tuple[int, ...]
+
+
+@value
+class PlayersMoved(Value):
+    """Balancing moves, or a table broken (``broken`` names it; ``seed`` revealed)."""
+
+    moves: tuple[Move, ...]
+    broken: str = ""
+    draw_no: int = 0
+    seed: str = ""
+
+
+@value
+class Bust(Value):
+    player_id: str
+    entry_no: int
+    start_stack: int  # at the start of the hand that eliminated them
+
+
+@value
+class PlayersEliminated(Value):
+    """One hand's eliminations (hand-for-hand: one round's, across tables)."""
+
+    table_id: str
+    hand_no: int
+    busts: tuple[Bust, ...]
+
+
+@value
+class PrizeRequested(Value):
+    player_id: str
+    entry_no: int
+    place: int
+    amount: int
+
+
+@value
+class PrizePaid(Value):
+    player_id: str
+    entry_no: int
+
+
+@value
+class TournamentFinished(Value):
+    winner: str
+    at_ms: int
+
+
+@value
+class TournamentCancelled(Value):
+    reason: str
+
+
+TournamentEvent = (TournamentCreated | EntryRequested | EntryPaid | EntryRefused | Unregistered
+                   | RefundPaid | SeedCommitted | TableOpened | PlayersSeated
+                   | TournamentStarted | LevelStarted | RegistrationClosed | PlayersMoved
+                   | PlayersEliminated | PrizeRequested | PrizePaid | TournamentFinished
+                   | TournamentCancelled)

@@ -1,0 +1,47 @@
+"""Places and prizes (TDA rule 12: players eliminated in the same hand are ranked by the
+chips each had at the start of that hand; equal stacks tie and share the prizes of the places
+they take).
+
+Places count from the field when registration closed: the first entries out take the last
+places. Re-entries are entries: a player may hold a place for each.
+"""
+
+from __future__ import annotations
+
+from ..evolve import Value, value
+from .payouts import tied_prizes
+from .state import EntryStatus, TournamentState
+
+
+@value
+class Placing(Value):
+    player_id: str
+    entry_no: int
+    place: int
+    prize: int
+
+
+def placings(state: TournamentState) -> list[Placing]:
+    """Every entry out so far with its place and prize (and the winner's, when finished);
+    empty until registration closes (until then the field, and so the places, may grow)."""
+    if not state.registration_closed:
+        return []
+    out: list[Placing] = []
+    out_before = 0
+    field = state.paid_entries()
+    for hand in state.busts:
+        busts = sorted(hand.busts, key=lambda b: -b.start_stack)
+        best = field - out_before - len(busts) + 1
+        i = 0
+        while i < len(busts):
+            tied = [b for b in busts[i:] if b.start_stack == busts[i].start_stack]
+            shares = tied_prizes(state.prizes, best + i, sorted(b.player_id for b in tied))
+            out += [Placing(b.player_id, b.entry_no, best + i, shares[b.player_id])
+                    for b in tied]
+            i += len(tied)
+        out_before += len(busts)
+    left = [e for e in state.entries if e.status is EntryStatus.PAID]
+    if len(left) == 1:
+        out.append(Placing(left[0].player_id, left[0].entry_no, 1,
+                           state.prizes[0] if state.prizes else 0))
+    return out

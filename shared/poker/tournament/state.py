@@ -1,0 +1,204 @@
+"""A tournament's state, the fold of its events (:func:`apply`), and the queries on it."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+
+from ..errors import InvalidEvent
+from ..evolve import Value, value
+from . import events as E
+from .balance import TableSeats
+from .draw import check_reveal
+from .structure import Structure
+
+
+class Status(enum.Enum):
+    REGISTERING = "registering"
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+class EntryStatus(enum.Enum):
+    REQUESTED = "requested"  # buy-in asked of the wallet
+    PAID = "paid"  # in the field (seated or waiting for a seat)
+    REFUSED = "refused"  # the wallet refused: never in the field
+    WITHDRAWN = "withdrawn"  # unregistered or cancelled: refunded (or refund owed)
+    BUSTED = "busted"
+
+
+@value
+class Entry(Value):
+    player_id: str
+    entry_no: int
+    token_digest: str
+    name: str
+    status: EntryStatus = EntryStatus.REQUESTED
+    table_id: str = ""
+    seat: int = 0
+    refunded: bool = False
+    prize_paid: bool = False
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.player_id, self.entry_no
+
+
+@value
+class TournamentState(Value):
+    tournament_id: str
+    structure: Structure
+    name: str
+    created_ms: int
+    status: Status = Status.REGISTERING
+    entries: tuple[Entry, ...] = ()
+    tables: tuple[TableSeats, ...] = ()
+    level: int = -1  # -1: not started
+    level_started_ms: int = 0
+    started_ms: int = 0
+    draws: int = 0  # seeds committed so far
+    pending_commitment: str = ""  # the last seed committed, not yet revealed
+    registration_closed: bool = False
+    pool: int = 0
+    prizes: tuple[int, ...] = ()
+    busts: tuple[E.PlayersEliminated, ...] = ()
+    prize_requests: tuple[E.PrizeRequested, ...] = ()
+    winner: str = ""
+
+    def entry(self, player_id: str, entry_no: int) -> Entry:
+        for e in self.entries:
+            if e.key == (player_id, entry_no):
+                return e
+        raise InvalidEvent(f"no entry {entry_no} of {player_id!r}")
+
+    def latest(self, player_id: str) -> Entry | None:
+        mine = [e for e in self.entries if e.player_id == player_id]
+        return mine[-1] if mine else None
+
+    def in_field(self) -> list[Entry]:
+        """Paid entries not busted: seated or waiting for a seat."""
+        return [e for e in self.entries if e.status is EntryStatus.PAID]
+
+    def paid_entries(self) -> int:
+        """Entries that bought in and were not withdrawn (the field for the payouts)."""
+        return sum(e.status in (EntryStatus.PAID, EntryStatus.BUSTED) for e in self.entries)
+
+    def table(self, table_id: str) -> TableSeats:
+        for t in self.tables:
+            if t.table_id == table_id:
+                return t
+        raise InvalidEvent(f"no table {table_id!r} in this tournament")
+
+    def live_tables(self) -> list[TableSeats]:
+        return [t for t in self.tables if t.players]
+
+
+def _with_entry(s: TournamentState, e: Entry) -> TournamentState:
+    return s.evolve(entries=tuple(e if x.key == e.key else x for x in s.entries))
+
+
+def _with_table(s: TournamentState, t: TableSeats) -> TournamentState:
+    return s.evolve(tables=tuple(t if x.table_id == t.table_id else x for x in s.tables))
+
+
+def _seat(s: TournamentState, player: str, table_id: str, seat: int) -> TournamentState:
+    e = s.latest(player)
+    if e is None or e.status is not EntryStatus.PAID:
+        raise InvalidEvent(f"{player!r} has no entry in the field to seat")
+    t = s.table(table_id)
+    if seat in dict(t.players) or seat not in range(1, t.max_seats + 1):
+        raise InvalidEvent(f"seat {seat} at {table_id} is not free")
+    s = _with_table(s, t.with_player(seat, player))
+    return _with_entry(s, e.evolve(table_id=table_id, seat=seat))
+
+
+def _unseat(s: TournamentState, e: Entry) -> TournamentState:
+    if e.table_id:
+        s = _with_table(s, s.table(e.table_id).without_seat(e.seat))
+    return s
+
+
+def _reveal(s: TournamentState, draw_no: int, seed: str) -> TournamentState:
+    if draw_no != s.draws or not s.pending_commitment:
+        raise InvalidEvent(f"draw {draw_no} was not the last committed")
+    check_reveal(bytes.fromhex(seed), s.pending_commitment)
+    return s.evolve(pending_commitment="")
+
+
+def apply(s: TournamentState | None, ev: E.TournamentEvent) -> TournamentState:
+    """The state after ``ev``; InvalidEvent for an event that cannot follow ``s``."""
+    if isinstance(ev, E.TournamentCreated):
+        if s is not None:
+            raise InvalidEvent("the tournament exists")
+        return TournamentState(ev.tournament_id, ev.structure, ev.name, ev.created_ms)
+    if s is None:
+        raise InvalidEvent("no tournament yet")
+    match ev:
+        case E.EntryRequested():
+            return s.evolve(entries=(*s.entries, Entry(ev.player_id, ev.entry_no,
+                                                       ev.token_digest, ev.name)))
+        case E.EntryPaid():
+            return _with_entry(s, s.entry(ev.player_id, ev.entry_no).evolve(
+                status=EntryStatus.PAID))
+        case E.EntryRefused():
+            return _with_entry(s, s.entry(ev.player_id, ev.entry_no).evolve(
+                status=EntryStatus.REFUSED))
+        case E.Unregistered():
+            e = s.entry(ev.player_id, ev.entry_no)
+            return _with_entry(_unseat(s, e), e.evolve(status=EntryStatus.WITHDRAWN,
+                                                       table_id="", seat=0))
+        case E.RefundPaid():
+            return _with_entry(s, s.entry(ev.player_id, ev.entry_no).evolve(refunded=True))
+        case E.SeedCommitted():
+            if ev.draw_no != s.draws + 1:
+                raise InvalidEvent(f"draw {ev.draw_no} after draw {s.draws}")
+            return s.evolve(draws=ev.draw_no, pending_commitment=ev.commitment)
+        case E.TableOpened():
+            return s.evolve(tables=(*s.tables, TableSeats(ev.table_id, ev.max_seats, ())))
+        case E.PlayersSeated():
+            s = _reveal(s, ev.draw_no, ev.seed)
+            for st in ev.seatings:
+                s = _seat(s, st.player_id, st.table_id, st.seat)
+            return s
+        case E.TournamentStarted():
+            return s.evolve(status=Status.RUNNING, started_ms=ev.started_ms)
+        case E.LevelStarted():
+            return s.evolve(level=ev.level, level_started_ms=ev.at_ms)
+        case E.RegistrationClosed():
+            return s.evolve(registration_closed=True, pool=ev.pool, prizes=ev.prizes)
+        case E.PlayersMoved():
+            if ev.broken:
+                s = _reveal(s, ev.draw_no, ev.seed)
+            for m in ev.moves:
+                moving = s.latest(m.player_id)
+                if moving is None or (moving.table_id, moving.seat) != (m.from_table,
+                                                                        m.from_seat):
+                    raise InvalidEvent(f"{m.player_id!r} is not at {m.from_table} seat "
+                                       f"{m.from_seat}")
+                s = _seat(_unseat(s, moving), m.player_id, m.to_table, m.to_seat)
+            return s
+        case E.PlayersEliminated():
+            for b in ev.busts:
+                e = s.entry(b.player_id, b.entry_no)
+                if e.status is not EntryStatus.PAID:
+                    raise InvalidEvent(f"{b.player_id!r} is not in the field")
+                s = _with_entry(_unseat(s, e), e.evolve(status=EntryStatus.BUSTED,
+                                                        table_id="", seat=0))
+            return s.evolve(busts=(*s.busts, ev))
+        case E.PrizeRequested():
+            return s.evolve(prize_requests=(*s.prize_requests, ev))
+        case E.PrizePaid():
+            return _with_entry(s, s.entry(ev.player_id, ev.entry_no).evolve(prize_paid=True))
+        case E.TournamentFinished():
+            return s.evolve(status=Status.FINISHED, winner=ev.winner)
+        case E.TournamentCancelled():
+            return s.evolve(status=Status.CANCELLED)
+    raise InvalidEvent(f"unknown event {type(ev).__name__}")
+
+
+def fold(events: Iterable[E.TournamentEvent],
+         state: TournamentState | None = None) -> TournamentState | None:
+    for ev in events:
+        state = apply(state, ev)
+    return state

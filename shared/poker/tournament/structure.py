@@ -1,0 +1,111 @@
+"""A tournament's structure: levels (blinds, ante, minutes), breaks, the starting stack, the
+buy-in and fee, late registration, re-entries, the field and the payouts' guarantee.
+
+Money (buy-in, fee, guarantee) is in the wallet's units; chips are tournament chips, which
+never leave the tournament's tables. Both are integers.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from ..errors import InvalidOptions
+from ..evolve import Value, value
+
+#: a field beyond which no payout table is defined (payouts.py)
+MAX_FIELD = 100
+MAX_MONEY = 10**12
+MAX_STACK = 10**9
+SEATS_PER_TABLE = 9
+
+
+class Kind(enum.Enum):
+    SIT_AND_GO = "sit_and_go"  # starts when full
+    SCHEDULED = "scheduled"  # an operator starts it (multi-table)
+
+
+@value
+class Level(Value):
+    """A level of play, or a break (no hand starts during a break: its blinds are unused)."""
+
+    small_blind: int
+    big_blind: int
+    ante: int
+    minutes: float
+    is_break: bool = False
+
+
+@value
+class Structure(Value):
+    kind: Kind
+    levels: tuple[Level, ...]
+    starting_stack: int
+    buy_in: int  # to the prize pool
+    fee: int  # to the house
+    max_players: int  # a sit-and-go starts when this many have registered
+    min_players: int = 2
+    seats_per_table: int = SEATS_PER_TABLE
+    #: registration stays open until this many levels have been played (0: closes at start)
+    late_levels: int = 0
+    #: entries a player may buy (1: no re-entry); a re-entry needs late registration open
+    max_entries: int = 1
+    guarantee: int = 0  # the least prize pool; the house pays the overlay
+
+    def __post_init__(self) -> None:
+        check_structure(self)
+
+
+def check_structure(s: Structure) -> None:
+    """InvalidOptions naming the first field out of its bounds."""
+    if not s.levels or s.levels[0].is_break:
+        raise InvalidOptions("a structure needs levels, and starts with one that is played")
+    for i, lv in enumerate(s.levels, 1):
+        if lv.minutes <= 0 or lv.minutes > 24 * 60:
+            raise InvalidOptions(f"level {i} lasts more than 0 and at most 1440 minutes")
+        if not lv.is_break and not (0 < lv.small_blind <= lv.big_blind <= MAX_STACK
+                                    and 0 <= lv.ante <= lv.big_blind):
+            raise InvalidOptions(f"level {i}: 0 < small blind <= big blind and 0 <= ante <= "
+                                 f"big blind")
+    if not 0 < s.starting_stack <= MAX_STACK:
+        raise InvalidOptions(f"the starting stack is 1 to {MAX_STACK} chips")
+    if s.buy_in < 0 or s.fee < 0 or s.guarantee < 0 or max(s.buy_in, s.fee,
+                                                           s.guarantee) > MAX_MONEY:
+        raise InvalidOptions(f"buy-in, fee and guarantee are 0 to {MAX_MONEY}")
+    if not 2 <= s.seats_per_table <= 10:
+        raise InvalidOptions("a table has 2 to 10 seats")
+    if not 2 <= s.min_players <= s.max_players <= MAX_FIELD:
+        raise InvalidOptions(f"2 <= min players <= max players <= {MAX_FIELD}")
+    if s.kind is Kind.SIT_AND_GO and s.late_levels:
+        raise InvalidOptions("a sit-and-go starts when full: it has no late registration")
+    if not 0 <= s.late_levels <= len(s.levels) or not 1 <= s.max_entries <= 10:
+        raise InvalidOptions("late registration lasts at most every level; 1 to 10 entries")
+    if s.max_players * s.starting_stack > MAX_STACK:
+        raise InvalidOptions(f"max players x starting stack is at most {MAX_STACK} chips")
+
+
+def sit_and_go(players: int = 9, minutes: float = 5.0, starting_stack: int = 1500,
+               buy_in: int = 100, fee: int = 10) -> Structure:
+    """The default: a no-limit hold'em sit-and-go at one table (``create`` with no options)."""
+    blinds = ((10, 20), (15, 30), (25, 50), (50, 100), (75, 150), (100, 200), (150, 300),
+              (200, 400), (300, 600), (400, 800), (600, 1200), (800, 1600), (1000, 2000))
+    levels = tuple(Level(sb, bb, bb // 10 if i >= 3 else 0, minutes)
+                   for i, (sb, bb) in enumerate(blinds))
+    return Structure(Kind.SIT_AND_GO, levels, starting_stack, buy_in, fee, players,
+                     min_players=players, seats_per_table=min(players, SEATS_PER_TABLE))
+
+
+def level_at(structure: Structure, elapsed_ms: int) -> tuple[int, int]:
+    """The level played ``elapsed_ms`` after the start (0-based index) and the milliseconds
+    left in it; past the last level, the last one goes on (no end)."""
+    left = elapsed_ms
+    for i, lv in enumerate(structure.levels):
+        span = int(lv.minutes * 60_000)
+        if left < span:
+            return i, span - left
+        left -= span
+    return len(structure.levels) - 1, 0
+
+
+def late_registration_open(structure: Structure, level_index: int) -> bool:
+    """Registration (and re-entry) is open while fewer than ``late_levels`` levels are over."""
+    return level_index < structure.late_levels

@@ -268,7 +268,9 @@ def _seat_player(table: TableState, number: int, player_id: str, stack: int,
     if table.seat(number) is not None:
         raise InvalidEvent(f"seat {number} was already taken")
     seat = Seat(number, player_id, stack, token_digest, arrival=table.arrivals + 1,
-                owes_big_blind=owes_big_blind_on_arrival(table), post_big_blind=post_big_blind,
+                owes_big_blind=(owes_big_blind_on_arrival(table)
+                                and not table.options.tournament),
+                post_big_blind=post_big_blind,
                 name=name)
     seats = tuple(sorted(table.seats + (seat,), key=lambda s: s.seat))
     return table.evolve(seats=seats, arrivals=table.arrivals + 1)
@@ -414,8 +416,9 @@ def after_hand(table: TableState, hand: HandState) -> TableState:
     sagas = table.sagas
     if hand.rake and table.options.wallet:  # the house is owed the rake
         sagas += (Saga(rake_key(hand.hand_no), SagaKind.RAKE, hand.rake),)
+    # a tournament table waits between hands for its director (balancing, levels, busts)
     return table.evolve(seats=seats, hand=hand, hands_played=table.hands_played + 1,
-                        sagas=sagas)
+                        sagas=sagas, paused=table.paused or bool(table.options.tournament))
 
 
 def apply(table: TableState | None, event: object) -> TableState:
@@ -423,15 +426,18 @@ def apply(table: TableState | None, event: object) -> TableState:
     if isinstance(event, E.TableCreated):
         if table is not None:
             raise InvalidEvent("the table was already created")
-        return TableState(table_id=event.table_id, options=event.options)
+        # a tournament table waits for its director to seat its players and release a hand
+        return TableState(table_id=event.table_id, options=event.options,
+                          paused=bool(event.options.tournament))
     if table is None:
         raise InvalidEvent(f"{type(event).__name__} before TableCreated")
     if type(event) in HAND_HANDLERS:
         if table.hand is None:
             raise InvalidEvent(f"{type(event).__name__} outside a hand")
         hand = apply_hand(table.hand, event)
-        if isinstance(event, E.PlayerTimedOut):
-            # A player who timed out is sat out from the next hand until they come back.
+        if isinstance(event, E.PlayerTimedOut) and not table.options.tournament:
+            # A player who timed out is sat out from the next hand until they come back (in a
+            # tournament an away player is dealt in and blinded away).
             table = _with_seat(table, event.seat, sitting_out=True)
         if hand.phase is Phase.DONE:
             return after_hand(table, hand)

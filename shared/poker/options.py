@@ -137,6 +137,11 @@ class TableOptions:
     wallet: bool = False
     #: spectators need an operator's or compliance's role (or a seat at the table)
     private: bool = False
+    #: the tournament the table belongs to ("": a cash table). Its director seats players
+    #: with their stacks, moves them, takes busted players off and sets the level; nobody
+    #: buys in, tops up, cashes out or sits out; the table pauses after every hand until the
+    #: director releases the next (shared/poker/tournament/tables.py)
+    tournament: str = ""
 
     @property
     def blind_unit(self) -> int:
@@ -299,6 +304,8 @@ def table_options(
             raise InvalidOptions(f"{name} must be a whole non-negative number, not {value!r}")
         if name in _BOOL_OPTIONS and not isinstance(value, bool):
             raise InvalidOptions(f"{name} must be true or false, not {value!r}")
+        if name == "tournament" and not (isinstance(value, str) and len(value) <= 64):
+            raise InvalidOptions(f"tournament is a tournament id, not {value!r}")
     try:
         opts = replace(opts, **changes)
     except TypeError as exc:

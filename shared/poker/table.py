@@ -41,6 +41,15 @@ def _check_table_total(table: TableState, adding: int) -> None:
                             f"at most {MAX_CHIPS} in all")
 
 
+def _cash_table(table: TableState, what: str) -> None:
+    """IllegalAction at a tournament's table: its director seats, moves and removes players
+    (shared/poker/tournament/tables.py); chips never come or go through the players."""
+    if table.options.tournament:
+        raise IllegalAction(f"table {table.table_id} plays tournament "
+                            f"{table.options.tournament}: no {what} (its director seats, "
+                            f"moves and removes players)")
+
+
 def _check_key(table: TableState, key: str) -> None:
     if table.options.wallet and not key:
         raise ValueError("a table with a wallet needs the saga's key (the command id)")
@@ -57,6 +66,7 @@ def sit_down(table: TableState, seat: int, player_id: str, buy_in: int,
     must then be a valid name: :mod:`shared.poker.players`), is kept in its normal form and
     unique at the table (:func:`seat_name`). At a table with a wallet the seat is held and the
     buy-in asked of the wallet (saga ``key``); the chips come with :func:`settled`."""
+    _cash_table(table, "sitting down")
     _check_key(table, key)
     if table.closing:
         raise IllegalAction(f"table {table.table_id} is closing: it takes no new players")
@@ -159,6 +169,7 @@ def leave(table: TableState, seat: int, key: str = "") -> list[object]:
     """Leave the table. During a hand the player is marked leaving: their hand is folded at
     their turn and the seat frees when the hand ends (RULES §7). At a table with a wallet the
     chips go back to it (a cash-out, saga ``key``)."""
+    _cash_table(table, "leaving: a player stays in until busted")
     s = _seated(table, seat)
     _no_open_buy_in(table, seat)
     if _in_hand(table, seat):
@@ -195,6 +206,7 @@ def sit_out(table: TableState, seat: int, sitting_out: bool,
             post_big_blind: bool = False) -> list[E.PlayerSatOut]:
     """Sit out from the next hand, or come back; a player who missed blinds posts them now
     (``post_big_blind``) or waits for the big blind."""
+    _cash_table(table, "sitting out: an away player is dealt in and blinded away")
     s = _seated(table, seat)
     if s.sitting_out == sitting_out:
         raise IllegalAction("you are already sitting out" if sitting_out
@@ -206,6 +218,7 @@ def top_up(table: TableState, seat: int, amount: int,
            key: str = "") -> list[E.PlayerToppedUp | E.BuyInRequested]:
     """Add chips between hands, up to the table's maximum buy-in (table stakes). At a table
     with a wallet the chips are asked of it (saga ``key``) and come with :func:`settled`."""
+    _cash_table(table, "top-up")
     _check_key(table, key)
     s = _seated(table, seat)
     _no_open_buy_in(table, seat)

@@ -35,18 +35,20 @@ from .rake.server import setup as rake_setup
 from .showdown.server import setup as showdown_setup
 from .table.server import access_from_config
 from .table.server import setup as table_setup
+from .tournament.server import access_from_config as tournament_access
+from .tournament.server import setup as tournament_setup
 from .wallet.server import setup as wallet_setup
 
 log = structlog.get_logger()
 
 SETUPS = {"wallet": wallet_setup, "dealer": dealer_setup, "betting": betting_setup,
           "showdown": showdown_setup, "rake": rake_setup, "table": table_setup,
-          "notary": notary_setup}
+          "notary": notary_setup, "tournament": tournament_setup}
 #: the table service calls the others, so it starts last and stops first
 START_ORDER = ("wallet", "dealer", "betting", "showdown", "rake", "table")
 #: services a test starts when it needs them (``start_service``; ``stop`` stops them too):
-#: the notary (the hands' Merkle log and its checkpoints)
-ON_DEMAND = ("notary",)
+#: the notary (the hands' Merkle log and its checkpoints), the tournament director
+ON_DEMAND = ("notary", "tournament")
 
 
 @dataclass
@@ -141,6 +143,8 @@ class LocalStack:
                "POKER_STREAM_REPLICAS": "1",
                "POKER_COMPLIANCE_PUBLIC_KEY": str(self.public_key_file),
                "POKER_NOTARY_KEY": str(self.notary_key_file),
+               "POKER_DIRECTOR_TOKEN": self.issuer.token(
+                   "director", ("director", "operator"), ttl_s=24 * 3600),
                **self.issuer.env()}
         env.update({f"POKER_{peer.upper()}_ADDR": address
                     for peer, address in self.addresses.items()})
@@ -155,7 +159,8 @@ class LocalStack:
         """Start one service; ``port`` brings a stopped peer back where the table service
         expects it."""
         config = Config.from_env(name, self.service_env(name, port))
-        access = access_from_config(config) if name == "table" else None
+        access = {"table": access_from_config, "tournament": tournament_access}.get(
+            name, lambda _: None)(config)
         server, cleanup = await start(name, SETUPS[name], config,
                                       now_ms=self.clocks.get(name, self.now_ms),
                                       access=access)

@@ -70,6 +70,7 @@ from shared.poker.errors import IllegalAction
 from shared.poker.options import NO_RAKE_CAP, table_options
 from shared.poker.state import TableState
 
+from . import tournament
 from .clock import ClockKeeper
 from .driver import TAIL_KEPT, Driver, Peers
 from .hub import Hubs, Watcher, may_spectate
@@ -93,6 +94,7 @@ ACCESS: dict[str, Rule] = {
     "SitDown": _PLAYERS, "ResumeSeat": _PLAYERS, "Leave": _PLAYERS, "SitOut": _PLAYERS, "TopUp": _PLAYERS,
     "Act": _PLAYERS, "Disconnect": _PLAYERS, "Reconnect": _PLAYERS,
     "GetState": Rule(frozenset()), "Watch": Rule(frozenset()), "GetReceipt": _PLAYERS,
+    **tournament.ACCESS,  # a tournament's director: TournamentTables
 }
 
 _SETTINGS_INTS = ("max_seats", "chip_unit", "small_blind", "big_blind", "small_bet", "big_bet",
@@ -544,6 +546,7 @@ async def setup(server, repo, store, config: Config):
     table_pb2_grpc.add_TableServiceServicer_to_server(
         TableService(repo, driver, hubs, Limits(config.limits),
                      Receipts(store, peers.dealer, config.checkpoint_s)), server)
+    tournament.add_to_server(server, repo, driver)
     leases = await Leases.open(store.js, ttl_ms=config.lease_ttl_ms,
                                instance_id=config.instance_id,
                                replicas=config.stream_replicas)

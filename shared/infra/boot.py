@@ -26,7 +26,8 @@ SERVICE_NAMES = {"dealer": "poker.dealer.v1.DealerService",
                  "showdown": "poker.showdown.v1.ShowdownService",
                  "rake": "poker.rake.v1.RakeService",
                  "wallet": "poker.wallet.v1.WalletService",
-                 "table": "poker.table.v1.TableService"}
+                 "table": "poker.table.v1.TableService",
+                 "tournament": "poker.tournament.v1.TournamentService"}
 
 #: services that keep their own stream and never touch the table log: they do not ask for
 #: the POKER stream (nor its shards) at start (their NATS users may not; the wallet's:

@@ -29,12 +29,12 @@ DEFAULT_CLOCK_TICK_MS = 200
 
 #: service name -> offset from the base port used by `pokerctl up`
 PORT_OFFSETS = {"table": 1, "dealer": 2, "betting": 3, "showdown": 4, "rake": 5,
-                "wallet": 6, "notary": 7}
+                "wallet": 6, "notary": 7, "tournament": 9}
 #: the web pages (services/web) listen at the base port plus this (HTTP, not a gRPC peer)
 WEB_PORT_OFFSET = 8
 #: the services that check their callers' tokens (the others accept the table service's
 #: certificate only): only they build ``Config.identity``
-TOKEN_CHECKED = frozenset({"table"})
+TOKEN_CHECKED = frozenset({"table", "tournament"})
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _MOST_BASE_PORT = 65535 - max(PORT_OFFSETS.values())
@@ -182,6 +182,9 @@ class Config:
                                    the tree grew; 0.05 to 86400)
     POKER_WITNESSES                "" (none): witnesses the notary asks   witnesses
                                    to cosign, URL=VKEY[,URL=VKEY...]
+    POKER_DIRECTOR_TOKEN           "" (the director refuses to start): its director_token
+                                   token to the table service (roles
+                                   director and operator)
     ============================== ====================================== =================
 
     The table service alone uses instance_id, lease_ttl_ms, clock_tick_ms, limits and
@@ -229,6 +232,8 @@ class Config:
     notary_key: str = ""
     checkpoint_s: float = 10.0
     witnesses: tuple[tuple[str, str], ...] = ()
+    #: the tournament director's: its token to the table service (roles director, operator)
+    director_token: str = ""
 
     @classmethod
     def from_env(cls, service: str, env: Mapping[str, str] | None = None) -> Config:
@@ -267,5 +272,6 @@ class Config:
             notary_key=env.get("POKER_NOTARY_KEY", ""),
             checkpoint_s=_seconds(env, "POKER_CHECKPOINT_S", 10.0, 0.05, 86400.0),
             witnesses=witnesses(env.get("POKER_WITNESSES", "")),
+            director_token=env.get("POKER_DIRECTOR_TOKEN", ""),
         )
 

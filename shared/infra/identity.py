@@ -57,8 +57,11 @@ SERVICE = "service"
 #: its Watch streams are held to a cap of their own (shared/infra/limits.py), since it fans
 #: one stream per table out to its visitors; it may see nothing more than any spectator
 RELAY = "relay"
+#: a tournament's director (services/tournament): seats, moves and removes players at its
+#: tables and sets their level (services/table/tournament.py)
+DIRECTOR = "director"
 #: the roles a token may carry; any other role in a token is ignored
-ROLES = (PLAYER, OPERATOR, COMPLIANCE, SERVICE, RELAY)
+ROLES = (PLAYER, OPERATOR, COMPLIANCE, SERVICE, RELAY, DIRECTOR)
 
 DEFAULT_AUDIENCE = "poker-tables"
 DEFAULT_ALGORITHMS = ("EdDSA", "ES256", "RS256")

@@ -38,7 +38,7 @@ from .files import write_private
 log = structlog.get_logger()
 
 DEFAULT_IDENTITIES = ("table", "dealer", "betting", "showdown", "rake", "wallet", "notary",
-                      "nats", "client", "admin", "web")
+                      "tournament", "nats", "client", "admin", "web")
 DEFAULT_HOSTS = ("127.0.0.1", "localhost")
 #: Kubernetes namespaces of deploy/k8s's overlays: each identity is valid as
 #: <identity>.<namespace>.svc[.cluster.local] there
@@ -54,7 +54,8 @@ RENEW_BEFORE = dt.timedelta(days=30)
 #: service -> the identities it accepts calls from (the health check and reflection are open
 #: to any certificate of the CA: probes). Only the table service runs hands, so only it may
 #: ask the dealer for a seat's cards or have the betting service act for a seat. The wallet
-#: moves money: the table service (buy-ins, cash-outs, rake) and the admin (the cashier; its
+#: moves money: the table service (buy-ins, cash-outs, rake), the tournament director (entries,
+#: refunds, prizes) and the admin (the cashier; its
 #: Deposit, Withdraw and Balances are the admin's alone, services/wallet/server.py). A service
 #: not named here (the client-facing table service) accepts any caller.
 CALLERS: Mapping[str, frozenset[str]] = {
@@ -62,7 +63,7 @@ CALLERS: Mapping[str, frozenset[str]] = {
     "betting": frozenset({"table"}),
     "showdown": frozenset({"table"}),
     "rake": frozenset({"table"}),
-    "wallet": frozenset({"table", "admin"}),
+    "wallet": frozenset({"table", "tournament", "admin"}),
 }
 #: methods that accept a few identities beyond their service's CALLERS: the web pages read a
 #: signed-in player's wallet balance (for the player only, services/web/table_page.py); they

@@ -170,19 +170,22 @@ def needs_break(s: TournamentState) -> bool:
     return bool(breakable(s.live_tables()))
 
 
-def rebalance(s: TournamentState, big_blinds: Mapping[str, int],
-              seed: bytes | None) -> list[E.TournamentEvent]:
+def rebalance(s: TournamentState, big_blinds: Mapping[str, int], seed: bytes | None,
+              stacks: Mapping[str, int] | None = None) -> list[E.TournamentEvent]:
     """Break a table (``seed``: the draw committed for it) when the others can seat its
     players, else balance; [] when the tables are balanced. ``big_blinds``: each table's last
-    big blind (from its log)."""
+    big blind, ``stacks``: each player's stack (both from the tables' logs, between hands)."""
     tables = [t.evolve(last_big_blind=big_blinds.get(t.table_id, 0)) for t in s.live_tables()]
+    stacks = stacks or {}
     if breakable(tables):
         if seed is None:
             raise IllegalAction("breaking a table needs a committed seed")
         broken, moves = break_table(tables, seed)
-        return [E.PlayersMoved(moves, broken, s.draws, seed.hex())]
+        return [E.PlayersMoved(moves, broken, s.draws, seed.hex(),
+                               tuple(stacks.get(m.player_id, 0) for m in moves))]
     moves = balance(tables)
-    return [E.PlayersMoved(moves)] if moves else []
+    return [E.PlayersMoved(moves, stacks=tuple(stacks.get(m.player_id, 0) for m in moves))
+            ] if moves else []
 
 
 def hand_for_hand(s: TournamentState) -> bool:

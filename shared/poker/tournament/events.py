@@ -107,6 +107,8 @@ class PlayersMoved(Value):
     broken: str = ""
     draw_no: int = 0
     seed: str = ""
+    #: each mover's stack, read from the table between hands: what they sit down with
+    stacks: tuple[int, ...] = ()
 
 
 @value

@@ -45,3 +45,35 @@ def placings(state: TournamentState) -> list[Placing]:
         out.append(Placing(left[0].player_id, left[0].entry_no, 1,
                            state.prizes[0] if state.prizes else 0))
     return out
+
+
+@value
+class MoneyAudit(Value):
+    """A tournament's money (the wallet's units): what the entries paid, net of refunds,
+    is the prizes paid, the fees and what is held (the prizes not paid yet); a guarantee
+    above the buy-ins is the house's overlay, paid in prizes beyond the buy-ins."""
+
+    buy_ins: int  # buy-in + fee of every entry that paid and was not refunded
+    prizes: int  # prizes the wallet paid
+    fees: int
+    held: int
+    overlay: int
+
+    @property
+    def balanced(self) -> bool:
+        """buy-ins = prizes + fees + held (less the overlay), nothing held below 0."""
+        return (self.buy_ins + self.overlay == self.prizes + self.fees + self.held
+                and self.held >= 0)
+
+
+def money_audit(state: TournamentState) -> MoneyAudit:
+    st = state.structure
+    kept = [e for e in state.entries
+            if e.status in (EntryStatus.PAID, EntryStatus.BUSTED)]
+    buy_ins = len(kept) * (st.buy_in + st.fee)
+    paid = {(e.player_id, e.entry_no) for e in state.entries if e.prize_paid}
+    prizes = sum(p.amount for p in state.prize_requests if (p.player_id, p.entry_no) in paid)
+    overlay = max(0, state.pool - len(kept) * st.buy_in) if state.registration_closed else 0
+    pool_left = (state.pool if state.registration_closed else len(kept) * st.buy_in)
+    held = pool_left - prizes
+    return MoneyAudit(buy_ins, prizes, len(kept) * st.fee, held, overlay)

@@ -37,6 +37,8 @@ class Entry(Value):
     status: EntryStatus = EntryStatus.REQUESTED
     table_id: str = ""
     seat: int = 0
+    carry: int = 0  # the chips the entry sits down with at its table (start, or a move's)
+    placement: int = 0  # how many times the entry was given a seat (names each seating)
     refunded: bool = False
     prize_paid: bool = False
 
@@ -102,7 +104,8 @@ def _with_table(s: TournamentState, t: TableSeats) -> TournamentState:
     return s.evolve(tables=tuple(t if x.table_id == t.table_id else x for x in s.tables))
 
 
-def _seat(s: TournamentState, player: str, table_id: str, seat: int) -> TournamentState:
+def _seat(s: TournamentState, player: str, table_id: str, seat: int,
+          carry: int) -> TournamentState:
     e = s.latest(player)
     if e is None or e.status is not EntryStatus.PAID:
         raise InvalidEvent(f"{player!r} has no entry in the field to seat")
@@ -110,7 +113,8 @@ def _seat(s: TournamentState, player: str, table_id: str, seat: int) -> Tourname
     if seat in dict(t.players) or seat not in range(1, t.max_seats + 1):
         raise InvalidEvent(f"seat {seat} at {table_id} is not free")
     s = _with_table(s, t.with_player(seat, player))
-    return _with_entry(s, e.evolve(table_id=table_id, seat=seat))
+    return _with_entry(s, e.evolve(table_id=table_id, seat=seat, carry=carry,
+                                   placement=e.placement + 1))
 
 
 def _unseat(s: TournamentState, e: Entry) -> TournamentState:
@@ -159,7 +163,7 @@ def apply(s: TournamentState | None, ev: E.TournamentEvent) -> TournamentState:
         case E.PlayersSeated():
             s = _reveal(s, ev.draw_no, ev.seed)
             for st in ev.seatings:
-                s = _seat(s, st.player_id, st.table_id, st.seat)
+                s = _seat(s, st.player_id, st.table_id, st.seat, s.structure.starting_stack)
             return s
         case E.TournamentStarted():
             return s.evolve(status=Status.RUNNING, started_ms=ev.started_ms)
@@ -170,13 +174,16 @@ def apply(s: TournamentState | None, ev: E.TournamentEvent) -> TournamentState:
         case E.PlayersMoved():
             if ev.broken:
                 s = _reveal(s, ev.draw_no, ev.seed)
-            for m in ev.moves:
+            if ev.stacks and len(ev.stacks) != len(ev.moves):
+                raise InvalidEvent("a move without its stack")
+            for i, m in enumerate(ev.moves):
                 moving = s.latest(m.player_id)
                 if moving is None or (moving.table_id, moving.seat) != (m.from_table,
                                                                         m.from_seat):
                     raise InvalidEvent(f"{m.player_id!r} is not at {m.from_table} seat "
                                        f"{m.from_seat}")
-                s = _seat(_unseat(s, moving), m.player_id, m.to_table, m.to_seat)
+                s = _seat(_unseat(s, moving), m.player_id, m.to_table, m.to_seat,
+                          ev.stacks[i] if ev.stacks else moving.carry)
             return s
         case E.PlayersEliminated():
             for b in ev.busts:

@@ -50,6 +50,7 @@ class Structure(Value):
     #: entries a player may buy (1: no re-entry); a re-entry needs late registration open
     max_entries: int = 1
     guarantee: int = 0  # the least prize pool; the house pays the overlay
+    decision_seconds: int = 15  # the action clock at its tables
 
     def __post_init__(self) -> None:
         check_structure(self)
@@ -79,6 +80,8 @@ def check_structure(s: Structure) -> None:
         raise InvalidOptions("a sit-and-go starts when full: it has no late registration")
     if not 0 <= s.late_levels <= len(s.levels) or not 1 <= s.max_entries <= 10:
         raise InvalidOptions("late registration lasts at most every level; 1 to 10 entries")
+    if not 1 <= s.decision_seconds <= 600:
+        raise InvalidOptions("the action clock is 1 to 600 seconds a decision")
     if s.max_players * s.starting_stack > MAX_STACK:
         raise InvalidOptions(f"max players x starting stack is at most {MAX_STACK} chips")
 

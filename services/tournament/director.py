@@ -1,0 +1,351 @@
+"""The director: drives each tournament whose lease it holds, from its log and its tables'.
+
+Every decision is the pure core's (shared/poker/tournament/decide.py), appended to the
+tournament's log before anything is done about it; what it asks of others is then done with
+ids derived from the log, so a director that dies at any point is replaced by another that
+reads the logs and finishes the same work once:
+
+- money: the wallet's idempotency key names the tournament, the player and the entry (or the
+  place), so a buy-in, a refund or a prize moves once (``tournament/<id>/entry/<player>/<n>``);
+- tables: each table command's id names what it carries out (a seating, a bust, a move, a
+  level, the release of a hand after a given hand), so the table appends it once;
+- random draws: the seed is kept in the POKER_TOURNAMENT_SEEDS bucket before its commitment
+  is appended, so a director that takes over reveals the seed that was committed.
+
+A tournament table pauses after every hand (shared/poker/tournament/tables.py): the director
+finds it between hands, takes the busted players off (ranked by the stacks they started the
+hand with), balances or breaks tables (holding the tables a move needs until all are between
+hands), seats whoever the log says sits there, sets the level, and releases the next hand;
+hand-for-hand, it releases every table only once all are between hands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+from collections.abc import Callable
+
+import grpc
+import structlog
+from nats.js.errors import KeyNotFoundError
+from poker.tournament.v1 import tournament_pb2 as pb
+from poker.wallet.v1 import wallet_pb2
+
+from shared.infra import failpoints
+from shared.infra.lease import Leases
+from shared.infra.repository import TableRepository
+from shared.infra.retry import RetryPolicy, retrying
+from shared.poker.state import TableState
+from shared.poker.tournament import decide as D
+from shared.poker.tournament.state import Entry, EntryStatus, Status, TournamentState
+
+from .log import TournamentLog
+
+log = structlog.get_logger()
+
+SEEDS = "POKER_TOURNAMENT_SEEDS"
+WALLET = RetryPolicy(total_s=2.0, attempt_s=5.0, wait_for_ready=True)
+
+
+def lease_name(tournament_id: str) -> str:
+    return f"tournament.{tournament_id}"
+
+
+def _who(player: str) -> str:
+    """A player id as a command id may hold it."""
+    return hashlib.sha256(player.encode()).hexdigest()[:16]
+
+
+def wallet_key(tournament_id: str, kind: str, player: str, n: int) -> str:
+    return f"tournament/{tournament_id}/{kind}/{_who(player)}/{n}"
+
+
+def level_message(s: TournamentState) -> pb.Level:
+    """The level the tables play (during a break: the last level played)."""
+    levels = s.structure.levels[:max(s.level, 0) + 1]
+    lv = next(lv for lv in reversed(levels) if not lv.is_break)
+    return pb.Level(small_blind=lv.small_blind, big_blind=lv.big_blind, ante=lv.ante,
+                    minutes=lv.minutes)
+
+
+class Director:
+    def __init__(self, tlog: TournamentLog, repo: TableRepository, tables, wallet, kv,
+                 leases: Leases, now_ms: Callable[[], int]) -> None:
+        self.log = tlog
+        self.repo = repo
+        self.tables = tables  # TournamentTablesStub, with the director's token
+        self.wallet = wallet  # WalletServiceStub
+        self.kv = kv
+        self.leases = leases
+        self.now_ms = now_ms
+        self.done: set[str] = set()
+
+    # --- the loop ------------------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """One pass over every tournament not over: each one whose lease this process holds
+        (or takes now) is driven one step."""
+        await self.leases.renew()
+        for tid in await self.log.ids():
+            if tid in self.done or not await self.leases.acquire(lease_name(tid)):
+                continue
+            try:
+                await self.step(tid)
+            except (grpc.aio.AioRpcError, OSError) as exc:
+                log.info("tournament step failed; next tick", tournament_id=tid,
+                         reason=repr(exc))
+
+    async def run(self, tick_s: float, stop: asyncio.Event) -> None:
+        """Tick every ``tick_s`` seconds until ``stop`` is set."""
+        while not stop.is_set():
+            try:
+                await self.tick()
+            except Exception:  # noqa: BLE001 - logged; the next tick reads the logs again
+                log.exception("director tick failed")
+            try:
+                await asyncio.wait_for(stop.wait(), tick_s)
+            except TimeoutError:
+                pass
+
+    async def step(self, tid: str) -> None:
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        await self.settle_money(tid)
+        if s.status is Status.REGISTERING and D.ready_to_start(s):
+            await self.start(tid)
+        elif s.status is Status.RUNNING:
+            await self.run_tables(tid)
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        if s.status in (Status.FINISHED, Status.CANCELLED) and _settled(s):
+            self.done.add(tid)
+
+    # --- money ---------------------------------------------------------------------------
+
+    async def settle_money(self, tid: str) -> None:
+        """Every saga of the log the wallet has not answered: buy-ins, refunds, prizes."""
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        for e in s.entries:
+            if e.status is EntryStatus.REQUESTED:
+                await self._debit(tid, s, e)
+            elif e.status is EntryStatus.WITHDRAWN and not e.refunded:
+                await self._credit(tid, e, "refund", s.structure.buy_in + s.structure.fee,
+                                   lambda t, e=e: D.refund_paid(t, e.player_id, e.entry_no))
+        for p in s.prize_requests:
+            if not s.entry(p.player_id, p.entry_no).prize_paid:
+                failpoints.hit("tournament.before_prize")
+                await self._credit(tid, s.entry(p.player_id, p.entry_no), "prize", p.amount,
+                                   lambda t, p=p: D.prize_paid(t, p.player_id, p.entry_no))
+
+    async def _debit(self, tid: str, s: TournamentState, e: Entry) -> None:
+        transfer = wallet_pb2.Transfer(
+            account=wallet_pb2.Account(player_id=e.player_id),
+            amount=s.structure.buy_in + s.structure.fee,
+            idempotency_key=wallet_key(tid, "entry", e.player_id, e.entry_no),
+            reference=f"tournament {tid}")
+        refusal = ""
+        if transfer.amount:
+            try:
+                await retrying(self.wallet.Debit, transfer, policy=WALLET)
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
+                    raise
+                refusal = exc.details() or "the wallet refused the buy-in"
+        await self.log.execute(tid, f"entry.{_who(e.player_id)}.{e.entry_no}", lambda t: (
+            D.settle_entry(t, e.player_id, e.entry_no, not refusal, refusal) if t else []))
+
+    async def _credit(self, tid: str, e: Entry, kind: str, amount: int, decide) -> None:
+        if amount:
+            await retrying(self.wallet.Credit, wallet_pb2.Transfer(
+                account=wallet_pb2.Account(player_id=e.player_id), amount=amount,
+                idempotency_key=wallet_key(tid, kind, e.player_id, e.entry_no),
+                reference=f"tournament {tid}"), policy=WALLET)
+        await self.log.execute(tid, f"{kind}.{_who(e.player_id)}.{e.entry_no}",
+                               lambda t: decide(t) if t else [])
+
+    # --- draws ---------------------------------------------------------------------------
+
+    async def seed(self, tid: str) -> bytes:
+        """The seed of the draw committed last, kept before its commitment; a new one
+        committed when none is waiting."""
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        if s.pending_commitment:
+            entry = await self.kv.get(f"{tid}.{s.draws}")
+            return bytes(entry.value)
+        seed = secrets.token_bytes(32)
+        await self.kv.put(f"{tid}.{s.draws + 1}", seed)  # kept before it is committed
+        await self.log.execute(tid, f"seed.{s.draws + 1}",
+                               lambda t: D.commit_seed(t, seed) if t else [])
+        return seed
+
+    async def start(self, tid: str) -> None:
+        seed = await self.seed(tid)
+        await self.log.execute(tid, "start", lambda t: D.start(
+            t, seed, [f"{tid}-{i + 1}" for i in range(D.tables_for_start(t))],
+            self.now_ms()) if t is not None and t.status is Status.REGISTERING else [])
+
+    # --- tables --------------------------------------------------------------------------
+
+    async def _table(self, table_id: str) -> TableState | None:
+        return (await self.repo.load(table_id)).state
+
+    async def run_tables(self, tid: str) -> None:
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        views = await self._open_tables(tid, s)
+        between = {t for t, v in views.items() if v is not None and v.paused
+                   and not v.hand_running}
+        await self._busts(tid, views, between)
+        await self.log.execute(tid, f"levels.{self.now_ms()}",
+                               lambda t: D.next_level(t, self.now_ms()) if t else [])
+        await self._late_seats(tid)
+        held = await self._balance(tid, views, between)
+        await self._apply_seating(tid, between)
+        await self._release(tid, between, held)
+
+    async def _open_tables(self, tid: str, s: TournamentState) -> dict[str, TableState | None]:
+        views: dict[str, TableState | None] = {}
+        for t in s.tables:
+            view = await self._table(t.table_id)
+            if view is None:
+                await self.tables.OpenTable(pb.OpenTableRequest(
+                    table_id=t.table_id, command_id=f"{tid}.open", tournament_id=tid,
+                    level=level_message(s), max_seats=t.max_seats,
+                    decision_seconds=s.structure.decision_seconds))
+                view = await self._table(t.table_id)
+            views[t.table_id] = view
+        return views
+
+    async def _busts(self, tid: str, views: dict[str, TableState | None],
+                     between: set[str]) -> None:
+        for table_id in sorted(between):
+            view = views[table_id]
+            assert view is not None
+            s = (await self.log.get(tid)).state
+            assert s is not None
+            mine = {p for _, p in s.table(table_id).players}
+            starts = {p.seat: p.start_stack for p in view.hand.players} if view.hand else {}
+            busts = [(seat.player_id, starts.get(seat.seat, 0)) for seat in view.seats
+                     if seat.stack == 0 and seat.player_id in mine]
+            if busts:
+                await self.log.execute(
+                    tid, f"bust.{table_id}.{view.last_hand_no}",
+                    lambda t, b=busts, v=view, x=table_id: D.eliminate(
+                        t, x, v.last_hand_no, b, self.now_ms()) if t else [])
+        lt = await self.log.get(tid)
+        await self.log.execute(tid, f"prizes.{lt.seq}",
+                               lambda t: D.prizes_due(t, self.now_ms()) if t else [])
+
+    async def _late_seats(self, tid: str) -> None:
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        for e in s.in_field():
+            if not e.table_id and s.tables:
+                seed = await self.seed(tid)
+                await self.log.execute(tid, f"late.{_who(e.player_id)}.{e.entry_no}",
+                                       lambda t, p=e.player_id, k=seed: D.seat_late(
+                                           t, p, k, t.live_tables() or list(t.tables))
+                                       if t else [])
+
+    async def _balance(self, tid: str, views: dict[str, TableState | None],
+                       between: set[str]) -> set[str]:
+        """Break or balance when every table it moves players from or to is between hands;
+        returns the tables held for a move (not released until it is made)."""
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        if s.status is not Status.RUNNING:
+            return set()
+        bbs = {t: v.last_big_blind or 0 for t, v in views.items() if v is not None}
+        planned = D.rebalance(s, bbs, b"\0" * 32 if D.needs_break(s) else None)
+        if not planned:
+            return set()
+        involved = ({t.table_id for t in s.live_tables()} if D.needs_break(s) else
+                    {x for m in planned[0].moves for x in (m.from_table, m.to_table)})
+        if not involved <= between:
+            return involved & between
+        stacks = {seat.player_id: seat.stack for t in involved
+                  for seat in (views[t].seats if views[t] is not None else ())}  # type: ignore
+        seed = await self.seed(tid) if D.needs_break(s) else None
+        await self.log.execute(tid, f"moves.{(await self.log.get(tid)).seq}",
+                               lambda t: D.rebalance(t, bbs, seed, stacks) if t else [])
+        return set()
+
+    async def _apply_seating(self, tid: str, between: set[str]) -> None:
+        """Make every table between hands seat whom the log says sits there: players off
+        first (busted, or moved away), then players on, with the chips the log gives them."""
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        for table_id in sorted(between):
+            view = await self._table(table_id)
+            assert view is not None
+            mine = dict(s.table(table_id).players)
+            for seat in view.seats:
+                if mine.get(seat.seat) != seat.player_id:
+                    await self.tables.Unseat(pb.UnseatRequest(
+                        table_id=table_id, seat=seat.seat, player_id=seat.player_id,
+                        command_id=f"{tid}.off.{_who(seat.player_id)}.{view.last_hand_no}"))
+                    failpoints.hit("tournament.after_unseat")
+        seated: set[str] = set()
+        for t in s.tables:
+            view = await self._table(t.table_id)
+            seated |= {seat.player_id for seat in (view.seats if view is not None else ())}
+        for table_id in sorted(between):
+            for seat_no, player in s.table(table_id).players:
+                if player in seated:
+                    continue
+                e = s.latest(player)
+                assert e is not None
+                await self.tables.SeatEntrant(pb.SeatEntrantRequest(
+                    table_id=table_id, seat=seat_no, player_id=player, stack=e.carry,
+                    seat_token_sha256=e.token_digest,
+                    command_id=f"{tid}.on.{_who(player)}.{e.entry_no}.{e.placement}"))
+        await self._levels(tid, between)
+
+    async def _levels(self, tid: str, between: set[str]) -> None:
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        for table_id in sorted(between):
+            await self.tables.SetLevel(pb.SetLevelRequest(
+                table_id=table_id, level=level_message(s),
+                command_id=f"{tid}.level.{s.level}"))
+
+    async def _release(self, tid: str, between: set[str], held: set[str]) -> None:
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        if s.status is not Status.RUNNING or s.structure.levels[s.level].is_break:
+            return
+        live = {t.table_id for t in s.live_tables()}
+        if D.hand_for_hand(s) and not live <= between:
+            return  # every table waits for the others
+        for t in s.live_tables():
+            view = await self._table(t.table_id)
+            if (t.table_id in between and t.table_id not in held and view is not None
+                    and len(t.players) >= 2 and len(view.seats) == len(t.players)):
+                await self.tables.Release(pb.TableCommandRequest(
+                    table_id=t.table_id, command_id=f"{tid}.deal.{view.last_hand_no}"))
+
+
+def _settled(s: TournamentState) -> bool:
+    """No money left to move."""
+    return not any(e.status is EntryStatus.REQUESTED
+                   or (e.status is EntryStatus.WITHDRAWN and not e.refunded) for e in s.entries
+                   ) and all(s.entry(p.player_id, p.entry_no).prize_paid
+                             for p in s.prize_requests)
+
+
+async def open_seeds(js, replicas: int = 1):
+    """The director's seed bucket (made if missing)."""
+    from nats.js import api as js_api
+    from nats.js.errors import BucketNotFoundError
+    try:
+        return await js.key_value(SEEDS)
+    except BucketNotFoundError:
+        return await js.create_key_value(js_api.KeyValueConfig(
+            bucket=SEEDS, history=1, replicas=replicas, storage=js_api.StorageType.FILE,
+            description="tournament draws' seeds, kept before their commitment"))
+
+
+__all__ = ["Director", "KeyNotFoundError", "lease_name", "open_seeds", "wallet_key"]

@@ -1,0 +1,124 @@
+"""A tournament's log: the stream POKER_TOURNAMENTS, subject ``poker.tournament.<id>``, one
+message per decision (codec.py), each appended only if the tournament's last message is still
+the one the decision was made on (``Nats-Expected-Last-Subject-Sequence``, as the tables'),
+with the command id as ``Nats-Msg-Id``. The state is the fold of the events
+(shared/poker/tournament/state.py), kept per process and read on from where it was.
+
+A command id seen before returns the original outcome: the fold keeps the ids it applied."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import nats
+from nats.js import api as js_api
+from nats.js.errors import APIError, NotFoundError
+
+from shared.infra.eventstore import AppendConflict, EventStore, StoreError
+from shared.infra.repository import UnknownTable
+from shared.poker.errors import IllegalAction
+from shared.poker.tournament import events as E
+from shared.poker.tournament.state import TournamentState, apply
+
+from .codec import decode, encode
+
+STREAM = "POKER_TOURNAMENTS"
+PREFIX = "poker.tournament."
+STREAM_NAME_IN_USE = 10058
+
+
+class UnknownTournament(UnknownTable):
+    """NOT_FOUND (as an unknown table)."""
+
+
+@dataclass
+class Loaded:
+    state: TournamentState | None = None
+    seq: int = 0  # the last commit's stream sequence (0: none)
+    commands: dict[str, int] = field(default_factory=dict)  # command id -> its sequence
+    at_ms: int = 0  # the last commit's time
+
+
+def stream_config(replicas: int = 1) -> js_api.StreamConfig:
+    return js_api.StreamConfig(
+        name=STREAM, subjects=[PREFIX + ">"], storage=js_api.StorageType.FILE,
+        retention=js_api.RetentionPolicy.LIMITS, num_replicas=replicas,
+        duplicate_window=120.0, deny_delete=True, deny_purge=True, allow_direct=True,
+        discard=js_api.DiscardPolicy.NEW, metadata={"poker-log-id": uuid.uuid4().hex})
+
+
+async def ensure_stream(js, replicas: int = 1) -> None:
+    """Make POKER_TOURNAMENTS if it is missing (the admin's tools do before the director
+    starts; a director whose NATS user may not finds it there)."""
+    try:
+        await js.stream_info(STREAM)
+        return
+    except NotFoundError:
+        pass
+    try:
+        await js.add_stream(stream_config(replicas))
+    except APIError as exc:
+        if exc.err_code != STREAM_NAME_IN_USE:
+            raise StoreError(f"cannot create the stream {STREAM}: {exc.description}") from exc
+    except (nats.errors.TimeoutError, nats.errors.NoRespondersError) as exc:
+        raise StoreError(f"the stream {STREAM} is missing and this NATS user may not create "
+                         f"it") from exc
+
+
+class TournamentLog:
+    def __init__(self, nc, js, now_ms: Callable[[], int]) -> None:
+        self.store = EventStore(nc, js, stream=STREAM, prefix=PREFIX)
+        self.now_ms = now_ms
+        self._cache: dict[str, Loaded] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def ids(self) -> list[str]:
+        return await self.store.table_ids()
+
+    async def load(self, tournament_id: str) -> Loaded:
+        """The tournament caught up to the end of its log."""
+        cached = self._cache.get(tournament_id) or Loaded()
+        commits = await self.store.read(tournament_id, cached.seq)
+        if not commits:
+            return cached
+        lt = Loaded(cached.state, cached.seq, dict(cached.commands), cached.at_ms)
+        for c in commits:
+            command_id, at_ms, events = decode(c.data)
+            for ev in events:
+                lt.state = apply(lt.state, ev)
+            lt.seq, lt.at_ms = c.seq, at_ms
+            lt.commands[command_id] = c.seq
+        self._cache[tournament_id] = lt
+        return lt
+
+    async def get(self, tournament_id: str) -> Loaded:
+        lt = await self.load(tournament_id)
+        if lt.state is None:
+            raise UnknownTournament(f"there is no tournament {tournament_id!r}")
+        return lt
+
+    async def execute(self, tournament_id: str, command_id: str,
+                      decide: Callable[[TournamentState | None], list[E.TournamentEvent]]
+                      ) -> tuple[Loaded, bool]:
+        """Decide on the current fold and append; (the tournament after it, whether events
+        were appended). A command id already applied appends nothing; a lost race decides
+        once more on the new fold."""
+        lock = self._locks.setdefault(tournament_id, asyncio.Lock())
+        async with lock:
+            for _ in range(5):
+                lt = await self.load(tournament_id)
+                if command_id in lt.commands:
+                    return lt, False
+                events = decide(lt.state)
+                if not events:
+                    return lt, False
+                data = encode(events, command_id, self.now_ms())
+                try:
+                    await self.store.append(tournament_id, data, lt.seq, command_id)
+                except AppendConflict:
+                    continue
+                return await self.load(tournament_id), True
+        raise IllegalAction(f"tournament {tournament_id} changed under every attempt: retry")

@@ -5,6 +5,7 @@ once at any point, the prizes paid once and equal to the payout table, the walle
 from __future__ import annotations
 
 from shared.infra.commits import parse_commit
+from shared.poker import events as E
 from shared.poker.fold import apply
 from shared.poker.tournament.ranking import money_audit, placings
 from shared.poker.tournament.state import TournamentState
@@ -20,29 +21,46 @@ async def table_events(store, table_id: str) -> list[tuple[int, list]]:
 
 async def check_tables(store, state: TournamentState) -> None:
     """Replay every table's log, commit by commit in stream order across the tables: no
-    player is ever seated at two tables, and the chips at all the tables plus those carried by
-    a move under way never exceed the field's; at the end one table holds them all."""
-    total = state.paid_entries() * state.structure.starting_stack
+    player is ever seated at two tables; a player who leaves a table with chips (a move)
+    sits down at the next with exactly those, a newcomer with the starting stack; and the
+    chips at all the tables plus those a move carries are the field's at every commit. At
+    the end one table holds them all, the winner's."""
+    start = state.structure.starting_stack
     commits = []
     for t in state.tables:
         commits += [(seq, t.table_id, evs) for seq, evs in await table_events(store, t.table_id)]
     commits.sort(key=lambda c: c[0])
     folds: dict = {}
+    carried: dict[str, int] = {}  # player -> chips on the way between two tables
+    brought = 0  # the starting stacks seated so far
     for _, table_id, evs in commits:
         for ev in evs:
-            folds[table_id] = apply(folds.get(table_id), ev)
+            before = folds.get(table_id)
+            if isinstance(ev, E.PlayerLeft) and before is not None:
+                leaving = before.seat(ev.seat)
+                if leaving is not None and leaving.stack:
+                    carried[leaving.player_id] = leaving.stack
+            if isinstance(ev, E.PlayerSeated):
+                if ev.player_id in carried:
+                    assert ev.stack == carried.pop(ev.player_id), "a move changed a stack"
+                else:
+                    assert ev.stack == start, f"{ev.player_id} seated with {ev.stack}"
+                    brought += start
+            folds[table_id] = apply(before, ev)
         where: dict[str, str] = {}
         for tid, t in folds.items():
-            for s in t.seats:
-                assert s.player_id not in where, f"{s.player_id} seated at {tid} and " \
-                                                 f"{where[s.player_id]}"
-                where[s.player_id] = tid
-        chips = sum(_chips(t) for t in folds.values())
-        assert chips <= total, f"{chips} chips at the tables, of {total}"
+            for seat in t.seats:
+                assert seat.player_id not in where, f"{seat.player_id} seated at {tid} and " \
+                                                    f"{where[seat.player_id]}"
+                where[seat.player_id] = tid
+        chips = sum(_chips(t) for t in folds.values()) + sum(carried.values())
+        assert chips == brought, f"{chips} chips at the tables and moving, of {brought}"
+    assert brought == state.paid_entries() * start and not carried
     final = [t for t in folds.values() if t.seats]
     assert len(final) == 1
-    holders = [s for s in final[0].seats if s.stack]
-    assert [s.stack for s in holders] == [total] and holders[0].player_id == state.winner
+    holders = [seat for seat in final[0].seats if seat.stack]
+    assert [seat.stack for seat in holders] == [brought]
+    assert holders[0].player_id == state.winner
 
 
 def _chips(table) -> int:

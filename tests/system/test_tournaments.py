@@ -3,6 +3,7 @@ and its peers, the wallet, the director)."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -17,6 +18,8 @@ from shared.infra.waiting import until
 from tests.helpers.tournaments import check_prizes, check_tables
 
 FAST = {"POKER_CLOCK_TICK_MS": "20"}
+#: the most a tournament here may take to play (they take seconds)
+PLAY_S = 120
 
 
 def fast_structure(players: int, scheduled: bool = False, per_table: int = 9,
@@ -70,8 +73,9 @@ async def test_a_sit_and_go_is_played_to_the_end(tstack, store):
         assert await _balance(sponsor, bot.player) == 0  # 110 debited
     from poker.table.v1 import table_pb2_grpc
     table_channel = tstack.channel("table")
-    final = await TB.play(stub, table_pb2_grpc.TableServiceStub(table_channel), botfield,
-                          random.Random(5), ops)
+    final = await asyncio.wait_for(TB.play(
+        stub, table_pb2_grpc.TableServiceStub(table_channel), botfield, random.Random(5), ops),
+        PLAY_S)
     assert final.status == "finished" and final.winner
     state = await settled(store, "sng1")
     await check_tables(store, state)
@@ -80,5 +84,54 @@ async def test_a_sit_and_go_is_played_to_the_end(tstack, store):
     assert sorted(paid.values(), reverse=True) == [450, 270, 180]
     for bot in botfield.bots.values():
         assert await _balance(sponsor, bot.player) == paid.get(bot.player, 0)
+    await channel.close()
+    await table_channel.close()
+
+
+async def test_a_30_player_tournament_with_late_entries_and_a_re_entry(tstack, store):
+    """Five tables of six: 28 register, the operator starts it, two more register late, and
+    the first player busted buys in again while late registration is open; tables are
+    balanced and broken down to one, played to the end."""
+    from poker.table.v1 import table_pb2_grpc
+    sponsor = tstack.sponsor()
+    channel, table_channel = tstack.channel("tournament"), tstack.channel("table")
+    stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+    ops = bearer_metadata(sponsor.token("ops", OPERATOR))
+    await stub.CreateTournament(tpb.CreateTournamentRequest(
+        tournament_id="mtt1", command_id="c1", structure=fast_structure(
+            40, scheduled=True, per_table=6, minutes=0.15, late=2, entries=2)), metadata=ops)
+    botfield = await TB.register_bots(stub, sponsor, "mtt1", 28)
+    started = await stub.Start(tpb.TournamentCommand(tournament_id="mtt1", command_id="s"),
+                               metadata=ops)
+    assert started.status == "running" and len(started.tables) == 5
+    late = await TB.register_bots(stub, sponsor, "mtt1", 2, prefix="late")
+    botfield.bots.update(late.bots)
+
+    async def re_entry():
+        async def busted():
+            v = await stub.GetTournament(tpb.GetTournamentRequest(tournament_id="mtt1"),
+                                         metadata=ops)
+            out = [e.player_id for e in v.entries if e.status == "busted"]
+            return out[0] if out else None
+        player = await until(busted, 60, "a player busted")
+        bot = botfield.bots[player]
+        await sponsor.fund(player, 110)
+        return await TB.register(stub, botfield, bot)
+
+    tables = table_pb2_grpc.TableServiceStub(table_channel)
+    play = asyncio.ensure_future(TB.play(stub, tables, botfield, random.Random(9), ops))
+    again = await re_entry()
+    assert not again.registration_closed
+    final = await asyncio.wait_for(play, PLAY_S)
+    assert final.status == "finished"
+    state = await settled(store, "mtt1")
+    assert state.paid_entries() == 31 and len(state.prizes) == 7
+    assert any(e.entry_no == 2 and e.status.value == "busted" or e.player_id == state.winner
+               for e in state.entries if e.entry_no == 2)
+    await check_tables(store, state)
+    check_prizes(state)
+    for bot in botfield.bots.values():
+        won = sum(p.amount for p in state.prize_requests if p.player_id == bot.player)
+        assert await _balance(sponsor, bot.player) == won
     await channel.close()
     await table_channel.close()

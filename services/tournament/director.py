@@ -287,7 +287,8 @@ class Director:
                     await self.tables.Unseat(pb.UnseatRequest(
                         table_id=table_id, seat=seat.seat, player_id=seat.player_id,
                         command_id=f"{tid}.off.{_who(seat.player_id)}.{view.last_hand_no}"))
-                    failpoints.hit("tournament.after_unseat")
+                    if seat.stack:  # a move: off this table, not yet at the next
+                        failpoints.hit("tournament.mid_move")
         seated: set[str] = set()
         for t in s.tables:
             view = await self._table(t.table_id)

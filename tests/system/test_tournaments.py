@@ -4,7 +4,12 @@ and its peers, the wallet, the director)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import signal
+import socket
+import subprocess
+import sys
 
 import pytest
 from poker.tournament.v1 import tournament_pb2 as tpb
@@ -135,3 +140,81 @@ async def test_a_30_player_tournament_with_late_entries_and_a_re_entry(tstack, s
         assert await _balance(sponsor, bot.player) == won
     await channel.close()
     await table_channel.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _director(stack, name: str, port: int, **extra: str) -> subprocess.Popen:
+    env = {**os.environ, **stack.service_env("tournament", port), "POKER_INSTANCE_ID": name,
+           "POKER_LOG_LEVEL": "WARNING", **extra}
+    return subprocess.Popen([sys.executable, "-m", "services.tournament"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture
+async def leased_stack(nats_server):
+    from services.stack import start_local
+    s = await start_local(nats_server.url, env={**FAST, "POKER_LEASE_TTL_MS": "1000"})
+    yield s
+    await s.stop()
+
+
+async def test_a_director_killed_mid_move_is_replaced_and_nobody_is_lost(leased_stack, store):
+    """Director A (a process of its own) is killed -9 right after it took a moving player off
+    their table, before it seated them at the next; director B takes the lease over, seats
+    them with their stack, and the tournament is played to the end."""
+    from poker.table.v1 import table_pb2_grpc
+    stack, sponsor = leased_stack, leased_stack.sponsor()
+    port_a, port_b = _free_port(), _free_port()
+    a = _director(stack, "dir-a", port_a, POKER_FAILPOINTS="tournament.mid_move=kill")
+    b = None
+    channels = []
+    try:
+        stub_a = tournament_pb2_grpc.TournamentServiceStub(
+            _channel_to(stack, port_a, channels))
+        ops = bearer_metadata(sponsor.token("ops", OPERATOR))
+        await stub_a.CreateTournament(tpb.CreateTournamentRequest(
+            tournament_id="kill1", command_id="c1", structure=fast_structure(
+                14, scheduled=True, per_table=7, minutes=0.1)), metadata=ops,
+            wait_for_ready=True, timeout=30)
+        botfield = await TB.register_bots(stub_a, sponsor, "kill1", 14)
+        await stub_a.Start(tpb.TournamentCommand(tournament_id="kill1", command_id="s"),
+                           metadata=ops)
+        channels.append(stack.channel("table"))
+        tables = table_pb2_grpc.TableServiceStub(channels[-1])
+        play = asyncio.ensure_future(TB.play(stub_a, tables, botfield, random.Random(3), ops))
+        await until(lambda: _exited(a), 90, "director A killed at a move")
+        assert a.returncode == -signal.SIGKILL
+        play.cancel()
+        b = _director(stack, "dir-b", port_b)
+        stub_b = tournament_pb2_grpc.TournamentServiceStub(_channel_to(stack, port_b, channels))
+        await stub_b.GetTournament(tpb.GetTournamentRequest(tournament_id="kill1"),
+                                   metadata=ops, wait_for_ready=True, timeout=30)
+        final = await asyncio.wait_for(TB.play(stub_b, tables, botfield, random.Random(4), ops),
+                                       PLAY_S)
+        assert final.status == "finished"
+        state = await settled(store, "kill1")
+        await check_tables(store, state)
+        check_prizes(state)
+    finally:
+        for proc in (a, b):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                proc.wait(10)
+        for ch in channels:
+            await ch.close()
+
+
+async def _exited(proc: subprocess.Popen) -> bool:
+    return proc.poll() is not None
+
+
+def _channel_to(stack, port: int, channels: list):
+    from shared.infra.tls import channel
+    ch = channel(f"127.0.0.1:{port}", stack.tls("client"), "tournament")
+    channels.append(ch)
+    return ch

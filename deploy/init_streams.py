@@ -17,6 +17,9 @@ from __future__ import annotations
 import asyncio
 import os
 
+from services.tournament.director import open_seeds
+from services.tournament.log import STREAM as TOURNAMENT_STREAM
+from services.tournament.log import ensure_stream as ensure_tournaments
 from services.wallet.ledger import WALLET_STREAM, ensure_wallet_stream
 from services.web.sessions import ensure_bucket as ensure_web_sessions
 from shared.audit.access import ACCESS_STREAM, ensure_access_stream
@@ -39,8 +42,11 @@ async def main() -> None:
         await DeckVault.open(store.js, replicas=replicas)
         await Leases.open(store.js, ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
         await ensure_web_sessions(store.js, replicas=replicas)  # the web pages' sessions
+        await ensure_tournaments(store.js, replicas=replicas)  # the tournament director's log
+        await open_seeds(store.js, replicas=replicas)  # and its draws' seeds
         log = (await store.layout()).label if shards > 1 else store.stream
-        print(f"streams {log}, {WALLET_STREAM}, {ACCESS_STREAM} and buckets ready "
+        print(f"streams {log}, {WALLET_STREAM}, {ACCESS_STREAM}, {TOURNAMENT_STREAM} and "
+              f"buckets ready "
               f"(replicas {replicas})", flush=True)
     finally:
         await store.close()

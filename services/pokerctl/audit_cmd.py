@@ -226,6 +226,20 @@ def read_file(path: str, table: str | None, run: Run) -> dict:
 # --- output ------------------------------------------------------------------------------------
 
 
+async def read_tournaments(store) -> list:
+    """Every tournament of the server's POKER_TOURNAMENTS (none without the stream)."""
+    from services.tournament.log import TournamentLog
+    tlog = TournamentLog(store.nc, store.js, lambda: 0)
+    try:
+        return [(await tlog.get(tid)).state for tid in await tlog.ids()]
+    except StoreError:
+        return []
+    except Exception as exc:  # the stream missing: nats' NotFoundError
+        if type(exc).__name__ == "NotFoundError":
+            return []
+        raise
+
+
 async def _money(args: argparse.Namespace, audits: list[TableAudit]) -> MoneyAudit | None:
     """The money audit of ``audits`` against the wallet's ledger on the server (None: the
     server holds no ledger, a mirror's say)."""
@@ -236,7 +250,7 @@ async def _money(args: argparse.Namespace, audits: list[TableAudit]) -> MoneyAud
             events = await read_ledger(store.js)
         except StoreError:
             return None
-        return audit_money(audits, fold_ledger(events))
+        return audit_money(audits, fold_ledger(events), await read_tournaments(store))
     finally:
         await store.close()
 

@@ -260,7 +260,9 @@ async def audit_money_of(nats_url: str, audits: list[TableAudit],
     from services.wallet.ledger import fold_ledger, read_ledger
     store = await connect_store(nats_url, ca=ca)
     try:
-        return audit_money(audits, fold_ledger(await read_ledger(store.js)))
+        from .audit_cmd import read_tournaments
+        return audit_money(audits, fold_ledger(await read_ledger(store.js)),
+                           await read_tournaments(store))
     finally:
         await store.close()
 
@@ -363,6 +365,8 @@ async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan]
 def run(args: argparse.Namespace) -> int:
     if args.retired_table is not None:
         return refuse(old_table_flag("pokerctl bots"))
+    if args.tournament:
+        return _tournament(args)
     if args.hands < 1 or args.seats < 2 or (args.tables is not None and args.tables < 1):
         print("pokerctl bots: --hands and --tables must be at least 1, --seats at least 2",
               file=sys.stderr)
@@ -401,6 +405,19 @@ def run(args: argparse.Namespace) -> int:
                                 spectators=args.spectators, think=think))
 
 
+def _tournament(args: argparse.Namespace) -> int:
+    """`--tournament ID`: bots fill the tournament (or --players of them) and play it out."""
+    from .tournament_bots import run_cli
+    from .tournament_cmd import default_tournament_addr
+    if args.players is not None and args.players < 1:
+        print("pokerctl bots: --players must be at least 1", file=sys.stderr)
+        return 2
+    return asyncio.run(run_cli(
+        default_tournament_addr(), args.table_addr, args.wallet or default_wallet_addr(),
+        args.tournament, args.players, args.seed, tls=client_tls_or_exit(),
+        wallet_tls=client_tls_or_exit("admin"), issuer=DevIssuer.create(identity_dir(None))))
+
+
 def add_client_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table-addr", default=default_table_addr(), type=address_list,
                    help="table service address, or a comma-separated list of its instances "
@@ -431,6 +448,11 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
                    help="each bot waits a random time in [MIN, MAX] milliseconds before each "
                         "action, a person's pace (default 0-0: at once)")
     p.add_argument("--no-audit", action="store_true", help="skip reading the log back")
+    p.add_argument("--tournament", default="", metavar="ID",
+                   help="register bots in tournament ID (filling its field, or --players of "
+                        "them), start it if it is scheduled, and play it to the end")
+    p.add_argument("--players", type=int, default=None, metavar="N",
+                   help="with --tournament: how many bots register (default: the seats left)")
     add_key_argument(p)
     add_client_args(p)
     p.set_defaults(run=run)

@@ -47,6 +47,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("certs", "certs_cmd", "the private CA and certificates for mutual TLS"),
     Command("wallet", "wallet_cmd", "the reference wallet's cashier: deposits, withdrawals, "
                                     "balances (as the admin)"),
+    Command("tournament", "tournament_cmd", "create, register for, start and follow "
+                                           "tournaments (sit-and-gos, multi-table)"),
     Command("token", "token_cmd", "print a token from the embedded setup's identity provider "
                                   "(for a player, an operator, compliance)"),
 )

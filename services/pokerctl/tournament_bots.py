@@ -119,3 +119,37 @@ async def _act_at(tables, botfield: BotField, table_id: str, policy, watcher) ->
         return 0  # a stale view: read again
     botfield.actions += 1
     return 1
+
+
+async def run_cli(tournament_addr: str, table_addr: str, wallet_addr: str, tournament_id: str,
+                  players: int | None, seed: object, *, tls, wallet_tls, issuer) -> int:
+    """`pokerctl bots --tournament ID`: fill the field with bots (or ``players`` of them),
+    start it if it is scheduled, play it to the end and print the result."""
+    from poker.wallet.v1 import wallet_pb2_grpc
+
+    from shared.infra.tls import channel
+
+    from .botclient import table_channel
+    async with channel(tournament_addr, tls, service="tournament") as tch, \
+            table_channel(table_addr, tls) as tab, \
+            channel(wallet_addr, wallet_tls, service="wallet") as wch:
+        sponsor = Sponsor(issuer, wallet_pb2_grpc.WalletServiceStub(wch))
+        stub = tournament_pb2_grpc.TournamentServiceStub(tch)
+        ops = sponsor.operator()
+        view = await stub.GetTournament(tpb.GetTournamentRequest(tournament_id=tournament_id),
+                                        metadata=ops)
+        taken = sum(e.status in ("requested", "paid") for e in view.entries)
+        count = players if players is not None else view.structure.max_players - taken
+        botfield = await register_bots(stub, sponsor, tournament_id, count,
+                                       prefix=f"bot{secrets.token_hex(2)}")
+        if view.structure.scheduled and view.status == "registering":
+            await stub.Start(tpb.TournamentCommand(tournament_id=tournament_id,
+                                                   command_id=f"bots-start-{tournament_id}"),
+                             metadata=ops)
+        final = await play(stub, table_pb2_grpc.TableServiceStub(tab), botfield,
+                           random.Random(seed), ops)
+    prizes = sorted(((e.place, e.player_id, e.prize) for e in final.entries if e.prize))
+    print(f"tournament {tournament_id}: {final.status}, {count} bots, "
+          f"{botfield.actions} actions; won by {final.winner}; prizes "
+          + ", ".join(f"{place}. {who} {prize}" for place, who, prize in prizes))
+    return 0 if final.status == "finished" else 1

@@ -72,7 +72,7 @@ from shared.infra.config import (
 )
 from shared.infra.devissuer import DevIssuer
 from shared.infra.files import write_private
-from shared.infra.identity import RELAY
+from shared.infra.identity import DIRECTOR, OPERATOR, RELAY
 from shared.infra.natsserver import NatsServer, free_port
 from shared.infra.tls import TlsConfig, channel
 from shared.infra.tls import generate as generate_certs
@@ -80,7 +80,7 @@ from shared.infra.tls import generate as generate_certs
 from .datadir import default_data_dir, up_cert_dir
 
 #: the table service calls the others: it starts last and stops first
-SERVICES = ("wallet", "dealer", "betting", "showdown", "rake", "notary", "table")
+SERVICES = ("wallet", "dealer", "betting", "showdown", "rake", "notary", "table", "tournament")
 DEFAULT_NATS_PORT = 4222
 #: `up` gives up on a process that died this many times within this window (it cannot start:
 #: its log says why) and stops the stack
@@ -108,6 +108,8 @@ _EXEC_WITH_PARENT_DEATH = (
 #: the web pages' process (on the base port + WEB_PORT_OFFSET) and how long its token lasts
 WEB = "web"
 WEB_TOKEN_TTL_S = 30 * 24 * 3600
+#: how long the director's token to the table service lasts (a restart of `up` makes another)
+DIRECTOR_TOKEN_TTL_S = 30 * 24 * 3600
 
 
 class ClusterError(RuntimeError):
@@ -125,6 +127,8 @@ async def create_streams(url: str, replicas: int, ca: str | None = None,
     the services' users may not make streams, and ten processes racing to create R3 assets
     while the cluster elects leaders time out on a small machine. A log already split
     otherwise is refused (shared/infra/eventstore.ShardsChanged)."""
+    from services.tournament.director import open_seeds
+    from services.tournament.log import ensure_stream as ensure_tournaments
     from services.wallet.ledger import ensure_wallet_stream
     from services.web.sessions import ensure_bucket as ensure_web_sessions
     from shared.audit.access import ensure_access_stream
@@ -141,6 +145,8 @@ async def create_streams(url: str, replicas: int, ca: str | None = None,
         # hands them (its own, see LocalCluster.env)
         await Leases.open(store.js, ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
         await ensure_web_sessions(store.js, replicas=replicas)  # the web's (its TTL)
+        await ensure_tournaments(store.js, replicas=replicas)  # the director's log
+        await open_seeds(store.js, replicas=replicas)  # and its draws' seeds
     finally:
         await store.close()
 
@@ -480,6 +486,10 @@ class LocalCluster:
         if self.replicas.get(name, name) == "notary":  # it signs the hands' checkpoints
             env["POKER_NOTARY_KEY"] = str(self.notary_key_file)
             env["POKER_INSTANCE_ID"] = name
+        if self.replicas.get(name, name) == "tournament":  # the director's own token
+            env["POKER_DIRECTOR_TOKEN"] = self.issuer.token(
+                "director", (DIRECTOR, OPERATOR), ttl_s=DIRECTOR_TOKEN_TTL_S)
+            env["POKER_INSTANCE_ID"] = name
         env.update(self.replica_env.get(name, {}))
         return env
 
@@ -809,6 +819,7 @@ class LocalCluster:
         values = {"POKER_DATA_DIR": str(self.data_dir.resolve()),
                   "POKER_TABLE_ADDR": self.client_address("table"),
                   "POKER_WALLET_ADDR": self.client_address("wallet"),
+                  "POKER_TOURNAMENT_ADDR": self.client_address("tournament"),
                   "POKER_COMPLIANCE_KEY": str(self.key_file.resolve()),
                   "POKER_NOTARY_VKEY": str(self.notary_vkey_file.resolve())}
         if self.tls_dir is None:

@@ -38,6 +38,7 @@ from shared.infra.repository import TableRepository
 from shared.infra.retry import RetryPolicy, retrying
 from shared.poker.state import TableState
 from shared.poker.tournament import decide as D
+from shared.poker.tournament.ranking import wallet_key
 from shared.poker.tournament.state import Entry, EntryStatus, Status, TournamentState
 
 from .log import TournamentLog
@@ -55,10 +56,6 @@ def lease_name(tournament_id: str) -> str:
 def _who(player: str) -> str:
     """A player id as a command id may hold it."""
     return hashlib.sha256(player.encode()).hexdigest()[:16]
-
-
-def wallet_key(tournament_id: str, kind: str, player: str, n: int) -> str:
-    return f"tournament/{tournament_id}/{kind}/{_who(player)}/{n}"
 
 
 def level_message(s: TournamentState) -> pb.Level:

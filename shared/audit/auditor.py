@@ -61,6 +61,7 @@ from shared.poker.errors import IllegalAction, InvalidEvent
 from shared.poker.fold import apply
 from shared.poker.state import SagaKind, TableState
 from shared.poker.steprules import NotThisStep, decide_again
+from shared.poker.tournament import tables as TT
 from shared.tlog.hands import HandLeaves
 from shared.tlog.receipt import positions_root
 
@@ -531,6 +532,8 @@ class TableAuditor:
             raise _Bad(0, "the table was not created first")
         if type(first) is E.HandStarted:
             return T.start_next_hand(table)
+        if table.options.tournament and isinstance(first, E.PlayerSeated | E.PlayerLeft):
+            return _director_decision(table, first)
         if type(first) is E.PlayerSeated:
             return T.sit_down(table, first.seat, first.player_id, first.stack,
                               first.token_digest, first.post_big_blind, name=first.name)
@@ -829,3 +832,13 @@ def audit_table(table_id: str, commits: Iterable[Stored],
     for stored in commits:
         auditor.feed(stored)
     return auditor.result()
+
+
+def _director_decision(table: TableState, first: E.PlayerSeated | E.PlayerLeft) -> list:
+    """At a tournament's table a seat changes by its director's commands
+    (shared/poker/tournament/tables.py): a player seated with a stack, or taken off."""
+    if type(first) is E.PlayerSeated:
+        return TT.seat_entrant(table, first.seat, first.player_id, first.stack,
+                               first.token_digest)
+    seat = table.seat(first.seat)
+    return TT.unseat(table, first.seat, seat.player_id if seat is not None else "")

@@ -31,6 +31,9 @@ from typing import Any
 
 from poker.wallet.v1 import wallet_pb2
 
+from shared.poker.tournament.ranking import money_audit, wallet_key, wallet_movements
+from shared.poker.tournament.state import EntryStatus, TournamentState
+
 from .auditor import TableAudit
 
 DEBIT_KINDS = ("buy_in", "top_up")
@@ -47,12 +50,17 @@ class MoneyAudit:
     in_transit: int = 0
     tables: int = 0
     sagas: int = 0  # matched with the ledger
+    #: what tournaments hold: buy-ins and fees debited, less refunds and prizes credited
+    #: (their fees, and the prize pools not paid out yet)
+    in_tournaments: int = 0
+    tournaments: int = 0
     problems: list[str] = field(default_factory=list)
 
     @property
     def balanced(self) -> bool:
         return self.deposits - self.withdrawals == (
-            self.player_balances + self.house + self.at_tables + self.in_transit)
+            self.player_balances + self.house + self.at_tables + self.in_transit
+            + self.in_tournaments)
 
     @property
     def ok(self) -> bool:
@@ -62,14 +70,17 @@ class MoneyAudit:
         verdict = "balances" if self.ok else "DOES NOT BALANCE"
         return (f"money: deposits {self.deposits} - withdrawals {self.withdrawals} = wallets "
                 f"{self.player_balances} + house {self.house} + at {self.tables} tables "
-                f"{self.at_tables} + in transit {self.in_transit}; {self.sagas} sagas matched "
-                f"with the wallet's ledger: {verdict}")
+                f"{self.at_tables} + in transit {self.in_transit} + in {self.tournaments} "
+                f"tournaments {self.in_tournaments}; {self.sagas} sagas matched with the "
+                f"wallet's ledger: {verdict}")
 
     def as_dict(self) -> dict:
         return {"deposits": self.deposits, "withdrawals": self.withdrawals,
                 "player_balances": self.player_balances, "house": self.house,
                 "at_tables": self.at_tables, "in_transit": self.in_transit,
-                "tables": self.tables, "sagas": self.sagas, "balanced": self.balanced,
+                "tables": self.tables, "sagas": self.sagas,
+                "in_tournaments": self.in_tournaments, "tournaments": self.tournaments,
+                "balanced": self.balanced,
                 "ok": self.ok, "problems": list(self.problems)}
 
 
@@ -81,7 +92,8 @@ def _movements(ledger) -> dict[str, tuple[Any, Any]]:
             if entry.movement in (DEBIT, CREDIT)}
 
 
-def audit_money(tables: Iterable[TableAudit], ledger) -> MoneyAudit:
+def audit_money(tables: Iterable[TableAudit], ledger,
+                tournaments: Iterable[TournamentState] = ()) -> MoneyAudit:
     """The money audit of ``tables`` (each audited, to the end of its log) against ``ledger``
     (the wallet's fold: services/wallet/ledger.py's ``fold_ledger``).
     Only the tables whose chips come from a wallet are counted; every table of the platform
@@ -120,11 +132,46 @@ def audit_money(tables: Iterable[TableAudit], ledger) -> MoneyAudit:
         # rake taken and not yet with the house: the running hand's, and open rake sagas
         money.in_transit += t.rake - credited_rake - sum(
             s.amount for s in t.open_sagas if s.kind == "rake" and s.key in moves)
+    for state in tournaments:
+        _tournament(money, state, moves, claimed)
     for key in sorted(set(moves) - claimed):
         account, entry = moves[key]
         money.problems.append(f"the wallet moved {entry.amount} for {account} with key {key!r}, "
                               f"which no table's log holds")
     return money
+
+
+def _tournament(money: MoneyAudit, state: TournamentState, moves: dict,
+                claimed: set[str]) -> None:
+    """A tournament's movements against the ledger (each once, as its log says), and what
+    it holds: buy-ins = prizes + fees + held (shared/poker/tournament/ranking.py). A buy-in
+    the wallet debited that the log has not settled yet is in transit."""
+    money.tournaments += 1
+    audit = money_audit(state)
+    if not audit.balanced:
+        money.problems.append(f"tournament {state.tournament_id}: buy-ins {audit.buy_ins} != "
+                              f"prizes {audit.prizes} + fees {audit.fees} + held {audit.held}")
+    for key, player, debit, amount in wallet_movements(state):
+        claimed.add(key)
+        move = moves.get(key)
+        want = DEBIT if debit else CREDIT
+        if move is None or move[1].movement != want or move[1].amount != amount:
+            money.problems.append(f"tournament {state.tournament_id}: the wallet has no "
+                                  f"{'debit' if debit else 'credit'} of {amount} for {player} "
+                                  f"with key {key!r}")
+            continue
+        money.sagas += 1
+        money.in_tournaments += amount if debit else -amount
+    for e in state.entries:  # asked of the wallet, the answer not in the log yet
+        key = wallet_key(state.tournament_id, "entry", e.player_id, e.entry_no)
+        if e.status is EntryStatus.REQUESTED and key in moves:
+            claimed.add(key)
+            money.in_transit += moves[key][1].amount
+    for p in state.prize_requests:
+        key = wallet_key(state.tournament_id, "prize", p.player_id, p.entry_no)
+        if not state.entry(p.player_id, p.entry_no).prize_paid and key in moves:
+            claimed.add(key)
+            money.in_tournaments -= moves[key][1].amount
 
 
 def _mismatch(saga, move) -> str | None:

@@ -128,14 +128,16 @@ class Config:
     POKER_BASE_PORT                50050                                  port, addresses
     POKER_PORT                     POKER_BASE_PORT + the service's        port
                                    offset (table 1, dealer 2, betting 3,
-                                   showdown 4, rake 5, wallet 6, notary 7)
+                                   showdown 4, rake 5, wallet 6, notary 7,
+                                   tournament 9)
     POKER_TABLE_ADDR,              127.0.0.1:(POKER_BASE_PORT + offset);  addresses
     POKER_DEALER_ADDR,             host:port[,host:port...]
     POKER_BETTING_ADDR,
     POKER_SHOWDOWN_ADDR,
     POKER_RAKE_ADDR,
     POKER_WALLET_ADDR,
-    POKER_NOTARY_ADDR
+    POKER_NOTARY_ADDR,
+    POKER_TOURNAMENT_ADDR
     POKER_LOG_LEVEL                INFO (DEBUG INFO WARNING ERROR         log_level
                                    CRITICAL)
     POKER_STREAM_REPLICAS          1 (1 to 5)                             stream_replicas

@@ -58,10 +58,12 @@ ACCOUNT = "POKER"
 ADMIN, DEALER, TABLE, SERVICE, READER, MIRROR, WALLET, COMPLIANCE, WEB, NOTARY = (
     "poker-admin", "poker-dealer", "poker-table", "poker-service", "poker-reader",
     "poker-mirror", "poker-wallet", "poker-compliance", "poker-web", "poker-notary")
+DIRECTOR = "poker-director"
 SYS_USER = "sys"
 #: the NATS user each service connects as
 SERVICE_USERS = {"dealer": DEALER, "table": TABLE, "betting": SERVICE, "showdown": SERVICE,
-                 "rake": SERVICE, "wallet": WALLET, "web": WEB, "notary": NOTARY}
+                 "rake": SERVICE, "wallet": WALLET, "web": WEB, "notary": NOTARY,
+                 "tournament": DIRECTOR}
 CLOCK_SUBJECTS = "poker.clock.>"
 #: the commits the log's streams republish as they store them (eventstore.LIVE_PREFIX)
 LIVE_SUBJECTS = LIVE_PREFIX + ">"
@@ -79,6 +81,10 @@ WEB_SESSIONS = "POKER_WEB_SESSIONS"
 HANDS_STREAM, HANDS_SUBJECTS = "POKER_HANDS", "poker.hands.>"
 CHECKPOINT_STREAM, CHECKPOINT_SUBJECT = "POKER_CHECKPOINTS", "poker.checkpoints"
 NOTARY_BUCKET = "POKER_NOTARY"
+#: the tournament director's (services/tournament: log.py's STREAM and PREFIX, director.py's
+#: SEEDS): its log and the seeds of its draws
+TOURNAMENT_STREAM, TOURNAMENT_SUBJECTS = "POKER_TOURNAMENTS", "poker.tournament.>"
+TOURNAMENT_SEEDS = "POKER_TOURNAMENT_SEEDS"
 
 
 def _read(stream: str) -> list[str]:
@@ -165,7 +171,7 @@ def users(shards: int = 1) -> tuple[User, ...]:
     reads = ["$JS.API.INFO", STREAM_NAMES, *(r for s in primary.streams for r in _read(s.name)),
              *(r for s in mirror.streams for r in _read(s.name)), *_read(WALLET_STREAM),
              *_read(ACCESS_STREAM), *_read(HANDS_STREAM), *_read(CHECKPOINT_STREAM),
-             "_INBOX.>"]
+             *_read(TOURNAMENT_STREAM), "_INBOX.>"]
     return (
         User(ADMIN, comment="creates the streams and the KV buckets (replicas 3); never a "
                             "service"),
@@ -216,6 +222,17 @@ def users(shards: int = 1) -> tuple[User, ...]:
              comment="the notary: reads the log (woken by its subjects), writes the hands' "
                      "Merkle log and its checkpoints (it may make those streams) and its "
                      "lease bucket; nothing else"),
+        User(DIRECTOR, publish=["$JS.API.INFO", STREAM_NAMES,
+                                *(r for s in primary.streams for r in _read(s.name)),
+                                TOURNAMENT_SUBJECTS, *_read(TOURNAMENT_STREAM),
+                                f"$JS.API.STREAM.CREATE.{TOURNAMENT_STREAM}",
+                                f"$JS.API.STREAM.CREATE.KV_{TOURNAMENT_SEEDS}",
+                                *_bucket(TOURNAMENT_SEEDS), *_bucket(LEASES), "_INBOX.>"],
+             publish_deny=[*_EDIT_STREAMS, *NOT_THE_DECKS, ACCESS_SUBJECTS],
+             subscribe=["_INBOX.>", f"$KV.{LEASES}.>", f"$KV.{TOURNAMENT_SEEDS}.>"],
+             comment="the tournament director: reads the log, writes its tournaments' log "
+                     "(it may make that stream) and its draws' seeds, holds tournaments' "
+                     "leases; nothing else"),
         User(MIRROR, publish=[*(s.subjects for s in mirror.streams), "$JS.API.INFO",
                               STREAM_NAMES,
                               *(f"$JS.API.STREAM.CREATE.{s.name}" for s in mirror.streams),

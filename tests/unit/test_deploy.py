@@ -251,7 +251,7 @@ def test_only_the_table_service_is_authorised_to_call_the_internal_ones():
     assert set(CALLERS) == set(INTERNAL)
     assert all(CALLERS[svc] == {"table"} for svc in INTERNAL if svc != "wallet")
     # the wallet: the table service, and the admin as its cashier (by port-forward, not a pod)
-    assert CALLERS["wallet"] == {"table", "admin"}
+    assert CALLERS["wallet"] == {"table", "tournament", "admin"}  # and the director
 
 
 def test_every_compose_service_mounts_the_ca_and_its_own_certificate_only():

@@ -8,6 +8,8 @@ places. Re-entries are entries: a player may hold a place for each.
 
 from __future__ import annotations
 
+import hashlib
+
 from ..evolve import Value, value
 from .payouts import tied_prizes
 from .state import EntryStatus, TournamentState
@@ -77,3 +79,30 @@ def money_audit(state: TournamentState) -> MoneyAudit:
     pool_left = (state.pool if state.registration_closed else len(kept) * st.buy_in)
     held = pool_left - prizes
     return MoneyAudit(buy_ins, prizes, len(kept) * st.fee, held, overlay)
+
+
+def wallet_key(tournament_id: str, kind: str, player: str, n: int) -> str:
+    """The wallet's idempotency key of one of a tournament's movements: ``kind`` entry (the
+    buy-in and fee of entry ``n``), refund, or prize (of entry ``n``); the player as a digest
+    (a key is printable ASCII)."""
+    who = hashlib.sha256(player.encode()).hexdigest()[:16]
+    return f"tournament/{tournament_id}/{kind}/{who}/{n}"
+
+
+def wallet_movements(state: TournamentState) -> list[tuple[str, str, bool, int]]:
+    """What the wallet must hold for the tournament, from its log: (key, player, debit?,
+    amount) of every buy-in settled, refund paid and prize paid."""
+    st, out = state.structure, []
+    cost = st.buy_in + st.fee
+    for e in state.entries:
+        if e.status in (EntryStatus.PAID, EntryStatus.BUSTED, EntryStatus.WITHDRAWN) and cost:
+            out.append((wallet_key(state.tournament_id, "entry", e.player_id, e.entry_no),
+                        e.player_id, True, cost))
+        if e.refunded and cost:
+            out.append((wallet_key(state.tournament_id, "refund", e.player_id, e.entry_no),
+                        e.player_id, False, cost))
+    for p in state.prize_requests:
+        if state.entry(p.player_id, p.entry_no).prize_paid and p.amount:
+            out.append((wallet_key(state.tournament_id, "prize", p.player_id, p.entry_no),
+                        p.player_id, False, p.amount))
+    return out

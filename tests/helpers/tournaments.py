@@ -7,7 +7,7 @@ from __future__ import annotations
 from shared.infra.commits import parse_commit
 from shared.poker import events as E
 from shared.poker.fold import apply
-from shared.poker.tournament.ranking import money_audit, placings
+from shared.poker.tournament.ranking import money_audit, placings, wallet_key
 from shared.poker.tournament.state import TournamentState
 
 
@@ -84,3 +84,29 @@ def check_prizes(state: TournamentState) -> None:
     assert all(state.entry(*k).prize_paid for k in asked)
     audit = money_audit(state)
     assert audit.balanced and audit.held == 0, audit
+
+
+async def check_audits(store, state: TournamentState, keyring) -> None:
+    """Every table of the tournament passes the table audit (its director's seatings
+    re-decided), and the money audit matches every entry and prize with the wallet's ledger:
+    buy-ins = prizes + fees + held; a ledger without one prize's credit fails it."""
+    from services.wallet.ledger import fold_ledger, read_ledger
+    from shared.audit.auditor import audit_table
+    from shared.audit.money import audit_money
+    audits = []
+    for t in state.tables:
+        audit = audit_table(t.table_id, await store.read(t.table_id), keyring)
+        assert audit.ok, audit.failure
+        audits.append(audit)
+    events = await read_ledger(store.js)
+    money = audit_money(audits, fold_ledger(events), [state])
+    assert money.ok, money.problems
+    assert money.in_tournaments == state.paid_entries() * state.structure.fee
+    prize = wallet_key(state.tournament_id, "prize", state.winner, 1)
+    # the winner's prize is the last movement of their account: the ledger folds without it
+    without = fold_ledger([(seq, e) for seq, e in events if e.idempotency_key != prize])
+    assert not audit_money(audits, without, [state]).ok
+    # a log that says a prize was another amount than the wallet paid fails it too
+    first, *rest = state.prize_requests
+    other = state.evolve(prize_requests=(first.evolve(amount=first.amount + 1), *rest))
+    assert not audit_money(audits, fold_ledger(events), [other]).ok

@@ -20,7 +20,7 @@ from services.pokerctl import tournament_bots as TB
 from services.tournament.log import TournamentLog
 from shared.infra.identity import OPERATOR, bearer_metadata
 from shared.infra.waiting import until
-from tests.helpers.tournaments import check_prizes, check_tables
+from tests.helpers.tournaments import check_audits, check_prizes, check_tables
 
 FAST = {"POKER_CLOCK_TICK_MS": "20"}
 #: the most a tournament here may take to play (they take seconds)
@@ -85,6 +85,7 @@ async def test_a_sit_and_go_is_played_to_the_end(tstack, store):
     state = await settled(store, "sng1")
     await check_tables(store, state)
     check_prizes(state)
+    await check_audits(store, state, tstack.keyring())
     paid = {p.player_id: p.amount for p in state.prize_requests}
     assert sorted(paid.values(), reverse=True) == [450, 270, 180]
     for bot in botfield.bots.values():
@@ -135,6 +136,7 @@ async def test_a_30_player_tournament_with_late_entries_and_a_re_entry(tstack, s
                for e in state.entries if e.entry_no == 2)
     await check_tables(store, state)
     check_prizes(state)
+    await check_audits(store, state, tstack.keyring())
     for bot in botfield.bots.values():
         won = sum(p.amount for p in state.prize_requests if p.player_id == bot.player)
         assert await _balance(sponsor, bot.player) == won
@@ -200,6 +202,7 @@ async def test_a_director_killed_mid_move_is_replaced_and_nobody_is_lost(leased_
         state = await settled(store, "kill1")
         await check_tables(store, state)
         check_prizes(state)
+        await check_audits(store, state, stack.keyring())
     finally:
         for proc in (a, b):
             if proc is not None and proc.poll() is None:

@@ -36,6 +36,7 @@ from shared.infra import failpoints
 from shared.infra.lease import Leases
 from shared.infra.repository import TableRepository
 from shared.infra.retry import RetryPolicy, retrying
+from shared.poker.errors import IllegalAction
 from shared.poker.state import TableState
 from shared.poker.tournament import decide as D
 from shared.poker.tournament.ranking import wallet_key
@@ -53,7 +54,7 @@ def lease_name(tournament_id: str) -> str:
     return f"tournament.{tournament_id}"
 
 
-def _who(player: str) -> str:
+def player_digest(player: str) -> str:  # noqa: D401
     """A player id as a command id may hold it."""
     return hashlib.sha256(player.encode()).hexdigest()[:16]
 
@@ -136,6 +137,15 @@ class Director:
                 await self._credit(tid, s.entry(p.player_id, p.entry_no), "prize", p.amount,
                                    lambda t, p=p: D.prize_paid(t, p.player_id, p.entry_no))
 
+    async def check_funds(self, player: str, amount: int) -> None:
+        """Refuse a registration the balance cannot cover before anything is appended (the
+        debit decides in the end)."""
+        reply = await retrying(self.wallet.Balance, wallet_pb2.BalanceRequest(
+            account=wallet_pb2.Account(player_id=player)), policy=WALLET)
+        if reply.balance < amount:
+            raise IllegalAction(f"your wallet holds {reply.balance}: the buy-in and fee are "
+                                f"{amount}")
+
     async def _debit(self, tid: str, s: TournamentState, e: Entry) -> None:
         transfer = wallet_pb2.Transfer(
             account=wallet_pb2.Account(player_id=e.player_id),
@@ -150,7 +160,7 @@ class Director:
                 if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
                     raise
                 refusal = exc.details() or "the wallet refused the buy-in"
-        await self.log.execute(tid, f"entry.{_who(e.player_id)}.{e.entry_no}", lambda t: (
+        await self.log.execute(tid, f"entry.{player_digest(e.player_id)}.{e.entry_no}", lambda t: (
             D.settle_entry(t, e.player_id, e.entry_no, not refusal, refusal) if t else []))
 
     async def _credit(self, tid: str, e: Entry, kind: str, amount: int, decide) -> None:
@@ -159,7 +169,7 @@ class Director:
                 account=wallet_pb2.Account(player_id=e.player_id), amount=amount,
                 idempotency_key=wallet_key(tid, kind, e.player_id, e.entry_no),
                 reference=f"tournament {tid}"), policy=WALLET)
-        await self.log.execute(tid, f"{kind}.{_who(e.player_id)}.{e.entry_no}",
+        await self.log.execute(tid, f"{kind}.{player_digest(e.player_id)}.{e.entry_no}",
                                lambda t: decide(t) if t else [])
 
     # --- draws ---------------------------------------------------------------------------
@@ -179,10 +189,15 @@ class Director:
         return seed
 
     async def start(self, tid: str) -> None:
+        """The first seating (a seed committed for it), level 1; refused (nothing appended)
+        when the rules do not allow the start now."""
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        D.start(s, bytes(32), _table_ids(tid, s), self.now_ms())  # the rules first
         seed = await self.seed(tid)
         await self.log.execute(tid, "start", lambda t: D.start(
-            t, seed, [f"{tid}-{i + 1}" for i in range(D.tables_for_start(t))],
-            self.now_ms()) if t is not None and t.status is Status.REGISTERING else [])
+            t, seed, _table_ids(tid, t), self.now_ms())
+            if t is not None and t.status is Status.REGISTERING else [])
 
     # --- tables --------------------------------------------------------------------------
 
@@ -242,7 +257,7 @@ class Director:
         for e in s.in_field():
             if not e.table_id and s.tables:
                 seed = await self.seed(tid)
-                await self.log.execute(tid, f"late.{_who(e.player_id)}.{e.entry_no}",
+                await self.log.execute(tid, f"late.{player_digest(e.player_id)}.{e.entry_no}",
                                        lambda t, p=e.player_id, k=seed: D.seat_late(
                                            t, p, k, t.live_tables() or list(t.tables))
                                        if t else [])
@@ -283,7 +298,7 @@ class Director:
                 if mine.get(seat.seat) != seat.player_id:
                     await self.tables.Unseat(pb.UnseatRequest(
                         table_id=table_id, seat=seat.seat, player_id=seat.player_id,
-                        command_id=f"{tid}.off.{_who(seat.player_id)}.{view.last_hand_no}"))
+                        command_id=f"{tid}.off.{player_digest(seat.player_id)}.{view.last_hand_no}"))
                     if seat.stack:  # a move: off this table, not yet at the next
                         failpoints.hit("tournament.mid_move")
         seated: set[str] = set()
@@ -299,7 +314,7 @@ class Director:
                 await self.tables.SeatEntrant(pb.SeatEntrantRequest(
                     table_id=table_id, seat=seat_no, player_id=player, stack=e.carry,
                     seat_token_sha256=e.token_digest,
-                    command_id=f"{tid}.on.{_who(player)}.{e.entry_no}.{e.placement}"))
+                    command_id=f"{tid}.on.{player_digest(player)}.{e.entry_no}.{e.placement}"))
         await self._levels(tid, between)
 
     async def _levels(self, tid: str, between: set[str]) -> None:
@@ -324,6 +339,11 @@ class Director:
                     and len(t.players) >= 2 and len(view.seats) == len(t.players)):
                 await self.tables.Release(pb.TableCommandRequest(
                     table_id=t.table_id, command_id=f"{tid}.deal.{view.last_hand_no}"))
+
+
+def _table_ids(tid: str, s: TournamentState) -> list[str]:
+    """The tables a start opens: ``<tournament>-1``, ``-2``, ..."""
+    return [f"{tid}-{i + 1}" for i in range(D.tables_for_start(s))]
 
 
 def _settled(s: TournamentState) -> bool:

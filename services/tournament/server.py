@@ -28,9 +28,9 @@ from shared.infra.lease import Leases
 from shared.infra.rpc import BadRequest, client_command_id, rpc
 from shared.infra.tls import channel
 from shared.poker.tournament import decide as D
-from shared.poker.tournament.decide import TOURNAMENT_ID
+from shared.poker.tournament.decide import TOKEN_SHA256, TOURNAMENT_ID
 
-from .director import Director, open_seeds
+from .director import Director, open_seeds, player_digest
 from .log import TournamentLog, ensure_stream
 from .views import structure_from, view
 
@@ -73,9 +73,17 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     @rpc
     async def Register(self, request, context):
         tid = _tid(request.tournament_id)
+        if not TOKEN_SHA256.fullmatch(request.seat_token_sha256):
+            raise BadRequest("seat_token_sha256 is the SHA-256 of your seat token as 64 "
+                             "lowercase hex digits")
         who = caller()
-        command_id = client_command_id(f"reg.{who.subject[:40]}", request.command_id)
-        await self.log.get(tid)
+        command_id = client_command_id(f"reg.{player_digest(who.subject)}", request.command_id)
+        lt = await self.log.get(tid)
+        if command_id not in lt.commands:  # the rules, then the balance, before any append
+            assert lt.state is not None
+            D.register(lt.state, who.subject, request.seat_token_sha256, who.name)
+            await self.director.check_funds(who.subject, lt.state.structure.buy_in
+                                            + lt.state.structure.fee)
         await self.log.execute(tid, command_id, lambda s: D.register(
             s, who.subject, request.seat_token_sha256, who.name) if s else [])
         await self.director.settle_money(tid)
@@ -86,7 +94,7 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         tid = _tid(request.tournament_id)
         who = caller().subject
         await self.log.get(tid)
-        await self.log.execute(tid, client_command_id(f"unreg.{who[:40]}", request.command_id),
+        await self.log.execute(tid, client_command_id(f"unreg.{player_digest(who)}", request.command_id),
                                lambda s: D.unregister(s, who) if s else [])
         await self.director.settle_money(tid)
         return await self._reply(tid)

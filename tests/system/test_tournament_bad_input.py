@@ -1,0 +1,126 @@
+"""Bad commands at the director (TournamentService) and at a tournament's tables
+(TournamentTables): each is answered with its gRPC status and a reason a person can act on,
+and nothing is appended: neither the tournaments' log nor the table log moves, and no money."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from poker.table.v1 import table_pb2 as tab
+from poker.tournament.v1 import tournament_pb2 as tpb
+from poker.tournament.v1 import tournament_pb2_grpc
+from poker.wallet.v1 import wallet_pb2
+
+from services.tournament.log import STREAM
+from shared.infra.eventstore import STREAM as TABLES
+from shared.infra.identity import DIRECTOR, OPERATOR, bearer_metadata
+from tests.system.test_tournaments import fast_structure
+
+C = grpc.StatusCode
+DIGEST = "ab" * 32
+
+
+@pytest.fixture
+async def director(nats_server):
+    from services.stack import start_local
+    s = await start_local(nats_server.url, env={"POKER_CLOCK_TICK_MS": "20"})
+    await s.start_service("tournament")
+    channels = [s.channel("tournament"), s.channel("table")]
+    yield s, tournament_pb2_grpc.TournamentServiceStub(channels[0]), \
+        tournament_pb2_grpc.TournamentTablesStub(channels[1])
+    for ch in channels:
+        await ch.close()
+    await s.stop()
+
+
+async def _last(store, stream: str) -> int:
+    return (await store.js.stream_info(stream)).state.last_seq
+
+
+async def _refused(store, call, code: C, reason: str) -> None:
+    before = (await _last(store, STREAM), await _last(store, TABLES))
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await call
+    assert err.value.code() is code, err.value.details()
+    assert reason in err.value.details()
+    assert (await _last(store, STREAM), await _last(store, TABLES)) == before
+
+
+async def test_bad_commands_change_nothing(director, store):
+    stack, stub, tables = director
+    issuer = stack.issuer
+    ops = bearer_metadata(issuer.token("ops", (OPERATOR,)))
+    alice = bearer_metadata(issuer.token("alice"))
+    await stub.CreateTournament(tpb.CreateTournamentRequest(
+        tournament_id="bad1", structure=fast_structure(3), command_id="c"), metadata=ops)
+    await stack.deposit("alice", 1000)
+
+    await _refused(store, stub.CreateTournament(tpb.CreateTournamentRequest(
+        tournament_id="x", command_id="c2"), metadata=alice), C.PERMISSION_DENIED, "operator")
+    await _refused(store, stub.CreateTournament(tpb.CreateTournamentRequest(
+        tournament_id="a b", command_id="c3"), metadata=ops), C.INVALID_ARGUMENT,
+        "a tournament id is")
+    wrong = fast_structure(3)
+    wrong.levels[0].small_blind = 50
+    await _refused(store, stub.CreateTournament(tpb.CreateTournamentRequest(
+        tournament_id="bad2", structure=wrong, command_id="c4"), metadata=ops),
+        C.INVALID_ARGUMENT, "small blind <= big blind")
+    await _refused(store, stub.Register(tpb.RegisterRequest(
+        tournament_id="bad1", seat_token_sha256="nope", command_id="r1"), metadata=alice),
+        C.INVALID_ARGUMENT, "64 lowercase hex")
+    await _refused(store, stub.Register(tpb.RegisterRequest(
+        tournament_id="none", seat_token_sha256=DIGEST, command_id="r2"), metadata=alice),
+        C.NOT_FOUND, "no tournament")
+    poor = bearer_metadata(issuer.token("bob"))
+    await _refused(store, stub.Register(tpb.RegisterRequest(
+        tournament_id="bad1", seat_token_sha256=DIGEST, command_id="r3"), metadata=poor),
+        C.FAILED_PRECONDITION, "your wallet holds 0")
+    await _refused(store, stub.Unregister(tpb.TournamentCommand(
+        tournament_id="bad1", command_id="u1"), metadata=alice), C.FAILED_PRECONDITION,
+        "no paid entry")
+    await _refused(store, stub.Start(tpb.TournamentCommand(
+        tournament_id="bad1", command_id="s1"), metadata=alice), C.PERMISSION_DENIED,
+        "operator")
+    await _refused(store, stub.Start(tpb.TournamentCommand(
+        tournament_id="bad1", command_id="s2"), metadata=ops), C.FAILED_PRECONDITION,
+        "0 entries: it needs at least 3")
+
+    await stub.Register(tpb.RegisterRequest(tournament_id="bad1", seat_token_sha256=DIGEST,
+                                            command_id="r4"), metadata=alice)
+    await _refused(store, stub.Register(tpb.RegisterRequest(
+        tournament_id="bad1", seat_token_sha256=DIGEST, command_id="r5"), metadata=alice),
+        C.FAILED_PRECONDITION, "already registered")
+    balance = await stack.sponsor().wallet.Balance(wallet_pb2.BalanceRequest(
+        account=wallet_pb2.Account(player_id="alice")))
+    assert balance.balance == 1000 - 110  # one entry, one debit
+
+
+async def test_only_the_director_commands_a_tournament_table(director, store):
+    stack, _, tables = director
+    ops = bearer_metadata(stack.issuer.token("ops", (OPERATOR,)))
+    boss = bearer_metadata(stack.issuer.token("director", (DIRECTOR, OPERATOR)))
+    await tables.OpenTable(tpb.OpenTableRequest(
+        table_id="tt1", command_id="o", tournament_id="t", max_seats=6,
+        level=tpb.Level(small_blind=10, big_blind=20, minutes=1)), metadata=boss)
+    seat = tpb.SeatEntrantRequest(table_id="tt1", command_id="s", seat=1, player_id="alice",
+                                  stack=500, seat_token_sha256=DIGEST)
+    await _refused(store, tables.SeatEntrant(seat, metadata=ops), C.PERMISSION_DENIED,
+                   "director")
+    alice = bearer_metadata(stack.issuer.token("alice"))
+    await _refused(store, tables.Release(tpb.TableCommandRequest(
+        table_id="tt1", command_id="r"), metadata=alice), C.PERMISSION_DENIED, "director")
+    # a cash table is no tournament's: the director's commands are refused there too
+    from poker.events.v1 import events_pb2 as ev
+    from poker.table.v1 import table_pb2_grpc
+    cash = table_pb2_grpc.TableServiceStub(stack.channel("table"))
+    await cash.CreateTable(tab.CreateTableRequest(table_id="cash1", command_id="c", settings=tab.TableSettings(
+        game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT, small_blind=1, big_blind=2)),
+        metadata=ops)
+    seat.table_id = "cash1"
+    await _refused(store, tables.SeatEntrant(seat, metadata=boss), C.FAILED_PRECONDITION,
+                   "not a tournament table")
+    # and a tournament table takes no sit-down
+    await stack.deposit("alice", 1000)
+    await _refused(store, cash.SitDown(tab.SitDownRequest(
+        table_id="tt1", seat=2, buy_in=100, command_id="sd", seat_token_sha256=DIGEST),
+        metadata=alice), C.FAILED_PRECONDITION, "no sitting down")

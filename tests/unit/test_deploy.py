@@ -348,9 +348,12 @@ def test_the_init_job_creates_the_wallet_stream_with_the_others(monkeypatch):
     monkeypatch.setattr(module.DeckVault, "open", bucket("decks"))
     monkeypatch.setattr(module.Leases, "open", bucket("leases"))
     monkeypatch.setattr(module, "ensure_web_sessions", bucket("sessions"))
+    monkeypatch.setattr(module, "ensure_tournaments", bucket("POKER_TOURNAMENTS"))
+    monkeypatch.setattr(module, "open_seeds", bucket("seeds"))
     asyncio.run(module.main())
     assert ("POKER", 3) in made and ("POKER_WALLET", 3) in made and ("POKER_ACCESS", 3) in made
     assert ("decks", 3) in made and ("leases", 3) in made and ("sessions", 3) in made
+    assert ("POKER_TOURNAMENTS", 3) in made and ("seeds", 3) in made  # the director's
     assert ("shards", 1) in made  # POKER_STREAM_SHARDS unset: the one stream
     assert made[-1] == ("closed", 0)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 
+from services.tournament.director import LEASES as TOURNAMENT_LEASES
 from services.tournament.director import open_seeds
 from services.tournament.log import STREAM as TOURNAMENT_STREAM
 from services.tournament.log import ensure_stream as ensure_tournaments
@@ -44,6 +45,8 @@ async def main() -> None:
         await ensure_web_sessions(store.js, replicas=replicas)  # the web pages' sessions
         await ensure_tournaments(store.js, replicas=replicas)  # the tournament director's log
         await open_seeds(store.js, replicas=replicas)  # and its draws' seeds
+        await Leases.open(store.js, bucket=TOURNAMENT_LEASES,  # and its leases
+                          ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
         log = (await store.layout()).label if shards > 1 else store.stream
         print(f"streams {log}, {WALLET_STREAM}, {ACCESS_STREAM}, {TOURNAMENT_STREAM} and "
               f"buckets ready "

@@ -127,6 +127,7 @@ async def create_streams(url: str, replicas: int, ca: str | None = None,
     the services' users may not make streams, and ten processes racing to create R3 assets
     while the cluster elects leaders time out on a small machine. A log already split
     otherwise is refused (shared/infra/eventstore.ShardsChanged)."""
+    from services.tournament.director import LEASES as TOURNAMENT_LEASES
     from services.tournament.director import open_seeds
     from services.tournament.log import ensure_stream as ensure_tournaments
     from services.wallet.ledger import ensure_wallet_stream
@@ -147,6 +148,8 @@ async def create_streams(url: str, replicas: int, ca: str | None = None,
         await ensure_web_sessions(store.js, replicas=replicas)  # the web's (its TTL)
         await ensure_tournaments(store.js, replicas=replicas)  # the director's log
         await open_seeds(store.js, replicas=replicas)  # and its draws' seeds
+        await Leases.open(store.js, bucket=TOURNAMENT_LEASES,  # and its leases
+                          ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
     finally:
         await store.close()
 
@@ -592,6 +595,7 @@ class LocalCluster:
         env.update({
             "POKER_TABLE_ADDR": self.client_address("table"),
             "POKER_WALLET_ADDR": self.client_address("wallet"),  # a player's balance
+            "POKER_TOURNAMENT_ADDR": self.client_address("tournament"),  # its lobby's
             "POKER_NATS_URL": self.nats_url_for(natsauth.WEB),
             # the compliance replay's reads are recorded in the access log as compliance
             "POKER_COMPLIANCE_NATS_URL": self.nats_url_for(natsauth.COMPLIANCE),

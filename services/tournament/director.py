@@ -47,6 +47,8 @@ from .log import TournamentLog
 log = structlog.get_logger()
 
 SEEDS = "POKER_TOURNAMENT_SEEDS"
+#: the directors' lease bucket (one lease per tournament), apart from the table service's
+LEASES = "POKER_TOURNAMENT_LEASES"
 WALLET = RetryPolicy(total_s=2.0, attempt_s=5.0, wait_for_ready=True)
 
 

@@ -2,7 +2,7 @@
 tournament, decides (shared/poker/tournament/decide.py), appends, and answers its view; the
 money it opens (a buy-in, a refund) is settled with the wallet before the reply, as a
 table's sit-down is. The director's loop (director.py) drives the tournaments whose lease this
-process holds (POKER_LEASES, ``tournament.<id>``): another director takes over within the
+process holds (POKER_TOURNAMENT_LEASES, ``tournament.<id>``): another director takes over within the
 lease's TTL when one dies.
 
 Callers' tokens as at the table service: operators create, start and cancel; players
@@ -30,7 +30,7 @@ from shared.infra.tls import channel
 from shared.poker.tournament import decide as D
 from shared.poker.tournament.decide import TOKEN_SHA256, TOURNAMENT_ID
 
-from .director import Director, open_seeds, player_digest
+from .director import LEASES, Director, open_seeds, player_digest
 from .log import TournamentLog, ensure_stream
 from .views import structure_from, view
 
@@ -149,7 +149,7 @@ async def setup(server, repo, store, config: Config):
     tables_channel = channel(config.addresses["table"], config.tls, "table",
                              interceptors=bearer(token))
     wallet_channel = channel(config.addresses["wallet"], config.tls, "wallet")
-    leases = await Leases.open(store.js, ttl_ms=config.lease_ttl_ms,
+    leases = await Leases.open(store.js, bucket=LEASES, ttl_ms=config.lease_ttl_ms,
                                instance_id=config.instance_id, replicas=config.stream_replicas)
     director = Director(tlog, repo, tgrpc.TournamentTablesStub(tables_channel),
                         wallet_pb2_grpc.WalletServiceStub(wallet_channel),

@@ -1,6 +1,7 @@
 """Run the web pages: ``python -m services.web``.
 
-Environment: POKER_TABLE_ADDR (the table service, one address or a list), POKER_NATS_URL and
+Environment: POKER_TABLE_ADDR (the table service, one address or a list), POKER_TOURNAMENT_ADDR
+(the tournament director, whose tournaments /tournaments lists; unset: none), POKER_NATS_URL and
 POKER_NATS_CA (the log, as its reader), POKER_WALLET_ADDR (the wallet, whose Balance the table page shows a
 signed-in player, called with POKER_TLS_DIR's "web" certificate, which the wallet accepts for
 Balance alone; unset: no balance shown), POKER_TLS_DIR or POKER_TLS_CA/... (the client
@@ -38,6 +39,7 @@ import sys
 import structlog
 import uvicorn
 from poker.table.v1 import table_pb2_grpc
+from poker.tournament.v1.tournament_pb2_grpc import TournamentServiceStub
 from poker.wallet.v1 import wallet_pb2, wallet_pb2_grpc
 
 from shared.audit.access import record_opened
@@ -111,10 +113,14 @@ async def serve(env: dict[str, str]) -> None:
         return await record_opened(recorder.jetstream(), purpose, tables, key_ids, hands,
                                    person)
 
+    # the tournament director, if there is one: the lobby lists its tournaments
+    director = (channel(env["POKER_TOURNAMENT_ADDR"], tls, service="tournament")
+                if env.get("POKER_TOURNAMENT_ADDR") else None)
     app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
                              store.read, verifier.averify if verifier else None,
                              bearer_metadata(token), keyring, record, sessions, store.read,
-                             balance if wallet is not None else None),
+                             balance if wallet is not None else None,
+                             TournamentServiceStub(director) if director else None),
                      settings=settings,
                      streams_per_visitor=_count(env, "POKER_WEB_STREAMS_PER_VISITOR",
                                                 STREAMS_PER_VISITOR),
@@ -134,6 +140,8 @@ async def serve(env: dict[str, str]) -> None:
         await chan.close()
         if wallet is not None:
             await wallet.close()
+        if director is not None:
+            await director.close()
 
 
 def main() -> None:

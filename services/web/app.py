@@ -94,6 +94,7 @@ from .seats import Seats, table_id_of, view_json
 from .sessions import MemoryKV, Sessions, SessionStore, visitor
 from .table_page import LOBBY_FILTERS, SIGN_IN, TablePages
 from .words import view_words
+from .tournaments import tournament_routes
 
 __all__ = ["MAX_BODY", "Backend", "HandRates", "NotShown", "Refused", "create_app",
            "view_json"]
@@ -131,6 +132,7 @@ class Backend:
     read_after: Callable[[str, int], Awaitable[list[Stored]]] | None = None
     #: a player's wallet balance (the wallet's Balance); None: the pages show none
     balance: Callable[[str], Awaitable[int]] | None = None
+    tournaments: object = None  # the director's stub (tournaments.py); None: no director
 
 
 class HostAllowList:
@@ -271,7 +273,8 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
         return refused(Refused(429, str(exc), exc.retry_after_s))
 
     async def lobby(request: Request) -> Response:
-        return _page("Poker tables", "<h1>Tables</h1>" + SIGN_IN + LOBBY_FILTERS +
+        return _page("Poker tables", "<h1>Tables</h1>" + SIGN_IN +
+                     '<p><a href="/tournaments">tournaments</a></p>' + LOBBY_FILTERS +
                      "<div class=scroll><table id=lobby><thead><tr>"
                      "<th>table</th><th>game</th><th>structure</th><th>stakes</th>"
                      "<th>buy-in</th><th>seats</th><th>hand</th><th>hands/hour</th>"
@@ -439,6 +442,7 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
         Route("/api/compliance/tables/{table_id}/hands/{hand_no:int}/evidence.json",
               evidence_file),
         Route("/cards/{card}.svg", card_svg),
+        *tournament_routes(backend),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ])
     if settings.hosts is not None:

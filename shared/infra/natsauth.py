@@ -84,7 +84,7 @@ NOTARY_BUCKET = "POKER_NOTARY"
 #: the tournament director's (services/tournament: log.py's STREAM and PREFIX, director.py's
 #: SEEDS): its log and the seeds of its draws
 TOURNAMENT_STREAM, TOURNAMENT_SUBJECTS = "POKER_TOURNAMENTS", "poker.tournament.>"
-TOURNAMENT_SEEDS = "POKER_TOURNAMENT_SEEDS"
+TOURNAMENT_SEEDS, TOURNAMENT_LEASES = "POKER_TOURNAMENT_SEEDS", "POKER_TOURNAMENT_LEASES"
 
 
 def _read(stream: str) -> list[str]:
@@ -227,12 +227,15 @@ def users(shards: int = 1) -> tuple[User, ...]:
                                 TOURNAMENT_SUBJECTS, *_read(TOURNAMENT_STREAM),
                                 f"$JS.API.STREAM.CREATE.{TOURNAMENT_STREAM}",
                                 f"$JS.API.STREAM.CREATE.KV_{TOURNAMENT_SEEDS}",
-                                *_bucket(TOURNAMENT_SEEDS), *_bucket(LEASES), "_INBOX.>"],
+                                f"$JS.API.STREAM.CREATE.KV_{TOURNAMENT_LEASES}",
+                                *_bucket(TOURNAMENT_SEEDS), *_bucket(TOURNAMENT_LEASES),
+                                "_INBOX.>"],
              publish_deny=[*_EDIT_STREAMS, *NOT_THE_DECKS, ACCESS_SUBJECTS],
-             subscribe=["_INBOX.>", f"$KV.{LEASES}.>", f"$KV.{TOURNAMENT_SEEDS}.>"],
+             subscribe=["_INBOX.>", f"$KV.{TOURNAMENT_LEASES}.>",
+                        f"$KV.{TOURNAMENT_SEEDS}.>"],
              comment="the tournament director: reads the log, writes its tournaments' log "
-                     "(it may make that stream) and its draws' seeds, holds tournaments' "
-                     "leases; nothing else"),
+                     "(it may make that stream), its draws' seeds and its tournaments' "
+                     "leases (buckets of its own); nothing else"),
         User(MIRROR, publish=[*(s.subjects for s in mirror.streams), "$JS.API.INFO",
                               STREAM_NAMES,
                               *(f"$JS.API.STREAM.CREATE.{s.name}" for s in mirror.streams),

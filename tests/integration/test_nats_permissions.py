@@ -48,17 +48,23 @@ from shared.poker.options import table_options
 
 ACCOUNTS = Path(__file__).resolve().parents[2] / "deploy" / "nats" / "accounts.conf"
 USERS = ("poker-admin", "poker-dealer", "poker-table", "poker-service", "poker-reader",
-         "poker-mirror", "poker-wallet", "poker-compliance", "poker-web", "poker-notary", "sys")
+         "poker-mirror", "poker-wallet", "poker-compliance", "poker-web", "poker-notary", "poker-director",
+         "sys")
 NOT_ADMIN = ("poker-dealer", "poker-table", "poker-service", "poker-reader", "poker-mirror",
-             "poker-wallet", "poker-compliance", "poker-web", "poker-notary")
+             "poker-wallet", "poker-compliance", "poker-web", "poker-notary",
+             "poker-director")
 NOT_DEALER = ("poker-table", "poker-service", "poker-reader", "poker-mirror", "poker-wallet",
-              "poker-compliance", "poker-web", "poker-notary")
+              "poker-compliance", "poker-web", "poker-notary",
+             "poker-director")
 NOT_TABLE = ("poker-dealer", "poker-service", "poker-reader", "poker-mirror", "poker-wallet",
-             "poker-compliance", "poker-web", "poker-notary")
+             "poker-compliance", "poker-web", "poker-notary",
+             "poker-director")
 NOT_WRITERS = ("poker-reader", "poker-mirror", "poker-wallet", "poker-compliance", "poker-web",
-               "poker-notary")
+               "poker-director",
+               "poker-notary")  # the notary last: a test leaves it out
 NOT_WALLET = ("poker-dealer", "poker-table", "poker-service", "poker-reader", "poker-mirror",
-              "poker-compliance", "poker-web", "poker-notary")
+              "poker-compliance", "poker-web", "poker-notary",
+             "poker-director")
 OPTIONS = table_options("holdem", "no_limit", small_blind=1, big_blind=2)
 DECK_KEY = "t1.1"
 DEADLINE_S = 5.0

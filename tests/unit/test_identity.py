@@ -26,6 +26,7 @@ from shared.infra.bearer import bearer
 from shared.infra.devissuer import DevIssuer
 from shared.infra.identity import (
     COMPLIANCE,
+    DIRECTOR,
     OPERATOR,
     PLAYER,
     RELAY,
@@ -104,8 +105,8 @@ def refusal(verifier: Verifier, token: str) -> str:
 
 
 def test_the_roles_and_the_principal():
-    assert ROLES == (PLAYER, OPERATOR, COMPLIANCE, SERVICE, RELAY) == \
-        ("player", "operator", "compliance", "service", "relay")
+    assert ROLES == (PLAYER, OPERATOR, COMPLIANCE, SERVICE, RELAY, DIRECTOR) == \
+        ("player", "operator", "compliance", "service", "relay", "director")
     p = Principal("alice", frozenset({PLAYER}))
     assert p.has(PLAYER) and p.has(OPERATOR, PLAYER) and not p.has(OPERATOR) and not p.has()
     with pytest.raises(ValueError, match="unknown roles"):

@@ -94,6 +94,10 @@ class TournamentLog:
         self._cache[tournament_id] = lt
         return lt
 
+    async def events(self, tournament_id: str) -> list[E.TournamentEvent]:
+        """Every event of the tournament, in order (what the audit re-decides)."""
+        return [ev for c in await self.store.read(tournament_id) for ev in decode(c.data)[2]]
+
     async def get(self, tournament_id: str) -> Loaded:
         lt = await self.load(tournament_id)
         if lt.state is None:

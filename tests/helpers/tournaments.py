@@ -7,6 +7,7 @@ from __future__ import annotations
 from shared.infra.commits import parse_commit
 from shared.poker import events as E
 from shared.poker.fold import apply
+from shared.poker.tournament import events as TE
 from shared.poker.tournament.ranking import money_audit, placings, wallet_key
 from shared.poker.tournament.state import TournamentState
 
@@ -98,15 +99,42 @@ async def check_audits(store, state: TournamentState, keyring) -> None:
         audit = audit_table(t.table_id, await store.read(t.table_id), keyring)
         assert audit.ok, audit.failure
         audits.append(audit)
-    events = await read_ledger(store.js)
-    money = audit_money(audits, fold_ledger(events), [state])
+    ledger_events = await read_ledger(store.js)
+    money = audit_money(audits, fold_ledger(ledger_events), [state])
     assert money.ok, money.problems
     assert money.in_tournaments == state.paid_entries() * state.structure.fee
     prize = wallet_key(state.tournament_id, "prize", state.winner, 1)
     # the winner's prize is the last movement of their account: the ledger folds without it
-    without = fold_ledger([(seq, e) for seq, e in events if e.idempotency_key != prize])
+    without = fold_ledger([(seq, e) for seq, e in ledger_events
+                           if e.idempotency_key != prize])
     assert not audit_money(audits, without, [state]).ok
+    # the tournament re-decided against its tables' logs
+    from services.tournament.log import TournamentLog
+    from shared.audit.tournament import audit_tournament
+    events = await TournamentLog(store.nc, store.js, lambda: 0).events(state.tournament_id)
+    tables = {t.table_id: [e for _, evs in await table_events(store, t.table_id) for e in evs]
+              for t in state.tables}
+    assert audit_tournament(events, tables) == []
+    # a bust whose starting stack the table's log does not say, a seating the seed did not
+    # draw: each found
+    k, busted = next((k, e) for k, e in enumerate(events)
+                     if isinstance(e, TE.PlayersEliminated))
+    lie = busted.evolve(busts=(busted.busts[0].evolve(
+        start_stack=busted.busts[0].start_stack + 1), *busted.busts[1:]))
+    assert audit_tournament([*events[:k], lie, *events[k + 1:]], tables)
+    k, drawn = next((k, e) for k, e in enumerate(events) if isinstance(e, TE.PlayersSeated))
+    first, second = drawn.seatings[:2]
+    swapped = drawn.evolve(seatings=(first.evolve(player_id=second.player_id),
+                                     second.evolve(player_id=first.player_id),
+                                     *drawn.seatings[2:]))
+    assert audit_tournament([*events[:k], swapped, *events[k + 1:]], tables)
+    breaks = [(k, e) for k, e in enumerate(events) if isinstance(e, TE.PlayersMoved) and e.broken]
+    if breaks:  # a table broken that the seed did not choose
+        k, moved = breaks[0]
+        other = next(t.table_id for t in state.tables if t.table_id != moved.broken)
+        assert audit_tournament([*events[:k], moved.evolve(broken=other), *events[k + 1:]],
+                                tables)
     # a log that says a prize was another amount than the wallet paid fails it too
     first, *rest = state.prize_requests
     other = state.evolve(prize_requests=(first.evolve(amount=first.amount + 1), *rest))
-    assert not audit_money(audits, fold_ledger(events), [other]).ok
+    assert not audit_money(audits, fold_ledger(ledger_events), [other]).ok

@@ -28,6 +28,8 @@ from .botclient import Sponsor, legal_from
 #: how long the loop waits when no bot is on turn (a table dealing, the director between
 #: hands) before it reads the tables again
 IDLE_S = 0.01
+#: the longest one call may take (a service that does not answer fails the bots' game)
+CALL_S = 15.0
 
 
 @dataclass
@@ -81,7 +83,8 @@ async def play(stub: tournament_pb2_grpc.TournamentServiceStub,
     policy = random_policy(rng)
     while True:
         view = await stub.GetTournament(
-            tpb.GetTournamentRequest(tournament_id=botfield.tournament_id), metadata=watcher)
+            tpb.GetTournamentRequest(tournament_id=botfield.tournament_id), metadata=watcher,
+            timeout=CALL_S)
         if view.status in ("finished", "cancelled"):
             return view
         acted = 0
@@ -94,7 +97,7 @@ async def play(stub: tournament_pb2_grpc.TournamentServiceStub,
 async def _act_at(tables, botfield: BotField, table_id: str, policy, watcher) -> int:
     try:
         tv = await tables.GetState(table_pb2.ViewRequest(table_id=table_id),
-                                   metadata=watcher)
+                                   metadata=watcher, timeout=CALL_S)
     except grpc.aio.AioRpcError as exc:
         if exc.code() is grpc.StatusCode.NOT_FOUND:
             return 0  # opened in the director's log, not at the table service yet
@@ -112,7 +115,7 @@ async def _act_at(tables, botfield: BotField, table_id: str, policy, watcher) ->
     if to is not None:
         request.amount = to
     try:
-        await tables.Act(request, metadata=bot.auth)
+        await tables.Act(request, metadata=bot.auth, timeout=CALL_S)
     except grpc.aio.AioRpcError as exc:
         if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
             raise

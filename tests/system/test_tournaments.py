@@ -59,6 +59,24 @@ async def settled(store, tid: str):
     return await until(paid, 30, "every prize paid")
 
 
+async def _played(play, store, tid: str):
+    """The bots' game to its end, within PLAY_S; else what the tournament and each of its
+    tables were doing then, in the failure."""
+    try:
+        return await asyncio.wait_for(play, PLAY_S)
+    except TimeoutError:
+        from shared.infra.repository import TableRepository
+        s = (await TournamentLog(store.nc, store.js, lambda: 0).get(tid)).state
+        repo = TableRepository(store, producer="test")
+        tables = []
+        for t in s.tables:
+            ts = (await repo.load(t.table_id)).state
+            tables.append((t.table_id, t.players, ts and ts.paused, ts and ts.hand_running,
+                           ts and [(x.seat, x.player_id, x.stack) for x in ts.seats]))
+        raise AssertionError(f"not over in {PLAY_S} s: {s.status} level {s.level}, "
+                             f"{len(s.in_field())} in, tables {tables}") from None
+
+
 async def _balance(sponsor, player: str) -> int:
     reply = await sponsor.wallet.Balance(wallet_pb2.BalanceRequest(
         account=wallet_pb2.Account(player_id=player)))
@@ -128,7 +146,7 @@ async def test_a_30_player_tournament_with_late_entries_and_a_re_entry(tstack, s
     play = asyncio.ensure_future(TB.play(stub, tables, botfield, random.Random(9), ops))
     again = await re_entry()
     assert not again.registration_closed
-    final = await asyncio.wait_for(play, PLAY_S)
+    final = await _played(play, store, "mtt1")
     assert final.status == "finished"
     state = await settled(store, "mtt1")
     assert state.paid_entries() == 31 and len(state.prizes) == 7

@@ -104,6 +104,13 @@ async def test_a_sit_and_go_is_played_to_the_end(tstack, store):
     await check_tables(store, state)
     check_prizes(state)
     await check_audits(store, state, tstack.keyring())
+    # `pokerctl audit --all` runs the tournament audit and counts what the tournament holds
+    audit = await asyncio.to_thread(subprocess.run, [
+        sys.executable, "-m", "services.pokerctl", "audit", "--all", "--nats",
+        tstack.nats_url, "--key", tstack.key_file], capture_output=True, text=True,
+        timeout=120, env={k: v for k, v in os.environ.items() if k != "POKER_COMPLIANCE_KEY"})
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert "audit passed" in audit.stdout and "in 1 tournaments 90" in audit.stdout
     paid = {p.player_id: p.amount for p in state.prize_requests}
     assert sorted(paid.values(), reverse=True) == [450, 270, 180]
     for bot in botfield.bots.values():

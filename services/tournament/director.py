@@ -293,14 +293,17 @@ class Director:
         s = (await self.log.get(tid)).state
         assert s is not None
         for table_id in sorted(between):
-            view = await self._table(table_id)
+            loaded = await self.repo.load(table_id)
+            view = loaded.state
             assert view is not None
             mine = dict(s.table(table_id).players)
             for seat in view.seats:
                 if mine.get(seat.seat) != seat.player_id:
+                    # named by the table's version: a player may leave one table twice
+                    # between two hands (busted, re-entered there, moved away)
                     await self.tables.Unseat(pb.UnseatRequest(
                         table_id=table_id, seat=seat.seat, player_id=seat.player_id,
-                        command_id=f"{tid}.off.{player_digest(seat.player_id)}.{view.last_hand_no}"))
+                        command_id=f"{tid}.off.{player_digest(seat.player_id)}.{loaded.seq}"))
                     if seat.stack:  # a move: off this table, not yet at the next
                         failpoints.hit("tournament.mid_move")
         seated: set[str] = set()

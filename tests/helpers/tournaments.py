@@ -79,8 +79,13 @@ def check_prizes(state: TournamentState) -> None:
     pool; the money audit balances with nothing held."""
     asked = [(p.player_id, p.entry_no) for p in state.prize_requests]
     assert len(asked) == len(set(asked))
-    by_place = sorted((p.place, p.prize) for p in placings(state) if p.prize)
-    assert [amount for _, amount in by_place] == list(state.prizes[:len(by_place)])
+    # each place's prize as the table locked it; players tied on a place (out in one hand
+    # with equal stacks) share the prizes of the places they take
+    groups: dict[int, list[int]] = {}
+    for p in placings(state):
+        groups.setdefault(p.place, []).append(p.prize)
+    for place, prizes in groups.items():
+        assert sum(prizes) == sum(state.prizes[place - 1:place - 1 + len(prizes)]), place
     assert sum(p.amount for p in state.prize_requests) == state.pool
     assert all(state.entry(*k).prize_paid for k in asked)
     audit = money_audit(state)

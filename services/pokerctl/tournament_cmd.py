@@ -33,7 +33,8 @@ from poker.tournament.v1 import tournament_pb2 as pb
 from poker.tournament.v1 import tournament_pb2_grpc
 
 from shared.infra.config import service_address
-from shared.infra.identity import OPERATOR, PLAYER, DevIssuer, bearer_metadata
+from shared.infra.devissuer import DevIssuer
+from shared.infra.identity import OPERATOR, PLAYER, bearer_metadata
 from shared.infra.seattokens import new_seat_token
 from shared.infra.tls import sync_channel
 

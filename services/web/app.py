@@ -93,8 +93,8 @@ from .replies import HEADERS, MAX_BODY, Refused, refused
 from .seats import Seats, table_id_of, view_json
 from .sessions import MemoryKV, Sessions, SessionStore, visitor
 from .table_page import LOBBY_FILTERS, SIGN_IN, TablePages
-from .words import view_words
 from .tournaments import tournament_routes
+from .words import view_words
 
 __all__ = ["MAX_BODY", "Backend", "HandRates", "NotShown", "Refused", "create_app",
            "view_json"]

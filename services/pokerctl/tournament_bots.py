@@ -18,7 +18,7 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 from poker.tournament.v1 import tournament_pb2 as tpb
 from poker.tournament.v1 import tournament_pb2_grpc
 
-from shared.infra.identity import bearer_metadata
+from shared.infra.bearer import bearer_metadata
 from shared.infra.protomap import ACTION_KIND
 from shared.infra.seattokens import new_seat_token
 from shared.poker.driver import random_policy

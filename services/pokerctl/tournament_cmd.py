@@ -32,15 +32,17 @@ from google.protobuf.json_format import MessageToJson
 from poker.tournament.v1 import tournament_pb2 as pb
 from poker.tournament.v1 import tournament_pb2_grpc
 
+from shared.infra.bearer import bearer_metadata
 from shared.infra.config import service_address
 from shared.infra.devissuer import DevIssuer
-from shared.infra.identity import OPERATOR, PLAYER, bearer_metadata
+from shared.infra.identity import OPERATOR, PLAYER
 from shared.infra.seattokens import new_seat_token
 from shared.infra.tls import sync_channel
 
 from .certs_cmd import client_tls_or_exit
+from .datadir import default_data_dir
 from .token_cmd import identity_dir
-from .up import _up_data_dir, up_env
+from .up import up_env
 
 ACTIONS = ("create", "register", "unregister", "start", "status", "watch")
 #: how often `watch` reads the tournament
@@ -51,7 +53,7 @@ def default_tournament_addr() -> str:
     """POKER_TOURNAMENT_ADDR, else `up`'s director (its env file), else POKER_BASE_PORT + 9."""
     if os.environ.get("POKER_TOURNAMENT_ADDR"):
         return service_address("tournament", os.environ)
-    return up_env(_up_data_dir()).get("POKER_TOURNAMENT_ADDR") or service_address(
+    return up_env(default_data_dir()).get("POKER_TOURNAMENT_ADDR") or service_address(
         "tournament", os.environ)
 
 

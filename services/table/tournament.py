@@ -10,7 +10,8 @@ from __future__ import annotations
 from poker.tournament.v1 import tournament_pb2 as pb
 from poker.tournament.v1 import tournament_pb2_grpc
 
-from shared.infra.identity import DIRECTOR, Rule
+from shared.infra.authz import Rule
+from shared.infra.identity import DIRECTOR
 from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import BadRequest, check_table_id, client_command_id, rpc
 from shared.poker import table as T

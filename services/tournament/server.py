@@ -22,8 +22,10 @@ from poker.tournament.v1 import tournament_pb2 as pb
 from poker.tournament.v1 import tournament_pb2_grpc
 from poker.wallet.v1 import wallet_pb2_grpc
 
+from shared.infra.authz import Access, Rule, caller
+from shared.infra.bearer import bearer
 from shared.infra.config import Config
-from shared.infra.identity import OPERATOR, PLAYER, Access, Rule, bearer, caller
+from shared.infra.identity import OPERATOR, PLAYER
 from shared.infra.lease import Leases
 from shared.infra.rpc import BadRequest, client_command_id, rpc
 from shared.infra.tls import channel

@@ -12,8 +12,9 @@ from poker.tournament.v1 import tournament_pb2_grpc
 from poker.wallet.v1 import wallet_pb2
 
 from services.tournament.log import STREAM
+from shared.infra.bearer import bearer_metadata
 from shared.infra.eventstore import STREAM as TABLES
-from shared.infra.identity import DIRECTOR, OPERATOR, bearer_metadata
+from shared.infra.identity import DIRECTOR, OPERATOR
 from tests.system.test_tournaments import fast_structure
 
 C = grpc.StatusCode

@@ -18,7 +18,8 @@ from poker.wallet.v1 import wallet_pb2
 
 from services.pokerctl import tournament_bots as TB
 from services.tournament.log import TournamentLog
-from shared.infra.identity import OPERATOR, bearer_metadata
+from shared.infra.bearer import bearer_metadata
+from shared.infra.identity import OPERATOR
 from shared.infra.waiting import until
 from tests.helpers.tournaments import check_audits, check_prizes, check_tables
 

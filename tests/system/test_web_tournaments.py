@@ -12,7 +12,8 @@ from poker.tournament.v1 import tournament_pb2_grpc
 
 from services.pokerctl import tournament_bots as TB
 from services.web.app import create_app
-from shared.infra.identity import OPERATOR, bearer_metadata
+from shared.infra.bearer import bearer_metadata
+from shared.infra.identity import OPERATOR
 from tests.helpers.web import backend, served
 from tests.system.test_tournaments import fast_structure
 

@@ -226,36 +226,6 @@ def read_file(path: str, table: str | None, run: Run) -> dict:
 # --- output ------------------------------------------------------------------------------------
 
 
-async def read_tournaments(store) -> list:
-    """Every tournament of the server's POKER_TOURNAMENTS (none without the stream)."""
-    from services.tournament.log import TournamentLog
-    tlog = TournamentLog(store.nc, store.js, lambda: 0)
-    try:
-        return [(await tlog.get(tid)).state for tid in await tlog.ids()]
-    except StoreError:
-        return []
-    except Exception as exc:  # the stream missing: nats' NotFoundError
-        if type(exc).__name__ == "NotFoundError":
-            return []
-        raise
-
-
-async def audit_tournaments(store, tournaments: list) -> list[str]:
-    """Each tournament re-decided against its tables' logs (shared/audit/tournament.py):
-    its problems, each named by the tournament."""
-    from services.tournament.log import TournamentLog
-    from shared.audit.tournament import audit_tournament
-    from shared.infra.commits import parse_commit
-    tlog = TournamentLog(store.nc, store.js, lambda: 0)
-    problems = []
-    for state in tournaments:
-        tables = {t.table_id: [e for c in await store.read(t.table_id)
-                               for e in parse_commit(c.data).events()] for t in state.tables}
-        problems += [f"tournament {state.tournament_id}: {p}" for p in audit_tournament(
-            await tlog.events(state.tournament_id), tables)]
-    return problems
-
-
 async def _money(args: argparse.Namespace, audits: list[TableAudit]) -> MoneyAudit | None:
     """The money audit of ``audits`` against the wallet's ledger on the server (None: the
     server holds no ledger, a mirror's say)."""
@@ -266,6 +236,7 @@ async def _money(args: argparse.Namespace, audits: list[TableAudit]) -> MoneyAud
             events = await read_ledger(store.js)
         except StoreError:
             return None
+        from services.tournament.audit import audit_tournaments, read_tournaments
         tournaments = await read_tournaments(store)
         money = audit_money(audits, fold_ledger(events), tournaments)
         money.problems += await audit_tournaments(store, tournaments)

@@ -260,7 +260,7 @@ async def audit_money_of(nats_url: str, audits: list[TableAudit],
     from services.wallet.ledger import fold_ledger, read_ledger
     store = await connect_store(nats_url, ca=ca)
     try:
-        from .audit_cmd import read_tournaments
+        from services.tournament.audit import read_tournaments
         return audit_money(audits, fold_ledger(await read_ledger(store.js)),
                            await read_tournaments(store))
     finally:

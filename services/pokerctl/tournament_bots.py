@@ -125,7 +125,8 @@ async def _act_at(tables, botfield: BotField, table_id: str, policy, watcher) ->
 
 
 async def run_cli(tournament_addr: str, table_addr: str, wallet_addr: str, tournament_id: str,
-                  players: int | None, seed: object, *, tls, wallet_tls, issuer) -> int:
+                  players: int | None, seed: int | str | None, *, tls, wallet_tls,
+                  issuer) -> int:
     """`pokerctl bots --tournament ID`: fill the field with bots (or ``players`` of them),
     start it if it is scheduled, play it to the end and print the result."""
     from poker.wallet.v1 import wallet_pb2_grpc

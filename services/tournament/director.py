@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import secrets
 from collections.abc import Callable
+from functools import partial
 
 import grpc
 import structlog
@@ -39,6 +40,7 @@ from shared.infra.retry import RetryPolicy, retrying
 from shared.poker.errors import IllegalAction
 from shared.poker.state import TableState
 from shared.poker.tournament import decide as D
+from shared.poker.tournament import events as E
 from shared.poker.tournament.ranking import wallet_key
 from shared.poker.tournament.state import Entry, EntryStatus, Status, TournamentState
 
@@ -247,8 +249,7 @@ class Director:
             if busts:
                 await self.log.execute(
                     tid, f"bust.{table_id}.{view.last_hand_no}",
-                    lambda t, b=busts, v=view, x=table_id: D.eliminate(
-                        t, x, v.last_hand_no, b, self.now_ms()) if t else [])
+                    partial(_eliminate, table_id, view.last_hand_no, busts, self.now_ms()))
         lt = await self.log.get(tid)
         await self.log.execute(tid, f"prizes.{lt.seq}",
                                lambda t: D.prizes_due(t, self.now_ms()) if t else [])
@@ -260,9 +261,7 @@ class Director:
             if not e.table_id and s.tables:
                 seed = await self.seed(tid)
                 await self.log.execute(tid, f"late.{player_digest(e.player_id)}.{e.entry_no}",
-                                       lambda t, p=e.player_id, k=seed: D.seat_late(
-                                           t, p, k, t.live_tables() or list(t.tables))
-                                       if t else [])
+                                       partial(_seat_late, e.player_id, seed))
 
     async def _balance(self, tid: str, views: dict[str, TableState | None],
                        between: set[str]) -> set[str]:
@@ -276,8 +275,10 @@ class Director:
         planned = D.rebalance(s, bbs, b"\0" * 32 if D.needs_break(s) else None)
         if not planned:
             return set()
+        moved = planned[0]
+        assert isinstance(moved, E.PlayersMoved)
         involved = ({t.table_id for t in s.live_tables()} if D.needs_break(s) else
-                    {x for m in planned[0].moves for x in (m.from_table, m.to_table)})
+                    {x for m in moved.moves for x in (m.from_table, m.to_table)})
         if not involved <= between:
             return involved & between
         stacks = {seat.player_id: seat.stack for t in involved
@@ -344,6 +345,15 @@ class Director:
                     and len(t.players) >= 2 and len(view.seats) == len(t.players)):
                 await self.tables.Release(pb.TableCommandRequest(
                     table_id=t.table_id, command_id=f"{tid}.deal.{view.last_hand_no}"))
+
+
+def _eliminate(table_id: str, hand_no: int, busts: list[tuple[str, int]], now_ms: int,
+               t: TournamentState | None) -> list[E.TournamentEvent]:
+    return D.eliminate(t, table_id, hand_no, busts, now_ms) if t else []
+
+
+def _seat_late(player: str, seed: bytes, t: TournamentState | None) -> list[E.TournamentEvent]:
+    return D.seat_late(t, player, seed, t.live_tables() or list(t.tables)) if t else []
 
 
 def _table_ids(tid: str, s: TournamentState) -> list[str]:

@@ -235,8 +235,9 @@ async def test_the_services_behind_the_table_check_the_player_it_passes_on(stack
 
 
 async def test_every_rpc_of_the_table_service_has_one_declared_rule():
-    from services.table.server import ACCESS
     from poker.tournament.v1 import tournament_pb2
+
+    from services.table.server import ACCESS
     methods = {m.name for m in tpb.DESCRIPTOR.services_by_name["TableService"].methods}
     # and the commands a tournament's director gives its tables (TournamentTables)
     director = tournament_pb2.DESCRIPTOR.services_by_name["TournamentTables"]

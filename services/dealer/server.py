@@ -11,7 +11,8 @@ hands a seat its own cards for its view: each deal's reply carries the dealt sea
 to the table service (its only caller), and ``SeatCards`` answers a view that lacks them.
 
 A hand's decks are read from the vault once and kept here while the hand runs (they change
-only by a reshuffle, which reads the vault afresh before it writes).
+only by a reshuffle, which reads the vault afresh before it writes), one hand per table, in a
+cache that forgets (shared/infra/tablecache.py): a forgotten hand's decks are read again.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from shared.infra.rpc import BadRequest, check_step, check_table_id, rpc
 from shared.infra.seattokens import check_holder
 from shared.infra.secrecy import CompliancePublicKey, DealerKeyring, HandKey, Sealing
 from shared.infra.steps import catch_up, current_hand, for_hand, run_step
+from shared.infra.tablecache import TableCache
 from shared.infra.vault import DeckVault, HandDecks
 from shared.poker import decide as D
 from shared.poker.cards import DECK, UNKNOWN_CARD
@@ -52,8 +54,9 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         self.vault = vault
         self.compliance = compliance
         self.keyring: DealerKeyring = repo.keyring
-        #: (table, hand) -> the hand's decks and their vault revision, as last read or written
-        self._decks_seen: dict[tuple[str, int], tuple[HandDecks, int]] = {}
+        #: table -> its hand, the hand's decks and their vault revision, as last read or
+        #: written
+        self._decks_seen: TableCache[tuple[int, HandDecks, int]] = TableCache("decks")
 
     def _know(self, table_id: str, hand_no: int, decks: HandDecks) -> Sealing:
         """Hold the hand's key before the table is read, so the fold opens its cards; drop a
@@ -71,7 +74,8 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
     async def _decks(self, table_id: str, hand_no: int,
                      fresh: bool = False) -> tuple[HandDecks, int, Sealing]:
         """The hand's decks (kept from the last read unless ``fresh``), its key known."""
-        stored = None if fresh else self._decks_seen.get((table_id, hand_no))
+        kept = None if fresh else self._decks_seen.get(table_id)
+        stored = kept[1:] if kept is not None and kept[0] == hand_no else None
         if stored is None:
             stored = await self.vault.get(table_id, hand_no)
             if stored is None:
@@ -81,10 +85,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         return decks, revision, self._know(table_id, hand_no, decks)
 
     def _keep_decks(self, table_id: str, hand_no: int, decks: HandDecks, revision: int) -> None:
-        if len(self._decks_seen) >= 10_000:
-            self._decks_seen.clear()
-        self._decks_seen.pop((table_id, hand_no - 1), None)  # the table's hand before
-        self._decks_seen[(table_id, hand_no)] = (decks, revision)
+        self._decks_seen.put(table_id, (hand_no, decks, revision))
 
     async def _hand(self, request: step_pb2.StepRequest):
         catch_up(self.repo, request)

@@ -100,13 +100,14 @@ class ClockKeeper:
         #: how long a step may stay pending before the keeper carries it on (its driver went)
         self.stall_s = stall_s
         self.monotonic = monotonic
-        self._listed: set[str] = set()
+        self._listed: dict[str, int] = {}  # the log's tables and their commit counts
         self._listed_at: float | None = None
         self._reconciled_at = -math.inf  # the last look at the leases and the tables
-        self._slots: dict[str, str] = {}  # table -> its clock lease
         self._cached_seen = 0  # how many tables the repository had at the last look
         self._kept: set[str] = set()  # tables followed (their slot's lease is held here)
-        self._over: set[str] = set()  # closed tables: nothing more to keep
+        #: vacant or closed tables: nothing to keep until the log holds another count of
+        #: their commits than this (someone sat down, from this process or another)
+        self._quiet: dict[str, int] = {}
         self._wake_at: dict[str, float] = {}  # table -> when (monotonic) to look at it
         self._wakes: list[tuple[float, str]] = []  # a heap of those (stale entries skipped)
         self._woken = asyncio.Event()  # an earlier wake than the loop sleeps for
@@ -186,30 +187,30 @@ class ClockKeeper:
         for table_id in sorted(self._kept):
             if self._slot_of(table_id) not in held:
                 await self._unkeep(table_id)
-        for table_id in sorted(tables - self._kept - self._over):
+        for table_id in sorted(tables - self._kept):
             if self._slot_of(table_id) in held:
                 await self._keep_table(table_id)
 
     def _slot_of(self, table_id: str) -> str:
-        """The table's clock lease (its slot's), remembered."""
-        name = self._slots.get(table_id)
-        if name is None:
-            name = self._slots[table_id] = lease_name(table_id)
-        return name
+        """The table's clock lease (its slot's)."""
+        return lease_name(table_id)
 
     async def _table_ids(self, force: bool = False) -> set[str]:
-        """The log's tables (read at most every ``list_every_s``, or now with ``force``) and
-        those this process has loaded."""
+        """The tables to keep: the log's (read at most every ``list_every_s``, or now with
+        ``force``) but those still quiet (vacant or closed, no commit since), and those this
+        process holds a fold of (a vacant table's fold is never held)."""
         now = self.monotonic()
         if force or self._listed_at is None or now - self._listed_at >= self.list_every_s:
-            self._listed = set(await self.repo.store.table_ids())
+            self._listed = await self.repo.store.table_counts()
             self._listed_at = now
-        return self._listed | set(self.repo.cached_ids())
+        return {t for t, n in self._listed.items() if self._quiet.get(t) != n} | \
+            set(self.repo.cached_ids())
 
     async def _keep_table(self, table_id: str) -> None:
         """Follow the table (its hub folds each commit as it is stored) and look at it now."""
         if self.repo.halted(table_id):
             return
+        self._quiet.pop(table_id, None)
         self._kept.add(table_id)
         try:
             await self.hubs.follow(table_id, self._moved)
@@ -238,8 +239,8 @@ class ClockKeeper:
         table = lt.state
         if table is None or table_id not in self._kept:
             return
-        if table.closed:
-            self._over.add(table_id)
+        if table.vacant:  # (closed, or nobody there): nothing to keep until it moves
+            self._quiet[table_id] = lt.commits
             asyncio.get_running_loop().create_task(self._unkeep(table_id))
             return
         now_mono, now_ms = self.monotonic(), self.now_ms()

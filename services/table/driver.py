@@ -20,6 +20,7 @@ service's commit from its reply; a deal's reply also carries the dealt seats' ca
 from __future__ import annotations
 
 import asyncio
+import weakref
 from dataclasses import dataclass
 
 import grpc
@@ -35,6 +36,7 @@ from shared.infra.protomap import ACTION_KIND
 from shared.infra.repository import TableRepository, digest, on_table
 from shared.infra.retry import PEER_RETRY, retrying
 from shared.infra.rpc import system_command_id
+from shared.infra.tablecache import TableCache
 from shared.infra.tls import TlsConfig, channel
 from shared.poker import decide as D
 from shared.poker import table as T
@@ -80,21 +82,23 @@ class Peers:
 
 class OwnCards:
     """Each seat's cards in a table's running hand, as the dealer handed them over (the log
-    seals them): from a deal's reply, or asked for with ``SeatCards``. Bounded: when full it
-    starts again (a view without them asks the dealer)."""
+    seals them): from a deal's reply, or asked for with ``SeatCards``. One hand per table, in
+    a cache that forgets (shared/infra/tablecache.py): a view without them asks the dealer."""
 
-    def __init__(self, size: int = 20_000) -> None:
-        self.size = size
-        self._cards: dict[tuple[str, int, int], tuple[Card, ...]] = {}
+    def __init__(self) -> None:
+        self._cards: TableCache[tuple[int, dict[int, tuple[Card, ...]]]] = \
+            TableCache("own cards")
 
     def get(self, table_id: str, hand_no: int, seat: int) -> tuple[Card, ...] | None:
-        return self._cards.get((table_id, hand_no, seat))
+        kept = self._cards.get(table_id)
+        return kept[1].get(seat) if kept is not None and kept[0] == hand_no else None
 
     def put(self, table_id: str, hand_no: int, seat: int, cards: tuple[Card, ...]) -> None:
-        if len(self._cards) >= self.size:
-            self._cards.clear()
-        self._cards.pop((table_id, hand_no - 1, seat), None)  # the seat's hand before
-        self._cards[(table_id, hand_no, seat)] = cards
+        kept = self._cards.get(table_id)
+        if kept is None or kept[0] != hand_no:  # the table's hand before is dropped
+            kept = (hand_no, {})
+            self._cards.put(table_id, kept)
+        kept[1][seat] = cards
 
 
 #: how many of a table's last commits the table service keeps to send as a step's tail
@@ -105,15 +109,17 @@ class Driver:
     def __init__(self, repo: TableRepository, peers: Peers) -> None:
         self.repo = repo
         self.peers = peers
-        self._running: dict[str, asyncio.Lock] = {}
+        #: a table's lock lives while someone holds or waits for it
+        self._running: weakref.WeakValueDictionary[str, asyncio.Lock] = \
+            weakref.WeakValueDictionary()
         self._background: set[asyncio.Task] = set()
         self.failures = Failures("driving the table")
         #: decisions on the clock when the log refused for lack of space (calls.Outages)
         self.outages = Outages()
         self.cashier = Cashier(repo, peers.wallet)
         self.own_cards = OwnCards()
-        #: (service, table) -> the table version that service last answered with
-        self._answered: dict[tuple[str, str], int] = {}
+        #: table -> service -> the table version that service last answered with
+        self._answered: TableCache[dict[str, int]] = TableCache("answered versions")
 
     async def call(self, service: str, method: str, request):
         """Call ``service``'s step ``method`` with ``request`` (a StepRequest, or a message
@@ -125,15 +131,13 @@ class Driver:
         table_id = step.table_id
         if not step.now_unix_ms:
             step.now_unix_ms = self.repo.now_ms()
-        for c in self.repo.tail(table_id, self._answered.get((service, table_id), 0),
-                                step.version):
+        answered = self._answered.setdefault(table_id, dict)
+        for c in self.repo.tail(table_id, answered.get(service, 0), step.version):
             step.tail.add(seq=c.seq, data=c.data)
         reply = await retrying(getattr(getattr(self.peers, service), method), request,
                                policy=PEER_RETRY)
         self.repo.absorb(table_id, reply.version, reply.commit)
-        if len(self._answered) >= 100_000:
-            self._answered.clear()
-        self._answered[(service, table_id)] = reply.version
+        answered[service] = reply.version
         for held in reply.seat_cards:
             self.own_cards.put(table_id, step.hand_no, held.seat,
                                tuple(card(c) for c in held.cards))

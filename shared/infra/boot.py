@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 
-from . import failpoints
+from . import failpoints, tablecache
 from .config import Config
 from .eventstore import EventStore, ShardsChanged, StreamSettings
 from .logs import configure
@@ -46,6 +46,7 @@ async def start(name: str, setup: Setup, config: Config,
     clock, a fake one in tests. ``access``: who may call what (the client-facing table
     service's callers' tokens: shared/infra/identity.py)."""
     log_user = name not in OWN_STREAM
+    tablecache.configure(config.cache)
     # the shards the log must have (POKER_STREAM_SHARDS): a log split otherwise is refused
     # here, before the service serves anything
     store = await EventStore.connect(config.nats_url, name=f"poker-{name}",

@@ -18,6 +18,7 @@ from .identity import Verifier
 from .lease import DEFAULT_TTL_MS, default_instance_id, instance_id_from_env, ttl_ms_from_env
 from .limits import LimitSettings
 from .natsconn import ca_file
+from .tablecache import CacheSettings
 from .tls import TlsConfig
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
@@ -154,6 +155,10 @@ class Config:
     POKER_INSTANCE_ID              host-pid-random                        instance_id
     POKER_LEASE_TTL_MS             5000 (at least 100)                    lease_ttl_ms
     POKER_CLOCK_TICK_MS            200 (0: the keeper ticks when told)    clock_tick_ms
+    POKER_CACHE_TABLES             2000 (tables each per-table cache      cache
+                                   keeps, least recently used out first)
+    POKER_CACHE_IDLE_S             300 (an unused table is forgotten      cache
+                                   after this; a vacant one at once)
     POKER_LIMIT_SEAT_COMMANDS_PER_S  50                                   limits
     POKER_LIMIT_SEAT_COMMANDS_BURST  200                                  limits
     POKER_LIMIT_SEAT_TOGGLES_PER_S   0.1                                  limits
@@ -236,6 +241,9 @@ class Config:
     witnesses: tuple[tuple[str, str], ...] = ()
     #: the tournament director's: its token to the table service (roles director, operator)
     director_token: str = ""
+    #: every service's: how many tables each per-table cache keeps and how long an unused
+    #: one stays (shared/infra/tablecache.py)
+    cache: CacheSettings = CacheSettings()
 
     @classmethod
     def from_env(cls, service: str, env: Mapping[str, str] | None = None) -> Config:
@@ -275,5 +283,6 @@ class Config:
             checkpoint_s=_seconds(env, "POKER_CHECKPOINT_S", 10.0, 0.05, 86400.0),
             witnesses=witnesses(env.get("POKER_WITNESSES", "")),
             director_token=env.get("POKER_DIRECTOR_TOKEN", ""),
+            cache=CacheSettings.from_env(env),
         )
 

@@ -50,7 +50,8 @@ from nats.js import JetStreamContext
 from nats.js import api as js_api
 from nats.js.errors import APIError, NotFoundError
 
-from . import natsconn
+from . import metrics, natsconn
+from .tablecache import TableCache
 
 STREAM = "POKER"
 SUBJECT_PREFIX = "poker.table."
@@ -423,8 +424,9 @@ class EventStore:
         if self._fixed:
             layout = LogLayout(stream, self.prefix)
         self._layout: LogLayout | None = layout
-        #: table -> the stream it lives in, once looked up (a table never moves)
-        self._placed: dict[str, LogStream] = {}
+        #: table -> the stream it lives in, once looked up (a table never moves; forgotten
+        #: with the table's other caches, shared/infra/tablecache.py)
+        self._placed: TableCache[LogStream] = TableCache("placements")
         #: stream -> whether it republishes its commits live (read once per stream)
         self._live: dict[str, bool] = {}
         #: called after the connection to NATS came back (what went by meanwhile was missed)
@@ -532,7 +534,7 @@ class EventStore:
         placed = layout.home(table_id)
         if layout.legacy and await self._holds(layout.unsharded, table_id):
             placed = layout.unsharded
-        self._placed[table_id] = placed
+        self._placed.put(table_id, placed)
         return placed
 
     async def _holds(self, stream: LogStream, table_id: str) -> bool:
@@ -549,7 +551,7 @@ class EventStore:
         """The table's subject: where its commits are once this store has read, written or
         listed it (every service reads a table before it watches or writes it), else where
         its hash puts it."""
-        placed = self._placed.get(table_id)
+        placed = self._placed.peek(table_id)
         if placed is None:
             placed = (self._layout or LogLayout(self.stream, self.prefix)).home(table_id)
         return placed.subject(table_id)
@@ -691,10 +693,15 @@ class EventStore:
 
     async def table_ids(self) -> list[str]:
         """Every table with at least one commit, in every stream of the log (the streams'
-        subjects); where each one lives is kept for :meth:`stream_of`."""
+        subjects)."""
+        return sorted(await self.table_counts())
+
+    async def table_counts(self) -> dict[str, int]:
+        """Every table with at least one commit and how many commits it has, in every
+        stream of the log (the streams' subjects and their message counts)."""
         streams = (await self.layout()).streams
         jsm = self.nc.jsm()
-        found: set[str] = set()
+        found: dict[str, int] = {}
         for s in streams:
             try:
                 info = await jsm.stream_info(s.name, subjects_filter=s.subjects)
@@ -702,11 +709,10 @@ class EventStore:
                 if len(streams) == 1:
                     raise
                 continue  # a shard stream not made yet holds no table
-            for subj in info.state.subjects or {}:
+            for subj, count in (info.state.subjects or {}).items():
                 table = subj[len(s.prefix):]
-                found.add(table)
-                self._placed.setdefault(table, s)
-        return sorted(found)
+                found[table] = found.get(table, 0) + count
+        return found
 
     async def last(self, table_id: str) -> Stored | None:
         """The table's last commit, or None for a table with no events."""
@@ -747,6 +753,7 @@ class EventStore:
     async def read(self, table_id: str, after_seq: int = 0) -> list[Stored]:
         """Every commit of the table after stream sequence ``after_seq``, in order."""
         self.reads += 1
+        metrics.LOG_READS.inc()
         stream = await self.stream_of(table_id)
         subj = stream.subject(table_id)
         out: list[Stored] = []

@@ -94,9 +94,11 @@ class LimitSettings:
 
 
 class RateLimiter:
-    """Token buckets by key: ``rate`` tokens a second up to ``burst``."""
+    """Token buckets by key: ``rate`` tokens a second up to ``burst``. A bucket full again is
+    the same as none: those are forgotten once per refill time (burst / rate), so the buckets
+    of seats and tables gone do not stay (and at once past :attr:`MAX_KEYS`)."""
 
-    MAX_KEYS = 100_000  # past this, buckets that are full again are forgotten
+    MAX_KEYS = 100_000  # past this, buckets that are full again are forgotten at once
 
     def __init__(self, rate: float, burst: int, what: str,
                  monotonic: Callable[[], float] = time.monotonic,
@@ -108,6 +110,12 @@ class RateLimiter:
         self.appended_only = appended_only
         self.monotonic = monotonic
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
+        #: how often the full buckets are forgotten: the time an empty one takes to refill
+        self._refill_s = max(1.0, burst / rate) if rate > 0 else math.inf
+        self._swept = monotonic()
+
+    def __len__(self) -> int:
+        return len(self._buckets)
 
     def take(self, key: str) -> None:
         """Spend one token of ``key``'s bucket, or refuse with the wait until the next."""
@@ -120,7 +128,7 @@ class RateLimiter:
             raise Exhausted(f"too many {self.what} (at most {self.burst} at once, then "
                             f"{self.rate:g} a second)", wait)
         self._buckets[key] = (tokens - 1.0, now)
-        if len(self._buckets) > self.MAX_KEYS:
+        if len(self._buckets) > self.MAX_KEYS or now - self._swept >= self._refill_s:
             self._forget_full(now)
 
     def spent_nothing(self, key: str) -> None:
@@ -131,6 +139,7 @@ class RateLimiter:
             self._buckets[key] = (min(float(self.burst), seen[0] + 1.0), seen[1])
 
     def _forget_full(self, now: float) -> None:
+        self._swept = now
         self._buckets = {k: (t, at) for k, (t, at) in self._buckets.items()
                          if t + (now - at) * self.rate < self.burst}
 

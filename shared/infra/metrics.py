@@ -19,6 +19,12 @@ table id, player, seat or command id: those belong in logs, not in time series.
     poker_views_made_total                            views made for watchers: one per commit
                                                       and kind of viewer, however many watch
     poker_watchers_dropped_total                      Watch streams closed for falling behind
+    poker_cached_tables{cache}                        tables a per-table cache holds
+                                                      (shared/infra/tablecache.py)
+    poker_cache_evictions_total{cache,reason}         tables forgotten: released (vacant or
+                                                      closed), idle, bound
+    poker_cache_reloads_total{cache}                  tables made again after being forgotten
+    poker_log_reads_total                             reads of a table's commits from the log
 """
 
 from __future__ import annotations
@@ -50,6 +56,13 @@ VIEWS_MADE = Counter("poker_views_made_total",
                      "Views made for watchers (one per commit and kind of viewer)")
 WATCHERS_DROPPED = Counter("poker_watchers_dropped_total",
                            "Watch streams closed because they fell behind")
+CACHED_TABLES = Gauge("poker_cached_tables", "Tables held by a per-table cache", ["cache"])
+CACHE_EVICTIONS = Counter("poker_cache_evictions_total",
+                          "Tables a per-table cache forgot (released, idle, bound)",
+                          ["cache", "reason"])
+CACHE_RELOADS = Counter("poker_cache_reloads_total",
+                        "Tables a per-table cache made again after forgetting them", ["cache"])
+LOG_READS = Counter("poker_log_reads_total", "Reads of a table's commits from the log")
 RPC_DURATION = Histogram("poker_rpc_duration_seconds", "gRPC calls answered",
                          ["service", "method", "code"], buckets=LATENCY_BUCKETS)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -30,11 +31,12 @@ from shared.poker.errors import InvalidEvent
 from shared.poker.fold import apply
 from shared.poker.state import TableState
 
-from . import metrics
+from . import metrics, tablecache
 from .codec import CodecError, decode_body, encode_body
 from .commits import CommitParseError, ParsedCommit, parse_commit, read_envelopes
 from .eventstore import AppendConflict, EventStore, Stored
 from .secrecy import Keyring, Sealing
+from .tablecache import TableCache
 
 
 class UnknownTable(LookupError):
@@ -87,6 +89,7 @@ class LoadedTable:
     events: int = 0
     commands: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     clock: TurnClock | None = None  # the decision being timed, from the commits' times
+    commits: int = 0  # how many commits the fold holds (the table's count in the log)
 
 
 def digest(*parts: object) -> bytes:
@@ -145,7 +148,7 @@ def fold_commit(lt: LoadedTable, stored: Stored, keyring: Keyring | None = None,
     if command_id:
         commands[command_id] = (stored.seq, commit.command_digest)
     return LoadedTable(state, stored.seq, last_hash, count, commands,
-                       clock_after(lt.clock, state, decoded, at_ms))
+                       clock_after(lt.clock, state, decoded, at_ms), lt.commits + 1)
 
 
 def wall_clock_ms() -> int:
@@ -184,6 +187,12 @@ class TableRepository:
     without one, secret cards fold as unknown.
     ``recent``: how many of each table's last commits to keep (the table service's: it sends
     the services it calls the commits they have not folded yet, :meth:`tail`); 0: none.
+
+    The folds (with their command index) and the recent commits are kept in
+    :class:`~shared.infra.tablecache.TableCache`s: a table whose fold turns vacant or closed
+    leaves every cache of the process at once (:meth:`_cache`), an idle one after
+    ``POKER_CACHE_IDLE_S``, and at most ``POKER_CACHE_TABLES`` stay, least recently used out
+    first; the next load folds it again from the log.
     """
 
     def __init__(self, store: EventStore, producer: str,
@@ -193,22 +202,35 @@ class TableRepository:
         self.keyring = keyring
         self.producer = producer
         self.now_ms: Callable[[], int] = now_ms or wall_clock_ms
-        self._tables: dict[str, LoadedTable] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._tables: TableCache[LoadedTable] = TableCache("folds")
+        #: a table's lock lives while someone holds or waits for it
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = \
+            weakref.WeakValueDictionary()
         self._stopped: dict[str, str] = {}  # table -> why its log does not check
         self._recent_max = recent
-        self._recent: dict[str, deque[Stored]] = {}
+        self._recent: TableCache[deque[Stored]] = TableCache("recent commits")
 
     def keep_recent(self, commits: int) -> None:
         """Keep each table's last ``commits`` commits from now on (see ``recent``)."""
         self._recent_max = commits
-        self._recent = {t: deque(c, maxlen=commits) for t, c in self._recent.items()}
+        for t in self._recent:
+            kept = self._recent.peek(t)
+            if kept is not None:
+                self._recent.put(t, deque(kept, maxlen=commits))
 
     def lock(self, table_id: str) -> asyncio.Lock:
         lock = self._locks.get(table_id)
         if lock is None:
             lock = self._locks[table_id] = asyncio.Lock()
         return lock
+
+    def _cache(self, table_id: str, lt: LoadedTable) -> None:
+        """Keep ``lt`` as the table's fold; but a vacant or closed table (nobody seated, no
+        hand running, no money with the wallet) leaves every cache of the process at once."""
+        if lt.state is not None and lt.state.vacant:
+            tablecache.release(table_id)
+        else:
+            self._tables.put(table_id, lt)
 
     async def load(self, table_id: str, min_version: int | None = None,
                    leader: bool = False) -> LoadedTable:
@@ -234,7 +256,7 @@ class TableRepository:
                 lt = await self._read_on(table_id, LoadedTable(), leader)
             except CorruptLog as again:
                 raise CorruptLog(self._stop(table_id, again)) from None
-            self._tables[table_id] = lt
+            self._cache(table_id, lt)
             return lt
         return self._keep(table_id, lt)
 
@@ -245,7 +267,7 @@ class TableRepository:
         cached = self._tables.get(table_id)
         if cached is not None and cached.seq > lt.seq:
             return cached
-        self._tables[table_id] = lt
+        self._cache(table_id, lt)
         return lt
 
     async def _read_on(self, table_id: str, lt: LoadedTable,
@@ -261,7 +283,8 @@ class TableRepository:
         if self._recent_max:
             recent = self._recent.get(table_id)
             if recent is None:
-                recent = self._recent[table_id] = deque(maxlen=self._recent_max)
+                recent = deque(maxlen=self._recent_max)
+                self._recent.put(table_id, recent)
             if not recent or recent[-1].seq < stored.seq:
                 recent.append(stored)
 
@@ -270,7 +293,7 @@ class TableRepository:
         in order: what a service whose fold is at ``after_seq`` lacks (0: not known; then
         all kept, of which the service skips what it has). The service folds those that
         chain onto its fold (:meth:`absorb_tail`) and reads the log for anything else."""
-        recent = self._recent.get(table_id)
+        recent = self._recent.peek(table_id)
         if not recent:
             return []
         return [c for c in recent if after_seq < c.seq <= upto]
@@ -288,7 +311,7 @@ class TableRepository:
         why = (f"table {table_id} is stopped: {exc}. Nothing is served or played there until "
                f"an operator has audited its log (pokerctl audit --table {table_id})")
         self._stopped[table_id] = why
-        self._tables.pop(table_id, None)
+        self._tables.pop(table_id, "stopped")
         metrics.TABLES_STOPPED.inc()
         structlog.get_logger().critical("table stopped: its log does not check",
                                         table_id=table_id, reason=str(exc),
@@ -301,7 +324,7 @@ class TableRepository:
 
     def forget(self, table_id: str) -> None:
         """Drop the cached fold: the next load folds the table from its first commit."""
-        self._tables.pop(table_id, None)
+        self._tables.pop(table_id, "forgotten")
 
     def absorb(self, table_id: str, seq: int, data: bytes) -> bool:
         """Fold a commit another service just appended (from its reply, or a caller's tail)
@@ -323,10 +346,11 @@ class TableRepository:
             return False
         stored = Stored(seq, data)
         try:
-            self._tables[table_id] = fold_commit(lt, stored, self.keyring, parsed)
+            folded = fold_commit(lt, stored, self.keyring, parsed)
         except CorruptLog:
             return False
         self._remember(table_id, stored)
+        self._cache(table_id, folded)
         return True
 
     def absorb_tail(self, table_id: str, tail: Iterable[tuple[int, bytes]]) -> None:
@@ -337,11 +361,12 @@ class TableRepository:
                 return
 
     def cached(self, table_id: str) -> LoadedTable | None:
-        """The cached fold of the table, without reading the log (None: never loaded)."""
+        """The cached fold of the table, without reading the log (None: never loaded, or
+        forgotten)."""
         return self._tables.get(table_id)
 
     def cached_ids(self) -> list[str]:
-        """The tables this process has loaded."""
+        """The tables whose fold this process holds."""
         return list(self._tables)
 
     async def get(self, table_id: str, min_version: int | None = None) -> LoadedTable:
@@ -405,10 +430,10 @@ class TableRepository:
                     metrics.record_commit(lt.state.options if lt.state is not None else None,
                                           events, time.perf_counter() - started)
                     stored = Stored(seq, data)
+                    self._remember(table_id, stored)
                     cached = self._tables.get(table_id)
                     if cached is None or cached.seq < seq:  # (the live feed may have it)
-                        self._tables[table_id] = fold_commit(lt, stored, self.keyring)
-                    self._remember(table_id, stored)
+                        self._cache(table_id, fold_commit(lt, stored, self.keyring))
                     return Outcome(seq, len(events), commit=data)
                 return Outcome((await self.load(table_id)).seq, 0, duplicate=True)
             raise Aborted(f"table {table_id} changed under this command twice; "

@@ -41,6 +41,8 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from shared.poker.deck import entropy
 
+from .tablecache import TableCache
+
 KEY_BYTES = 32
 NONCE_BYTES = 12
 _PUBLIC_HEADER = "poker-compliance-public-key-v1"
@@ -213,11 +215,22 @@ class _Bounded:
         return self._keys.get((table_id, hand_no))
 
 
-class DealerKeyring(_Bounded):
-    """The dealer's: the running hands' keys, put here from the vault before a table is read."""
+class DealerKeyring:
+    """The dealer's: the running hands' keys, put here from the vault before a table is read.
+    A table's last two hands' keys are kept, in a cache that forgets the table with its fold
+    (shared/infra/tablecache.py): a forgotten key is put back from the vault before the next
+    step's read."""
 
-    def __init__(self, size: int = 20_000) -> None:
-        super().__init__(size)
+    def __init__(self) -> None:
+        self._keys: TableCache[tuple[HandKey, ...]] = TableCache("hand keys")
+
+    def add(self, hand: HandKey) -> None:
+        kept = self._keys.get(hand.table_id) or ()
+        others = tuple(k for k in kept if k.hand_no != hand.hand_no)
+        self._keys.put(hand.table_id, (*others[-1:], hand))
+
+    def hand_key(self, table_id: str, hand_no: int) -> HandKey | None:
+        return next((k for k in self._keys.peek(table_id) or () if k.hand_no == hand_no), None)
 
     def learn(self, table_id: str, hand_no: int, key_id: str, wrapped: bytes) -> None:
         return None  # the dealer cannot open the compliance wrap, and has the key anyway

@@ -245,9 +245,15 @@ class TableState(Value):
         return None
 
     @property
+    def vacant(self) -> bool:
+        """Nobody seated, no hand running, no money with the wallet either way: nothing at
+        the table waits for anyone (a process keeps nothing of it: shared/infra/tablecache.py)."""
+        return not self.seats and not self.sagas and not self.hand_running
+
+    @property
     def closed(self) -> bool:
         """Closed and done: nobody seated, no money owed either way."""
-        return self.closing and not self.seats and not self.sagas and not self.hand_running
+        return self.closing and self.vacant
 
     def seat(self, number: int) -> Seat | None:
         for s in self.seats:

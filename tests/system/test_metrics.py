@@ -13,7 +13,8 @@ from services.pokerctl.bots_cmd import plan_tables, play_tables
 from shared.infra import metrics
 from shared.infra.natsserver import free_port
 
-ALLOWED_LABELS = {"game", "structure", "action", "service", "method", "code", "le"}
+ALLOWED_LABELS = {"game", "structure", "action", "service", "method", "code", "le", "cache",
+                  "reason"}
 
 
 def scrape(port: int) -> dict[str, list]:
@@ -54,6 +55,13 @@ async def test_a_scrape_after_play_shows_the_poker_metrics_with_bounded_labels(s
     assert "poker_rake" in after and "poker_append_conflicts" in after
     assert grew("poker_rpc_duration_seconds", "poker_rpc_duration_seconds_count",
                 service="BettingService", method="Act", code="OK") >= acted
+    # the bots left: each table, vacant, left the services' folds at once
+    assert grew("poker_cache_evictions", "poker_cache_evictions_total", cache="folds",
+                reason="released") >= 2
+    assert grew("poker_log_reads", "poker_log_reads_total") > 0
+    assert {s.labels["cache"] for s in after["poker_cached_tables"]} >= {
+        "folds", "recent commits", "decks", "hand keys", "own cards", "answered versions",
+        "placements"}
     actions = {s.labels["action"] for s in after["poker_actions"]}
     assert actions <= {"fold", "check", "call", "bet", "raise", "bring_in", "complete"}
     table_ids = {p.plan.table_id for p in played}

@@ -31,6 +31,24 @@ ROOT = Path(__file__).resolve().parents[1]
 NAMES = ("table", "betting", "dealer", "showdown", "rake", "wallet", "nats")
 
 
+def _log_reads(ports: dict[str, int]) -> float | None:
+    """The log reads of every service (``poker_log_reads_total`` on each one's /metrics), or
+    None if a tree has no such metric (before it was added)."""
+    import urllib.request
+    total, seen = 0.0, False
+    for port in ports.values():
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                text = r.read().decode()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("poker_log_reads_total "):
+                total += float(line.split()[1])
+                seen = True
+    return total if seen else None
+
+
 def _ticks(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -65,6 +83,7 @@ async def one_side(tables: int, seconds: float, watch: bool = False, spectators:
                                                           {"small_bet": 10}), 6,
                                           cluster.sponsor()) for i in range(tables)]
             pids = {n: _pid(cluster, n) for n in NAMES}
+            reads_before = _log_reads(cluster.metrics_ports)
             before = {n: _ticks(p) for n, p in pids.items()}
             latencies: list[float] = []
             started = time.perf_counter()
@@ -77,11 +96,14 @@ async def one_side(tables: int, seconds: float, watch: bool = False, spectators:
             await asyncio.gather(*tasks, return_exceptions=True)
             elapsed = time.perf_counter() - started
             after = {n: _ticks(p) for n, p in pids.items()}
+            reads_after = _log_reads(cluster.metrics_ports)
             n = len(latencies)
             latencies.sort()
             ms = {k: (after[k] - before[k]) / n * 1e3 for k in NAMES}
             print(f"{n / elapsed:8.0f} {latencies[int(0.99 * n)] * 1e3:8.1f} "
-                  f"{sum(ms.values()):8.2f} " + " ".join(f"{ms[k]:8.2f}" for k in NAMES))
+                  f"{sum(ms.values()):8.2f} " + " ".join(f"{ms[k]:8.2f}" for k in NAMES)
+                  + (f" {(reads_after - reads_before) / n:8.3f}"
+                     if reads_before is not None and reads_after is not None else "        -"))
             await chan.close()
         finally:
             await cluster.stop()
@@ -106,7 +128,8 @@ def main() -> None:
         return
     trees = {"this": ROOT} | ({"other": Path(args.other).resolve()} if args.other else {})
     print(f"{'side':<6}{'act/s':>8} {'p99 ms':>8} {'svc ms':>8} "
-          + " ".join(f"{k:>8}" for k in NAMES) + "   (CPU ms per action)")
+          + " ".join(f"{k:>8}" for k in NAMES) + f" {'reads':>8}"
+          + "   (CPU ms per action; log reads per action)")
     for _ in range(args.rounds):
         for label, tree in reversed(trees.items()):  # the other first, then this
             env = dict(os.environ, PYTHONPATH=f"{tree}{os.pathsep}{tree / 'gen'}")

@@ -35,7 +35,7 @@ from poker.wallet.v1 import wallet_pb2_grpc
 from shared.infra.protomap import ACTION_KIND
 from shared.infra.repository import TableRepository, digest, on_table
 from shared.infra.retry import PEER_RETRY, retrying
-from shared.infra.rpc import system_command_id
+from shared.infra.rpc import MAX_TAIL, system_command_id
 from shared.infra.tablecache import TableCache
 from shared.infra.tls import TlsConfig, channel
 from shared.poker import decide as D
@@ -101,8 +101,16 @@ class OwnCards:
         kept[1][seat] = cards
 
 
-#: how many of a table's last commits the table service keeps to send as a step's tail
-TAIL_KEPT = 32
+#: how many of a table's last commits the table service keeps at most to send as a step's
+#: tail: those some step service has not folded yet, which is less than a hand's unless a
+#: service goes unasked for a hand (the most a step may carry: the services read the log for
+#: more)
+TAIL_KEPT = MAX_TAIL
+#: the services the driver sends steps to (each is asked every hand)
+STEP_SERVICES = frozenset(rule.owner for rule in STEPS.values() if rule.rpc)
+#: and at most this many bytes of them in one step (its message stays well under the services'
+#: 1 MiB limit; the service reads the log for the rest)
+TAIL_BYTES = 256 * 1024
 
 
 class Driver:
@@ -132,12 +140,18 @@ class Driver:
         if not step.now_unix_ms:
             step.now_unix_ms = self.repo.now_ms()
         answered = self._answered.setdefault(table_id, dict)
+        size = 0
         for c in self.repo.tail(table_id, answered.get(service, 0), step.version):
+            size += len(c.data)
+            if size > TAIL_BYTES:
+                break
             step.tail.add(seq=c.seq, data=c.data)
         reply = await retrying(getattr(getattr(self.peers, service), method), request,
                                policy=PEER_RETRY)
         self.repo.absorb(table_id, reply.version, reply.commit)
         answered[service] = reply.version
+        if len(answered) == len(STEP_SERVICES):  # what every one of them has is sent no more
+            self.repo.drop_recent(table_id, min(answered.values()))
         for held in reply.seat_cards:
             self.own_cards.put(table_id, step.hand_no, held.seat,
                                tuple(card(c) for c in held.cards))

@@ -55,6 +55,7 @@ async def start(name: str, setup: Setup, config: Config,
                                      shards=config.stream_shards if log_user else None)
     repo = TableRepository(store, producer=name, now_ms=now_ms)
     server = Server(name, config.host, config.port, tls=config.tls, access=access)
+    server.repo = repo
     extra_cleanup = await setup(server.server, repo, store, config)
     if name in SERVICE_NAMES:
         server.enable_reflection([SERVICE_NAMES[name]])

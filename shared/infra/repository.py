@@ -288,6 +288,12 @@ class TableRepository:
             if not recent or recent[-1].seq < stored.seq:
                 recent.append(stored)
 
+    def drop_recent(self, table_id: str, upto: int) -> None:
+        """Forget the table's kept commits up to ``upto`` (every service it calls has them)."""
+        recent = self._recent.peek(table_id)
+        while recent and recent[0].seq <= upto:
+            recent.popleft()
+
     def tail(self, table_id: str, after_seq: int, upto: int) -> list[Stored]:
         """The table's commits after ``after_seq`` up to ``upto`` that this process keeps,
         in order: what a service whose fold is at ``after_seq`` lacks (0: not known; then

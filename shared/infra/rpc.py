@@ -25,6 +25,7 @@ import signal
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import grpc
 import nats.errors
@@ -301,8 +302,10 @@ def check_step(step) -> None:
         raise BadRequest("a tail commit's seq is its stream sequence, from 1")
 
 
-#: the most commits a step request may carry for the service to fold (StepRequest.tail)
-MAX_TAIL = 64
+#: the most commits a step request may carry for the service to fold (StepRequest.tail):
+#: more than a hand's (a 10-handed fixed-limit hand capped on every street is about 250), so
+#: a service called once a hand (rake, showdown) gets all it lacks
+MAX_TAIL = 512
 
 
 class _Malformed:
@@ -395,6 +398,8 @@ class Server:
             self.port = self.server.add_secure_port(bind, server_credentials(
                 tls, require_client_auth=name in CALLERS))
         self.address = f"{host}:{self.port}"
+        #: the service's tables (shared/infra/boot.py sets it; tests count its log reads)
+        self.repo: Any = None
 
     def enable_reflection(self, service_names: list[str]) -> None:
         """gRPC reflection (grpcurl, grpc_cli) for ``service_names`` and health; call

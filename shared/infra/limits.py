@@ -114,9 +114,6 @@ class RateLimiter:
         self._refill_s = max(1.0, burst / rate) if rate > 0 else math.inf
         self._swept = monotonic()
 
-    def __len__(self) -> int:
-        return len(self._buckets)
-
     def take(self, key: str) -> None:
         """Spend one token of ``key``'s bucket, or refuse with the wait until the next."""
         now = self.monotonic()

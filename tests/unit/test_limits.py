@@ -40,6 +40,19 @@ def test_a_bucket_allows_its_burst_then_its_rate_and_says_when():
         bucket.take("k")
 
 
+def test_buckets_full_again_are_forgotten_once_per_refill_time_and_drained_ones_kept():
+    clock = Clock()
+    bucket = RateLimiter(rate=1.0, burst=4, what="things", monotonic=clock)
+    for key in ("gone-1/1", "gone-2/1"):
+        bucket.take(key)
+    clock.t += 4.0  # both full again: the same as no bucket
+    for _ in range(4):
+        bucket.take("busy")  # drained: kept, so its limit holds
+    assert set(bucket._buckets) == {"busy"}
+    with pytest.raises(Exhausted):
+        bucket.take("busy")
+
+
 def test_a_stream_cap_counts_open_streams_and_frees_on_close():
     cap = StreamCap(2, "this caller")
     with cap.holding("a"), cap.holding("a"):

@@ -10,6 +10,7 @@ from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import CLIENT_PREFIX, BadRequest, rpc
 from shared.infra.seattokens import check_holder
 from shared.infra.steps import asked_time, for_hand, run_step
+from shared.infra.stepstream import serve_steps
 from shared.poker import decide as D
 from shared.poker.clock import is_late
 from shared.poker.errors import IllegalAction
@@ -96,4 +97,7 @@ class BettingService(betting_pb2_grpc.BettingServiceServicer):
 
 
 async def setup(server, repo, store, config):
-    betting_pb2_grpc.add_BettingServiceServicer_to_server(BettingService(repo), server)
+    servicer = BettingService(repo)
+    betting_pb2_grpc.add_BettingServiceServicer_to_server(servicer, server)
+    serve_steps(server, servicer, "betting",
+                betting_pb2.DESCRIPTOR.services_by_name["BettingService"])

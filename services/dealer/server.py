@@ -27,6 +27,7 @@ from shared.infra.rpc import BadRequest, check_step, check_table_id, rpc
 from shared.infra.seattokens import check_holder
 from shared.infra.secrecy import CompliancePublicKey, DealerKeyring, HandKey, Sealing
 from shared.infra.steps import catch_up, current_hand, for_hand, run_step
+from shared.infra.stepstream import serve_steps
 from shared.infra.tablecache import TableCache
 from shared.infra.vault import DeckVault, HandDecks
 from shared.poker import decide as D
@@ -216,5 +217,7 @@ async def setup(server, repo, store, config):
     compliance = CompliancePublicKey.from_file(config.compliance_public_key)
     repo.keyring = DealerKeyring()
     vault = await DeckVault.open(store.js, replicas=config.stream_replicas)
-    dealer_pb2_grpc.add_DealerServiceServicer_to_server(
-        DealerService(repo, vault, compliance), server)
+    servicer = DealerService(repo, vault, compliance)
+    dealer_pb2_grpc.add_DealerServiceServicer_to_server(servicer, server)
+    serve_steps(server, servicer, "dealer",
+                dealer_pb2.DESCRIPTOR.services_by_name["DealerService"])

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from poker.engine.v1 import step_pb2
-from poker.rake.v1 import rake_pb2_grpc
+from poker.rake.v1 import rake_pb2, rake_pb2_grpc
 
 from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import rpc
 from shared.infra.steps import for_hand, run_step
+from shared.infra.stepstream import serve_steps
 from shared.poker import decide as D
 from shared.poker.steprules import house
 
@@ -23,4 +24,6 @@ class RakeService(rake_pb2_grpc.RakeServiceServicer):
 
 
 async def setup(server, repo, store, config):
-    rake_pb2_grpc.add_RakeServiceServicer_to_server(RakeService(repo), server)
+    servicer = RakeService(repo)
+    rake_pb2_grpc.add_RakeServiceServicer_to_server(servicer, server)
+    serve_steps(server, servicer, "rake", rake_pb2.DESCRIPTOR.services_by_name["RakeService"])

@@ -6,11 +6,12 @@ nobody has seen (shared/infra/secrecy.py), and a pot is awarded on shown hands a
 from __future__ import annotations
 
 from poker.engine.v1 import step_pb2
-from poker.showdown.v1 import showdown_pb2_grpc
+from poker.showdown.v1 import showdown_pb2, showdown_pb2_grpc
 
 from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import rpc
 from shared.infra.steps import for_hand, run_step
+from shared.infra.stepstream import serve_steps
 from shared.poker import decide as D
 from shared.poker.steprules import house
 
@@ -31,4 +32,7 @@ class ShowdownService(showdown_pb2_grpc.ShowdownServiceServicer):
 
 
 async def setup(server, repo, store, config):
-    showdown_pb2_grpc.add_ShowdownServiceServicer_to_server(ShowdownService(repo), server)
+    servicer = ShowdownService(repo)
+    showdown_pb2_grpc.add_ShowdownServiceServicer_to_server(servicer, server)
+    serve_steps(server, servicer, "showdown",
+                showdown_pb2.DESCRIPTOR.services_by_name["ShowdownService"])

@@ -36,6 +36,7 @@ from shared.infra.protomap import ACTION_KIND
 from shared.infra.repository import TableRepository, digest, on_table
 from shared.infra.retry import PEER_RETRY, retrying
 from shared.infra.rpc import MAX_TAIL, system_command_id
+from shared.infra.stepclient import StepPeers
 from shared.infra.tablecache import TableCache
 from shared.infra.tls import TlsConfig, channel
 from shared.poker import decide as D
@@ -59,6 +60,8 @@ class Peers:
     rake: rake_pb2_grpc.RakeServiceStub
     wallet: wallet_pb2_grpc.WalletServiceStub
     channels: tuple[grpc.aio.Channel, ...]
+    #: the steps' one long-lived stream per service instance (shared/infra/stepclient.py)
+    steps: StepPeers
 
     @classmethod
     def connect(cls, addresses: dict[str, str], tls: TlsConfig | None) -> Peers:
@@ -73,9 +76,10 @@ class Peers:
                    showdown_pb2_grpc.ShowdownServiceStub(chans["showdown"]),
                    rake_pb2_grpc.RakeServiceStub(chans["rake"]),
                    wallet_pb2_grpc.WalletServiceStub(chans["wallet"]),
-                   tuple(chans.values()))
+                   tuple(chans.values()), StepPeers.connect(addresses, tls, STEP_SERVICES))
 
     async def close(self) -> None:
+        await self.steps.close()
         for c in self.channels:
             await c.close()
 
@@ -146,7 +150,8 @@ class Driver:
             if size > TAIL_BYTES:
                 break
             step.tail.add(seq=c.seq, data=c.data)
-        reply = await retrying(getattr(getattr(self.peers, service), method), request,
+        # on the service's step stream, retried as a unary call was
+        reply = await retrying(self.peers.steps.method(service, table_id, method), request,
                                policy=PEER_RETRY)
         self.repo.absorb(table_id, reply.version, reply.commit)
         answered[service] = reply.version

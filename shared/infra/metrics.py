@@ -25,6 +25,9 @@ table id, player, seat or command id: those belong in logs, not in time series.
                                                       closed), idle, bound
     poker_cache_reloads_total{cache}                  tables made again after being forgotten
     poker_log_reads_total                             reads of a table's commits from the log
+    poker_step_streams_served                         Steps streams a service answers now
+    poker_step_streams_open                           Steps streams the table service holds
+    poker_steps_resent_total                          steps sent again on a reopened stream
 """
 
 from __future__ import annotations
@@ -63,6 +66,11 @@ CACHE_EVICTIONS = Counter("poker_cache_evictions_total",
 CACHE_RELOADS = Counter("poker_cache_reloads_total",
                         "Tables a per-table cache made again after forgetting them", ["cache"])
 LOG_READS = Counter("poker_log_reads_total", "Reads of a table's commits from the log")
+STEP_STREAMS_SERVED = Gauge("poker_step_streams_served",
+                            "Steps streams this service answers now")
+STEP_STREAMS_OPEN = Gauge("poker_step_streams_open", "Steps streams this process holds open")
+STEPS_RESENT = Counter("poker_steps_resent_total",
+                       "Steps sent again (same command id) on a reopened Steps stream")
 RPC_DURATION = Histogram("poker_rpc_duration_seconds", "gRPC calls answered",
                          ["service", "method", "code"], buckets=LATENCY_BUCKETS)
 

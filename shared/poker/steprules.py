@@ -74,6 +74,9 @@ class StepRule:
     default: Callable[[HandState, Any], Events] | None = None
     #: recorded first event's type -> the decision again, from that event
     again: Mapping[type, Callable[[HandState, Any], Events]] = field(default_factory=dict)
+    #: the owner's method that takes ``default`` when the table service asks for it (the
+    #: clock keeper's time-out); "": ``rpc`` takes it (a show's default is a choice of it)
+    default_rpc: str = ""
 
 
 def _acted(hand: HandState, e: E.ActionTaken) -> Events:
@@ -107,6 +110,7 @@ STEPS: dict[type[Step], StepRule] = {
         again={E.CardsDealt: lambda hand, e: D.deal(hand, D.deck_order(e))}),
     Act: StepRule(
         "betting", "Act", default=lambda hand, step: D.time_out(hand, step.seat),
+        default_rpc="TimeOut",
         again={E.ActionTaken: _acted,
                E.PlayerTimedOut: lambda hand, e: D.time_out(hand, e.seat)}),
     CloseRound: StepRule("betting", "CloseRound", house=D.close_round),
@@ -122,6 +126,13 @@ STEPS: dict[type[Step], StepRule] = {
         again={E.DeckRevealed: lambda hand, e: D.reveal_deck(hand, e.decks, e.salts)}),
     HandComplete: StepRule("table", ""),
 }
+
+
+def calls_of(owner: str) -> frozenset[str]:
+    """The methods of service ``owner`` that take steps: what its step stream answers
+    (shared/infra/stepstream.py)."""
+    return frozenset(name for rule in STEPS.values() if rule.owner == owner
+                     for name in (rule.rpc, rule.default_rpc) if name)
 
 
 def house(step: type[Step]) -> Callable[[HandState], Events]:

@@ -12,7 +12,6 @@ from functools import partial
 import grpc
 import pytest
 import pytest_asyncio
-from poker.dealer.v1 import dealer_pb2_grpc
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
@@ -21,6 +20,7 @@ from shared.infra.eventstore import STREAM, EventStore
 from shared.infra.limits import retry_after_s
 from shared.infra.repository import build_commit
 from shared.infra.seattokens import new_seat_token
+from shared.infra.stepclient import StepStream
 from shared.infra.waiting import until
 from shared.poker import events as E
 from shared.poker.events import ActionKind
@@ -231,16 +231,17 @@ async def test_a_failed_follow_up_step_answers_ok_and_the_driver_carries_on(cloc
     it answers OK with the table as it stands; once the dealer is back the hand goes on."""
     stack, clock, store = clocked
     driver = stack.keeper.driver
-    dealer = driver.peers.dealer
-    wrong = stack.channel("rake", "table")
-    driver.peers.dealer = dealer_pb2_grpc.DealerServiceStub(wrong)
+    dealer = driver.peers.steps.streams["dealer"]
+    wrong = stack.channel("rake", "table")  # the rake takes no dealer step: UNIMPLEMENTED
+    driver.peers.steps.streams["dealer"] = [StepStream(wrong, "dealer")]
     t = await Table.open(stack, store, "follow-up", seats=1)
     await t.sit(2)  # OK although the deck commitment failed
     v = await t.view()
     assert v.hand_no == 1 and v.to_act == 0
     assert [type(e) for e in await t.events(E.DeckCommitted)] == []
 
-    driver.peers.dealer = dealer
+    await driver.peers.steps.streams["dealer"][0].close()
+    driver.peers.steps.streams["dealer"] = dealer
     driver.failures.ok("follow-up")  # (it would look again after its wait)
     v = await until(lambda: _on_turn(t), timeout=10, what="the hand going on")
     assert v.hand_no == 1

@@ -1,0 +1,155 @@
+"""The step streams (engine.v1.StepService/Steps: shared/infra/stepstream.py serves them,
+shared/infra/stepclient.py holds them) under faults, with real services:
+
+- a peer killed -9 mid-hand, after it appended a step and before its reply went out: the
+  table service opens the stream again once the peer is back and sends the step again with
+  its command id; it answers with the step's first outcome, nothing is doubled or lost, the
+  bots play on and every table's log audits;
+- two table-service processes hold a stream each to one betting service;
+- a peer that stops reading: the calls end at their deadline, and nothing waits beyond the
+  bounded queue;
+- a caller without the table service's certificate is refused on the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+
+import grpc
+import pytest
+from poker.engine.v1 import step_pb2, step_pb2_grpc
+from poker.table.v1 import table_pb2_grpc
+
+from services.pokerctl.bots_cmd import plan_tables, play_tables
+from services.pokerctl.up import LocalCluster
+from shared.audit import audit_table
+from shared.infra.eventstore import EventStore
+from shared.infra.stepclient import StepStream
+from tests.system.test_faults import command_ids
+
+
+def scraped(port: int, name: str) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+        for line in reply.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return 0.0
+
+
+async def until(condition, what: str, timeout: float = 60.0):
+    async with asyncio.timeout(timeout):
+        while not (found := await condition()):
+            await asyncio.sleep(0.05)  # polling a condition with a deadline
+    return found
+
+
+async def audit_all(cluster: LocalCluster, store: EventStore, plans) -> None:
+    for plan in plans:
+        stored = await store.read(plan.table_id)
+        ids = command_ids(stored)
+        assert len(ids) == len(set(ids)), plan.table_id  # no command applied twice
+        audit = audit_table(plan.table_id, stored, cluster.keyring())
+        assert audit.ok, (plan.table_id, audit.failure)
+
+
+async def test_a_peer_killed_mid_step_gets_the_step_again_and_nothing_doubles(tmp_path):
+    cluster = LocalCluster(tmp_path, base_port=None, log_level="WARNING",
+                           replica_env={"betting": {"POKER_FAILPOINTS":
+                                                    "steps.before_reply=kill"}})
+    await cluster.start()
+    store = await EventStore.connect(cluster.nats_url, create=False, ca=cluster.nats_ca)
+    try:
+        plans = plan_tables(2, run_id="killed")
+        async with cluster.channel("table") as ch:
+            playing = asyncio.create_task(play_tables(
+                table_pb2_grpc.TableServiceStub(ch), plans, hands=3, seats=3,
+                sponsor=cluster.sponsor(), seed=3))
+            betting = cluster.procs["betting"]
+            # the first betting step (a hand's forced bets) is appended, then the process dies
+            await until(lambda: asyncio.to_thread(lambda: betting.poll() is not None),
+                        "the betting service killed by its failpoint")
+            assert not playing.done(), "the kill must land mid-play"
+            cluster.replica_env["betting"] = {}
+            await cluster.restart("betting")
+            played = await asyncio.wait_for(playing, timeout=120)
+        assert [p.error for p in played if p.error] == []
+        assert all(p.bots.hands_seen >= 3 for p in played)
+        assert scraped(cluster.metrics_ports["table"], "poker_steps_resent_total") >= 1
+        await audit_all(cluster, store, plans)
+    finally:
+        await store.close()
+        await cluster.stop()
+
+
+async def test_two_table_service_processes_each_hold_a_stream_to_one_peer(tmp_path):
+    cluster = LocalCluster(tmp_path, base_port=None, log_level="WARNING", table_services=2)
+    await cluster.start()
+    store = await EventStore.connect(cluster.nats_url, create=False, ca=cluster.nats_ca)
+    try:
+        plans = plan_tables(4, run_id="two")
+        async with cluster.channel("table") as one, cluster.channel("table-2") as two:
+            played = await asyncio.gather(*(
+                play_tables(table_pb2_grpc.TableServiceStub(ch), part, hands=2, seats=3,
+                            sponsor=cluster.sponsor(), seed=i)
+                for i, (ch, part) in enumerate(((one, plans[:2]), (two, plans[2:])))))
+        assert [p.error for ps in played for p in ps if p.error] == []
+        for name in ("table", "table-2"):
+            assert scraped(cluster.metrics_ports[name], "poker_step_streams_open") == 4
+        assert scraped(cluster.metrics_ports["betting"], "poker_step_streams_served") == 2
+        await audit_all(cluster, store, plans)
+    finally:
+        await store.close()
+        await cluster.stop()
+
+
+class Deaf(step_pb2_grpc.StepServiceServicer):
+    """A peer that takes the stream and never reads it or answers."""
+
+    def __init__(self) -> None:
+        self.opened = asyncio.Event()
+
+    async def Steps(self, requests, context) -> None:
+        self.opened.set()
+        await asyncio.Event().wait()
+
+
+async def test_a_peer_that_stops_reading_ends_each_call_at_its_deadline():
+    deaf = Deaf()
+    server = grpc.aio.server()
+    step_pb2_grpc.add_StepServiceServicer_to_server(deaf, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    chan = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    stream = StepStream(chan, "betting", queue=4)
+    try:
+        def step(i: int) -> step_pb2.StepRequest:  # big enough to fill the transport's window
+            return step_pb2.StepRequest(table_id="t", command_id=f"c{i}", tail=[
+                step_pb2.LoggedCommit(seq=1, data=b"x" * 60_000)])
+
+        calls = [asyncio.create_task(stream.call("CloseRound", step(i), timeout=1.0))
+                 for i in range(40)]
+        await deaf.opened.wait()
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        assert all(isinstance(r, grpc.aio.AioRpcError)
+                   and r.code() is grpc.StatusCode.DEADLINE_EXCEEDED for r in results), results
+        assert "did not answer CloseRound within 1 s" in results[0].details()
+        assert stream.pending() == 0  # nothing kept for the calls that gave up
+        assert stream._outbox.qsize() <= 4  # the queue stayed within its bound
+    finally:
+        await stream.close()
+        await chan.close()
+        await server.stop(0)
+
+
+@pytest.mark.parametrize("identity", ["client", "admin"])
+async def test_a_caller_without_the_table_certificate_is_refused_on_the_stream(stack,
+                                                                                identity):
+    async with stack.channel("betting", identity=identity) as chan:
+        call = step_pb2_grpc.StepServiceStub(chan).Steps()
+        await call.write(step_pb2.StepRequest(table_id="t", command_id="x", call_id=1,
+                                              method="CloseRound"))
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await call.read()
+    assert err.value.code() is grpc.StatusCode.PERMISSION_DENIED
+    assert "accepts calls from the table service only" in err.value.details()

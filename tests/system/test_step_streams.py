@@ -7,7 +7,8 @@ shared/infra/stepclient.py holds them) under faults, with real services:
   bots play on and every table's log audits;
 - two table-service processes hold a stream each to one betting service;
 - a peer that stops reading: the calls end at their deadline, and nothing waits beyond the
-  bounded queue;
+  bounded queue; a caller that stops reading has its stream ended, its service's side held
+  to the calls in flight;
 - a caller without the table service's certificate is refused on the stream.
 """
 
@@ -24,6 +25,7 @@ from poker.table.v1 import table_pb2_grpc
 from services.pokerctl.bots_cmd import plan_tables, play_tables
 from services.pokerctl.up import LocalCluster
 from shared.audit import audit_table
+from shared.infra import metrics, stepstream
 from shared.infra.eventstore import EventStore
 from shared.infra.stepclient import StepStream
 from tests.system.test_faults import command_ids
@@ -153,3 +155,34 @@ async def test_a_caller_without_the_table_certificate_is_refused_on_the_stream(s
             await call.read()
     assert err.value.code() is grpc.StatusCode.PERMISSION_DENIED
     assert "accepts calls from the table service only" in err.value.details()
+
+
+async def test_a_caller_that_stops_reading_has_its_stream_ended(stack, monkeypatch):
+    """The service runs at most IN_FLIGHT of a stream's calls and reads no more meanwhile;
+    replies its caller does not take end the stream after WRITE_TIMEOUT_S."""
+    monkeypatch.setattr(stepstream, "WRITE_TIMEOUT_S", 0.5)
+    served = metrics.STEP_STREAMS_SERVED._value.get()
+    sent = 0
+    async with stack.channel("betting", identity="table") as chan:
+        call = step_pb2_grpc.StepServiceStub(chan).Steps()
+
+        async def write_all() -> None:  # each refusal echoes its 4 KB method name: megabytes
+            nonlocal sent
+            for i in range(5_000):
+                await call.write(step_pb2.StepRequest(table_id="t", call_id=i + 1,
+                                                      method="N" * 4_000))
+                sent += 1
+
+        writer = asyncio.create_task(write_all())
+        await until(lambda: _async(metrics.STEP_STREAMS_SERVED._value.get() == served + 1),
+                    "the stream served")
+        await until(lambda: _async(metrics.STEP_STREAMS_SERVED._value.get() == served),
+                    "the service ending the stream", timeout=30)
+        assert sent < 5_000  # the service stopped reading: the caller was held back
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+        call.cancel()
+
+
+async def _async(value):
+    return value

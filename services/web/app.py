@@ -76,6 +76,7 @@ from shared.infra.eventstore import Stored
 from shared.infra.identity import COMPLIANCE, Principal
 from shared.infra.protomap import GAME, STRUCTURE
 from shared.infra.secrecy import ComplianceKeyring
+from shared.infra.tablecache import TableCache
 
 from .compliance import Replays, compliance_body, replay_link
 from .fanout import LINGER_S, QUEUE, Fanout
@@ -163,19 +164,25 @@ def lobby_row(view: table_pb2.TableView) -> dict:
 
 #: the lobby's hands per hour are measured over at least this long
 RATE_AFTER_S = 60.0
+#: and a table the lobby has not listed for this long is forgotten (a rate spans minutes)
+RATES_IDLE_S = 3600.0
 
 
 class HandRates:
     """Hands per hour of each table, as this process has seen its hand numbers move (from the
-    first time it looked: None until it has looked for RATE_AFTER_S), a whole number."""
+    first time it looked: None until it has looked for RATE_AFTER_S), a whole number.
+    Per-table state that forgets (shared/infra/tablecache.py): a table the lobby has not
+    listed for :data:`RATES_IDLE_S`, or past POKER_CACHE_TABLES, is measured again from its
+    next look."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
-        self._first: dict[str, tuple[float, int]] = {}
+        self._first: TableCache[tuple[float, int]] = TableCache(
+            "web hand rates", monotonic=clock, released=False, idle_s=RATES_IDLE_S)
 
     def rate(self, table_id: str, hand_no: int) -> float | None:
         now = self.clock()
-        at, first = self._first.setdefault(table_id, (now, hand_no))
+        at, first = self._first.setdefault(table_id, lambda: (now, hand_no))
         if now - at < RATE_AFTER_S:
             return None
         return round((hand_no - first) * 3600 / (now - at))

@@ -25,21 +25,20 @@ from dataclasses import dataclass
 
 import grpc
 import structlog
-from poker.betting.v1 import betting_pb2, betting_pb2_grpc
-from poker.dealer.v1 import dealer_pb2, dealer_pb2_grpc
+from poker.betting.v1 import betting_pb2_grpc
+from poker.dealer.v1 import dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
 from poker.rake.v1 import rake_pb2_grpc
 from poker.showdown.v1 import showdown_pb2_grpc
 from poker.wallet.v1 import wallet_pb2_grpc
 
-from shared.infra.protomap import ACTION_KIND
 from shared.infra.repository import TableRepository, digest, on_table
 from shared.infra.retry import PEER_RETRY, retrying
 from shared.infra.rpc import MAX_TAIL, system_command_id
 from shared.infra.stepclient import StepPeers
+from shared.infra.steps import step_call
 from shared.infra.tablecache import TableCache
 from shared.infra.tls import TlsConfig, channel
-from shared.poker import decide as D
 from shared.poker import table as T
 from shared.poker.cards import Card, card
 from shared.poker.steprules import STEPS
@@ -138,8 +137,11 @@ class Driver:
         whose ``step`` is one), retried while the service is away: the commits it lacks go
         with it, and so does this service's time unless the caller set one (the step's
         commit is stamped with it: shared/poker/clock.py); its reply's commit (and dealt
-        cards) are kept here."""
+        cards) are kept here. The service takes its own next automated steps in the same
+        message (StepRequest.chain): their commits are kept too, and the reply's version is
+        the table's after the last of them."""
         step = request if isinstance(request, step_pb2.StepRequest) else request.step
+        step.chain = True  # the service's own next steps in the same message
         table_id = step.table_id
         if not step.now_unix_ms:
             step.now_unix_ms = self.repo.now_ms()
@@ -153,13 +155,16 @@ class Driver:
         # on the service's step stream, retried as a unary call was
         reply = await retrying(self.peers.steps.method(service, table_id, method), request,
                                policy=PEER_RETRY)
-        self.repo.absorb(table_id, reply.version, reply.commit)
+        for answer in (reply, *reply.chained):  # the step, and the owner's steps after it
+            self.repo.absorb(table_id, answer.version, answer.commit)
+            for held in answer.seat_cards:
+                self.own_cards.put(table_id, step.hand_no, held.seat,
+                                   tuple(card(c) for c in held.cards))
+        if reply.chained:
+            reply.version = reply.chained[-1].version  # (the table's version after them all)
         answered[service] = reply.version
         if len(answered) == len(STEP_SERVICES):  # what every one of them has is sent no more
             self.repo.drop_recent(table_id, min(answered.values()))
-        for held in reply.seat_cards:
-            self.own_cards.put(table_id, step.hand_no, held.seat,
-                               tuple(card(c) for c in held.cards))
         return reply
 
     def lock(self, table_id: str) -> asyncio.Lock:
@@ -227,11 +232,12 @@ class Driver:
 
     async def _run(self, table_id: str, version: int, table, step) -> int:
         """Call the service that owns ``step``; returns the table's version after it."""
+        call = step_call(table_id, version, table, step)
+        if call is not None:
+            owner, method, message = call
+            return (await self.call(owner, method, message)).version
         hand_no = table.hand.hand_no if table.hand is not None else 0
-        name = type(step).__name__
-        command_id = system_command_id("drv", hand_no, name, version)
-        request = step_pb2.StepRequest(table_id=table_id, hand_no=hand_no, command_id=command_id,
-                                       version=version)
+        command_id = system_command_id("drv", hand_no, type(step).__name__, version)
         if isinstance(step, T.StartHand):
             outcome = await self.repo.execute(table_id, command_id, digest("start", version),
                                               on_table(table_id, T.start_next_hand),
@@ -243,16 +249,4 @@ class Driver:
                 on_table(table_id, lambda t: T.free_seat(t, step.seat, key=command_id)),
                 min_version=version)
             return outcome.version
-        if isinstance(step, T.FoldLeaver):
-            reply = await self.call("betting", "Act", betting_pb2.ActRequest(
-                step=request, seat=step.seat, action=ACTION_KIND.to_pb(step.action)))
-            return reply.version
-        rule = STEPS[type(step)]
-        message: step_pb2.StepRequest | dealer_pb2.ShowRequest = request
-        if isinstance(step, D.Show):  # nobody asked to show: the rule for a player who does not
-            message = dealer_pb2.ShowRequest(step=request, seat=step.seat,
-                                             choice=dealer_pb2.SHOW_CHOICE_DEFAULT)
-        elif rule.house is None and rule.dealer is None:
-            raise AssertionError(f"{name} is a player's step: the driver does not take it")
-        reply = await self.call(rule.owner, rule.rpc, message)
-        return reply.version
+        raise AssertionError(f"{type(step).__name__}: no service takes it")

@@ -1,17 +1,26 @@
-"""What the internal services share: finding the hand a step is for, and the reply."""
+"""What the internal services share: finding the hand a step is for, the reply, and the
+request that takes an automated step (the table service's driver sends it; a service that
+takes its own next steps in one message builds it the same way, with the same command id)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from poker.betting.v1 import betting_pb2
+from poker.dealer.v1 import dealer_pb2
 from poker.engine.v1 import step_pb2
 
+from shared.poker import table as T
 from shared.poker.clock import step_time
 from shared.poker.errors import IllegalAction
 from shared.poker.state import HandState, TableState
+from shared.poker.steprules import STEPS
+from shared.poker.steps import Show
 
+from .protomap import ACTION_KIND
 from .repository import LoadedTable, Outcome, TableRepository, UnknownTable
-from .rpc import check_step
+from .rpc import check_step, system_command_id
 from .secrecy import Sealing
 
 
@@ -66,3 +75,27 @@ async def run_step(repo: TableRepository, step, command_digest: bytes,
 def for_hand(step, decision: Callable[..., list], *args) -> Callable[[TableState | None], list]:
     """A decide function: ``decision(hand, *args)`` on the hand the step is for."""
     return lambda table: decision(current_hand(table, step.table_id, step.hand_no), *args)
+
+
+def step_call(table_id: str, version: int, table: TableState, step,
+              ) -> tuple[str, str, Any] | None:
+    """The call that takes the automated ``step`` of ``table`` at ``version``: (its owner,
+    the owner's method, the request), under the one command id the step has there; None for
+    a step the table service takes itself (a hand's start, a seat freed)."""
+    hand_no = table.hand.hand_no if table.hand is not None else 0
+    request = step_pb2.StepRequest(
+        table_id=table_id, hand_no=hand_no, version=version,
+        command_id=system_command_id("drv", hand_no, type(step).__name__, version))
+    if isinstance(step, (T.StartHand, T.FreeSeat)):
+        return None
+    if isinstance(step, T.FoldLeaver):
+        return "betting", "Act", betting_pb2.ActRequest(step=request, seat=step.seat,
+                                                        action=ACTION_KIND.to_pb(step.action))
+    rule = STEPS[type(step)]
+    if isinstance(step, Show):  # nobody asked to show: the rule for a player who does not
+        return rule.owner, rule.rpc, dealer_pb2.ShowRequest(
+            step=request, seat=step.seat, choice=dealer_pb2.SHOW_CHOICE_DEFAULT)
+    if rule.house is None and rule.dealer is None:
+        raise AssertionError(f"{type(step).__name__} is a player's step: the driver does not "
+                             f"take it")
+    return rule.owner, rule.rpc, request

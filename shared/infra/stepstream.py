@@ -28,10 +28,12 @@ import structlog
 from google.protobuf import message_factory
 from poker.engine.v1 import step_pb2, step_pb2_grpc
 
+from shared.poker import table as T
 from shared.poker.steprules import calls_of
 
 from . import failpoints, metrics
 from .rpc import TRACE_HEADER
+from .steps import step_call
 
 log = structlog.get_logger()
 
@@ -41,6 +43,8 @@ IN_FLIGHT = 64
 STEP_TIMEOUT_S = 10.0
 #: how long a reply may wait for the caller to take it before the stream is ended
 WRITE_TIMEOUT_S = 10.0
+#: the most steps a service takes after one it was asked for (StepRequest.chain)
+MAX_CHAIN = 24
 
 
 class StepAbort(grpc.aio.AbortError):
@@ -102,6 +106,7 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
 
     def __init__(self, servicer: Any, owner: str, service_descriptor) -> None:
         self.owner = owner
+        self.repo = servicer.repo
         self.methods = _methods(servicer, owner, service_descriptor)
 
     async def Steps(self, requests: AsyncIterator[step_pb2.StepRequest], context) -> None:
@@ -170,9 +175,40 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
             return _failed(request.call_id, grpc.StatusCode.DEADLINE_EXCEEDED,
                            f"the step took longer than {timeout:g} s; retry it with the same "
                            f"command id for its outcome")
+        step = getattr(message, "step", message)
+        if step.chain and not reply.duplicate:
+            try:
+                await asyncio.wait_for(self._chain(step, reply, stream), timeout)
+            except asyncio.TimeoutError:
+                pass  # what was taken is in the reply; the table service takes the rest
         failpoints.hit("steps.before_reply")  # (tests: applied, its reply not yet sent)
         reply.call_id = request.call_id
         return reply
+
+    async def _chain(self, asked: step_pb2.StepRequest, reply: step_pb2.StepReply,
+                     stream) -> None:
+        """Take the table's next automated steps while they are this service's own, each as
+        the table service would ask for it (shared/infra/steps.py step_call: its command id
+        the same, so a retry of one is answered as a duplicate), into ``reply.chained``."""
+        version = reply.version
+        for _ in range(MAX_CHAIN):
+            lt = self.repo.cached(asked.table_id)
+            if lt is None or lt.state is None or lt.seq != version:
+                return  # the fold moved or went: the table service carries on
+            step = T.table_step(lt.state)
+            call = step_call(asked.table_id, version, lt.state, step) if step else None
+            if call is None or call[0] != self.owner:
+                return
+            _, name, message = call
+            inner = getattr(message, "step", message)
+            inner.now_unix_ms = asked.now_unix_ms
+            try:
+                taken = await self.methods[name][0](message, StepContext(stream,
+                                                                         asked.trace_id))
+            except StepAbort:
+                return  # the table service asks for it and hears why
+            reply.chained.append(taken)
+            version = taken.version
 
 
 def serve_steps(server: grpc.aio.Server, servicer: Any, owner: str, service_descriptor) -> None:

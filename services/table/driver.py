@@ -32,6 +32,7 @@ from poker.rake.v1 import rake_pb2_grpc
 from poker.showdown.v1 import showdown_pb2_grpc
 from poker.wallet.v1 import wallet_pb2_grpc
 
+from shared.infra import tablecache
 from shared.infra.repository import TableRepository, digest, on_table
 from shared.infra.retry import PEER_RETRY, retrying
 from shared.infra.rpc import MAX_TAIL, system_command_id
@@ -131,6 +132,13 @@ class Driver:
         self.own_cards = OwnCards()
         #: table -> service -> the table version that service last answered with
         self._answered: TableCache[dict[str, int]] = TableCache("answered versions")
+        #: a table that turns vacant here is released by the services that folded it too
+        self._unhook = tablecache.on_release(self._released)
+
+    def _released(self, table_id: str) -> None:
+        answered = self._answered.peek(table_id)
+        if answered:
+            self.peers.steps.release(table_id, list(answered))
 
     async def call(self, service: str, method: str, request):
         """Call ``service``'s step ``method`` with ``request`` (a StepRequest, or a message
@@ -198,6 +206,7 @@ class Driver:
             return None
 
     async def close(self) -> None:
+        self._unhook()
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)

@@ -30,6 +30,7 @@ from poker.engine.v1 import step_pb2, step_pb2_grpc
 
 from . import metrics
 from .rpc import TRACE_HEADER
+from .stepstream import RELEASE
 from .tls import TlsConfig, channel
 
 log = structlog.get_logger()
@@ -240,6 +241,16 @@ class StepPeers:
                        wait_for_ready: bool | None = None) -> step_pb2.StepReply:
             return await self.of(service, table_id).call(name, request, metadata, timeout)
         return call
+
+    def release(self, table_id: str, services: Iterable[str]) -> None:
+        """Tell ``services`` (their streams for the table) that it turned vacant, in the
+        background: each releases it from its caches (a lost message costs only the idle
+        time)."""
+        for service in services:
+            if service in self.streams:
+                task = asyncio.ensure_future(self.of(service, table_id).call(
+                    RELEASE, step_pb2.StepRequest(table_id=table_id), timeout=5.0))
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def close(self) -> None:
         for streams in self.streams.values():

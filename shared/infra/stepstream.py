@@ -31,7 +31,7 @@ from poker.engine.v1 import step_pb2, step_pb2_grpc
 from shared.poker import table as T
 from shared.poker.steprules import calls_of
 
-from . import failpoints, metrics
+from . import failpoints, metrics, tablecache
 from .rpc import TRACE_HEADER
 from .steps import step_call
 
@@ -45,6 +45,9 @@ STEP_TIMEOUT_S = 10.0
 WRITE_TIMEOUT_S = 10.0
 #: the most steps a service takes after one it was asked for (StepRequest.chain)
 MAX_CHAIN = 24
+#: not a step: the table service saw the table turn vacant, so this service, which did not
+#: fold that commit, releases the table from its caches too (shared/infra/tablecache.py)
+RELEASE = "Release"
 
 
 class StepAbort(grpc.aio.AbortError):
@@ -149,6 +152,9 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
 
     async def _run(self, request: step_pb2.StepRequest, stream) -> step_pb2.StepReply:
         """One call on the stream: its method run as a unary call would run it."""
+        if request.method == RELEASE:
+            tablecache.release(request.table_id)
+            return step_pb2.StepReply(call_id=request.call_id)
         found = self.methods.get(request.method)
         if found is None:
             return _failed(request.call_id, grpc.StatusCode.UNIMPLEMENTED,

@@ -74,6 +74,15 @@ def _parse(env: Mapping[str, str], variable: str, kind: Callable[[str], float],
 
 _settings = CacheSettings()
 _caches: weakref.WeakSet[TableCache] = weakref.WeakSet()
+#: called with a table's id just before it is released (the table service tells the services
+#: it sends steps to, whose folds did not see the commit that made the table vacant)
+_on_release: list[Callable[[str], None]] = []
+
+
+def on_release(callback: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``callback(table_id)`` whenever a table is released here; returns the undo."""
+    _on_release.append(callback)
+    return lambda: _on_release.remove(callback) if callback in _on_release else None
 
 
 def configure(settings: CacheSettings) -> None:
@@ -89,6 +98,9 @@ def configure(settings: CacheSettings) -> None:
 def release(table_id: str, reason: str = "released") -> None:
     """The table is vacant or closed: drop it from every cache of this process at once
     (counted under ``reason``)."""
+    if reason == "released":
+        for callback in list(_on_release):
+            callback(table_id)
     for cache in list(_caches):
         cache.pop(table_id, reason=reason)
 

@@ -32,6 +32,7 @@ from tests.system.test_faults import command_ids
 
 
 def scraped(port: int, name: str) -> float:
+    """The sample ``name`` (with its labels, as exposed) of a process's /metrics (0: none)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
         for line in reply.read().decode().splitlines():
             if line.startswith(name + " "):
@@ -100,6 +101,16 @@ async def test_two_table_service_processes_each_hold_a_stream_to_one_peer(tmp_pa
             assert scraped(cluster.metrics_ports[name], "poker_step_streams_open") == 4
         assert scraped(cluster.metrics_ports["betting"], "poker_step_streams_served") == 2
         await audit_all(cluster, store, plans)
+        # the bots left: the table services saw each table turn vacant, and the services
+        # they send steps to (which never folded the leaves) released it too
+        folds = 'poker_cached_tables{cache="folds"}'
+        for name in ("dealer", "betting", "showdown", "rake", "table", "table-2"):
+            port = cluster.metrics_ports[name]
+
+            async def released(p: int = port) -> bool:
+                return await asyncio.to_thread(scraped, p, folds) == 0.0
+
+            await until(released, f"{name} holding no fold", timeout=30)
     finally:
         await store.close()
         await cluster.stop()

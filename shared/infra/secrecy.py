@@ -221,8 +221,9 @@ class DealerKeyring:
     (shared/infra/tablecache.py): a forgotten key is put back from the vault before the next
     step's read."""
 
-    def __init__(self) -> None:
-        self._keys: TableCache[tuple[HandKey, ...]] = TableCache("hand keys")
+    def __init__(self, tables: int | None = None) -> None:
+        """``tables``: how many tables' keys at most (None: POKER_CACHE_TABLES)."""
+        self._keys: TableCache[tuple[HandKey, ...]] = TableCache("hand keys", limit=tables)
 
     def add(self, hand: HandKey) -> None:
         kept = self._keys.get(hand.table_id) or ()

@@ -25,7 +25,7 @@ from poker.table.v1 import table_pb2_grpc
 from services.pokerctl.bots_cmd import plan_tables, play_tables
 from services.pokerctl.up import LocalCluster
 from shared.audit import audit_table
-from shared.infra import metrics, stepstream
+from shared.infra import metrics, stepstream, waiting
 from shared.infra.eventstore import EventStore
 from shared.infra.stepclient import StepStream
 from tests.system.test_faults import command_ids
@@ -41,10 +41,8 @@ def scraped(port: int, name: str) -> float:
 
 
 async def until(condition, what: str, timeout: float = 60.0):
-    async with asyncio.timeout(timeout):
-        while not (found := await condition()):
-            await asyncio.sleep(0.05)  # polling a condition with a deadline
-    return found
+    """shared/infra/waiting.py's wait on a condition, with this module's default deadline."""
+    return await waiting.until(condition, timeout, what)
 
 
 async def audit_all(cluster: LocalCluster, store: EventStore, plans) -> None:

@@ -8,8 +8,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import subprocess
+import sys
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import uvicorn
 from poker.table.v1 import table_pb2 as tpb
@@ -21,7 +26,10 @@ from services.web.sessions import SessionStore, ensure_bucket
 from shared.audit.access import record_opened
 from shared.infra.bearer import bearer_metadata
 from shared.infra.identity import RELAY
+from shared.infra.natsserver import free_port
 from shared.infra.waiting import until
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def backend(stack, store, chan, sessions: SessionStore | None = None, keyring=None,
@@ -193,3 +201,34 @@ async def create_table(stack, table_id: str, **settings) -> None:
             table_id=table_id, command_id="create", settings=tpb.TableSettings(
                 game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_FIXED_LIMIT, small_bet=10,
                 **settings)))
+
+
+@contextlib.asynccontextmanager
+async def web_process(stack, store, log_dir: Path) -> AsyncIterator[tuple[str, Http]]:
+    """``python -m services.web`` as `pokerctl up` runs it (the stack's certificates and
+    addresses, a relay token, 127.0.0.1 only), on a free port, once it answers /healthz: its
+    address and a client of it (its output in ``log_dir``/web.log, shown if it dies)."""
+    await ensure_bucket(store.js)  # (the admin's: `pokerctl up` makes it)
+    port = free_port()
+    env = {**os.environ, **stack.service_env("web"), "POKER_WEB_PORT": str(port),
+           "POKER_WEB_TOKEN": stack.token("web", RELAY), "POKER_WEB_HOSTS": "127.0.0.1"}
+    address = f"127.0.0.1:{port}"
+    log = log_dir / "web.log"
+    with open(log, "wb") as out:
+        web = subprocess.Popen([sys.executable, "-m", "services.web"], cwd=ROOT, env=env,
+                               stdout=out, stderr=subprocess.STDOUT)
+    probe = Http(address)
+    try:
+        async def healthy() -> bool:
+            assert web.poll() is None, log.read_text()
+            try:
+                return (await probe.request("GET", "/healthz", timeout=2)).status == 200
+            except OSError:
+                await probe.close()
+                return False
+        await until(healthy, 20, "the web answering /healthz")
+        yield address, probe
+    finally:
+        await probe.close()
+        web.terminate()
+        web.wait(15)

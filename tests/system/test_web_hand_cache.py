@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 from poker.table.v1 import table_pb2 as tpb
@@ -26,14 +23,11 @@ from services.pokerctl.botclient import play
 from services.pokerctl.bots_cmd import TablePlan, create_and_seat
 from services.web.app import create_app
 from services.web.limits import WebSettings
-from services.web.sessions import ensure_bucket
 from shared.audit.access import ensure_access_stream, read_access
 from shared.history import phh, pokerstars, to_json
 from shared.history.log import table_hands
-from shared.infra.identity import RELAY
-from shared.infra.natsserver import free_port
 from shared.infra.waiting import until
-from tests.helpers.web import Http, backend, served, sign_in, web_app
+from tests.helpers.web import Http, backend, served, sign_in, web_app, web_process
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the hands the long table plays, the clients reading its hand pages, the /healthz samples
@@ -59,24 +53,7 @@ def p99(samples: list[float]) -> float:
 async def test_healthz_p99_stays_under_50_ms_while_12_clients_read_hand_pages(
         stack, store, tmp_path):
     await bots_play(stack, "long", HANDS)
-    await ensure_bucket(store.js)  # (the admin's: `pokerctl up` makes it)
-    port = free_port()
-    env = {**os.environ, **stack.service_env("web"), "POKER_WEB_PORT": str(port),
-           "POKER_WEB_TOKEN": stack.token("web", RELAY), "POKER_WEB_HOSTS": "127.0.0.1"}
-    address = f"127.0.0.1:{port}"
-    with open(tmp_path / "web.log", "wb") as out:
-        web = subprocess.Popen([sys.executable, "-m", "services.web"], cwd=ROOT, env=env,
-                               stdout=out, stderr=subprocess.STDOUT)
-    probe = Http(address)
-    try:
-        async def healthy():
-            assert web.poll() is None, (tmp_path / "web.log").read_text()
-            try:
-                return (await probe.request("GET", "/healthz", timeout=2)).status == 200
-            except OSError:
-                await probe.close()
-                return False
-        await until(healthy, 20, "the web answering /healthz")
+    async with web_process(stack, store, tmp_path) as (address, probe):
         quiet = [(await probe.request("GET", "/healthz")).seconds for _ in range(50)]
 
         statuses: dict[int, int] = {}
@@ -107,10 +84,6 @@ async def test_healthz_p99_stays_under_50_ms_while_12_clients_read_hand_pages(
                                      f"(quiet: {p99(quiet) * 1000:.1f} ms); {statuses}")
         # pages were served, and the rest told to wait (the limit per visitor)
         assert statuses.get(200, 0) >= CLIENTS * 10 and set(statuses) <= {200, 429}, statuses
-    finally:
-        await probe.close()
-        web.terminate()
-        web.wait(15)
 
 
 async def _at_least(statuses: dict[int, int], status: int, count: int) -> bool:

@@ -6,16 +6,12 @@ the lobby's filters (game, stakes, seats free), buy-in ranges and phase words; a
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
-from shared.infra.waiting import until
 from tests.helpers.tables import Table
 from tests.helpers.web_table import chromium, new_table, operator, paused, web_with_wallet
 from tests.system.test_web_pages import _signed_in, shot
@@ -123,34 +119,10 @@ async def test_the_web_process_reads_a_players_balance_with_its_own_certificate(
         stack, store, tmp_path):
     """``python -m services.web`` as `pokerctl up` runs it (POKER_WALLET_ADDR, the stack's
     certificates): a signed-in player's /api/wallet is their wallet's balance."""
-    from services.web.sessions import ensure_bucket
-    from shared.infra.identity import RELAY
-    from shared.infra.natsserver import free_port
-    from tests.helpers.web import Http, sign_in
-    await ensure_bucket(store.js)  # (the admin's: `pokerctl up` makes it)
+    from tests.helpers.web import sign_in, web_process
     await stack.deposit("fay", 321)
-    port = free_port()
-    env = {**os.environ, **stack.service_env("web"), "POKER_WEB_PORT": str(port),
-           "POKER_WEB_TOKEN": stack.token("web", RELAY), "POKER_WEB_HOSTS": "127.0.0.1"}
-    address = f"127.0.0.1:{port}"
-    with open(tmp_path / "web.log", "wb") as out:
-        web = subprocess.Popen([sys.executable, "-m", "services.web"], cwd=ROOT, env=env,
-                               stdout=out, stderr=subprocess.STDOUT)
-    probe = Http(address)
-    try:
-        async def healthy():
-            assert web.poll() is None, (tmp_path / "web.log").read_text()
-            try:
-                return (await probe.request("GET", "/healthz", timeout=2)).status == 200
-            except OSError:
-                await probe.close()
-                return False
-        await until(healthy, 20, "the web answering /healthz")
+    async with web_process(stack, store, tmp_path) as (address, _):
         fay = await sign_in(address, stack.token("fay"))
         reply = await fay.request("GET", "/api/wallet")
         assert reply.status == 200 and reply.json() == {"player_id": "fay", "balance": 321}
         await fay.close()
-    finally:
-        await probe.close()
-        web.terminate()
-        web.wait(15)

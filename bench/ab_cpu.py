@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the processes measured: written out, not read from shared/infra/services.py, since this
+#: file runs on the other tree too, which may be from before the registry
 NAMES = ("table", "betting", "dealer", "showdown", "rake", "wallet", "nats")
 
 

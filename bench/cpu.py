@@ -17,11 +17,15 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 
+from shared.infra.services import callers_of
+
 #: clock ticks per second, the unit of utime and stime in /proc/<pid>/stat
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
-#: the services in the order the tables print them; nats node(s) and the client follow
-SERVICE_ORDER = ("table", "betting", "dealer", "showdown", "rake", "wallet")
+#: the services in the order the tables print them (those a hand runs through: the table
+#: service, then its peers, in the registry's order, shared/infra/services.py); nats node(s)
+#: and the client follow
+SERVICE_ORDER = ("table", *callers_of("table"))
 CLIENT = "client"
 
 

@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -20,35 +21,27 @@ import grpc
 import structlog
 
 from shared.infra.bearer import bearer
-from shared.infra.boot import start
+from shared.infra.boot import Setup, start
 from shared.infra.config import Config
 from shared.infra.devissuer import DevIssuer
 from shared.infra.identity import PLAYER
 from shared.infra.rpc import Server
 from shared.infra.secrecy import ComplianceKey, ComplianceKeyring
+from shared.infra.services import SERVICE, SERVICES, names
 from shared.infra.tls import TlsConfig, channel, generate
-
-from .betting.server import setup as betting_setup
-from .dealer.server import setup as dealer_setup
-from .notary.server import setup as notary_setup
-from .rake.server import setup as rake_setup
-from .showdown.server import setup as showdown_setup
-from .table.server import access_from_config
-from .table.server import setup as table_setup
-from .tournament.server import access_from_config as tournament_access
-from .tournament.server import setup as tournament_setup
-from .wallet.server import setup as wallet_setup
 
 log = structlog.get_logger()
 
-SETUPS = {"wallet": wallet_setup, "dealer": dealer_setup, "betting": betting_setup,
-          "showdown": showdown_setup, "rake": rake_setup, "table": table_setup,
-          "notary": notary_setup, "tournament": tournament_setup}
-#: the table service calls the others, so it starts last and stops first
-START_ORDER = ("wallet", "dealer", "betting", "showdown", "rake", "table")
+#: each service's package's server module (``services/<name>/server.py``): its ``setup``
+#: and, for a service that checks tokens, its ``access_from_config``
+SERVERS = {s.name: import_module(f"services.{s.name}.server") for s in SERVICES}
+SETUPS: dict[str, Setup] = {name: module.setup for name, module in SERVERS.items()}
+#: the services :func:`start_local` starts, in the registry's order (shared/infra/services.py:
+#: the table service calls the others, so it starts last and stops first)
+START_ORDER = names(lambda s: not s.on_demand)
 #: services a test starts when it needs them (``start_service``; ``stop`` stops them too):
 #: the notary (the hands' Merkle log and its checkpoints), the tournament director
-ON_DEMAND = ("notary", "tournament")
+ON_DEMAND = names(lambda s: s.on_demand)
 
 
 @dataclass
@@ -159,8 +152,8 @@ class LocalStack:
         """Start one service; ``port`` brings a stopped peer back where the table service
         expects it."""
         config = Config.from_env(name, self.service_env(name, port))
-        access = {"table": access_from_config, "tournament": tournament_access}.get(
-            name, lambda _: None)(config)
+        access = (SERVERS[name].access_from_config(config) if SERVICE[name].checks_tokens
+                  else None)
         server, cleanup = await start(name, SETUPS[name], config,
                                       now_ms=self.clocks.get(name, self.now_ms),
                                       access=access)

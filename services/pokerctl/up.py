@@ -62,6 +62,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shared.infra import natsauth, natsconn
+from shared.infra import services as registry
 from shared.infra.config import (
     DEFAULT_BASE_PORT,
     DEFAULT_NATS_URL,
@@ -79,8 +80,9 @@ from shared.infra.tls import generate as generate_certs
 
 from .datadir import default_data_dir, up_cert_dir
 
-#: the table service calls the others: it starts last and stops first
-SERVICES = ("wallet", "dealer", "betting", "showdown", "rake", "notary", "table", "tournament")
+#: every service, in the registry's start order (shared/infra/services.py): the table service
+#: calls the others, so it starts after them and stops before them
+SERVICES = registry.names()
 DEFAULT_NATS_PORT = 4222
 #: `up` gives up on a process that died this many times within this window (it cannot start:
 #: its log says why) and stops the stack

@@ -36,6 +36,7 @@ from shared.infra import tablecache
 from shared.infra.repository import TableRepository, digest, on_table
 from shared.infra.retry import PEER_RETRY, retrying
 from shared.infra.rpc import MAX_TAIL, system_command_id
+from shared.infra.services import callers_of
 from shared.infra.stepclient import StepPeers
 from shared.infra.steps import step_call
 from shared.infra.tablecache import TableCache
@@ -49,6 +50,9 @@ from .cashier import Cashier
 
 log = structlog.get_logger()
 
+#: the services the table service calls (those that accept its certificate:
+#: shared/infra/services.py)
+PEERS = callers_of("table")
 MAX_STEPS = 500  # per call of advance: a hand never needs this many automated steps
 
 
@@ -68,7 +72,7 @@ class Peers:
         """Channels to every peer (``addresses``: see :func:`shared.infra.tls.channel`),
         presenting the table service's certificate ``tls`` and checking each peer's."""
         chans = {name: channel(addresses[name], tls, service=name)
-                 for name in ("dealer", "betting", "showdown", "rake", "wallet")}
+                 for name in PEERS}
         for chan in chans.values():  # connect now: the first hand waits for no handshake
             chan.get_state(try_to_connect=True)
         return cls(dealer_pb2_grpc.DealerServiceStub(chans["dealer"]),

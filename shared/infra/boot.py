@@ -17,23 +17,18 @@ from .logs import configure
 from .metrics import start_metrics_server
 from .repository import TableRepository
 from .rpc import Server, run_until_signalled
+from .services import SERVICES, names
 from .tls import TlsError
 
-#: registers the service's servicers on the server; returns an optional async cleanup
 #: the gRPC service each process serves (for reflection)
-SERVICE_NAMES = {"dealer": "poker.dealer.v1.DealerService",
-                 "betting": "poker.betting.v1.BettingService",
-                 "showdown": "poker.showdown.v1.ShowdownService",
-                 "rake": "poker.rake.v1.RakeService",
-                 "wallet": "poker.wallet.v1.WalletService",
-                 "table": "poker.table.v1.TableService",
-                 "tournament": "poker.tournament.v1.TournamentService"}
+SERVICE_NAMES = {s.name: s.grpc_service for s in SERVICES if s.grpc_service is not None}
 
 #: services that keep their own stream and never touch the table log: they do not ask for
 #: the POKER stream (nor its shards) at start (their NATS users may not; the wallet's:
 #: shared/infra/natsauth.py)
-OWN_STREAM = frozenset({"wallet"})
+OWN_STREAM = frozenset(names(lambda s: s.own_stream))
 
+#: registers the service's servicers on the server; returns an optional async cleanup
 Setup = Callable[[grpc.aio.Server, TableRepository, EventStore, Config],
                  Awaitable[Callable[[], Awaitable] | None]]
 

@@ -18,6 +18,7 @@ from .identity import Verifier
 from .lease import DEFAULT_TTL_MS, default_instance_id, instance_id_from_env, ttl_ms_from_env
 from .limits import LimitSettings
 from .natsconn import ca_file
+from .services import SERVICES, names
 from .tablecache import CacheSettings
 from .tls import TlsConfig
 
@@ -28,14 +29,14 @@ DEFAULT_HOST = "127.0.0.1"
 #: without a Config)
 DEFAULT_CLOCK_TICK_MS = 200
 
-#: service name -> offset from the base port used by `pokerctl up`
-PORT_OFFSETS = {"table": 1, "dealer": 2, "betting": 3, "showdown": 4, "rake": 5,
-                "wallet": 6, "notary": 7, "tournament": 9}
+#: service name -> offset from the base port used by `pokerctl up`, by offset (the registry:
+#: shared/infra/services.py)
+PORT_OFFSETS = {s.name: s.port_offset for s in sorted(SERVICES, key=lambda s: s.port_offset)}
 #: the web pages (services/web) listen at the base port plus this (HTTP, not a gRPC peer)
 WEB_PORT_OFFSET = 8
 #: the services that check their callers' tokens (the others accept the table service's
 #: certificate only): only they build ``Config.identity``
-TOKEN_CHECKED = frozenset({"table", "tournament"})
+TOKEN_CHECKED = frozenset(names(lambda s: s.checks_tokens))
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _MOST_BASE_PORT = 65535 - max(PORT_OFFSETS.values())

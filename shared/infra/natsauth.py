@@ -52,18 +52,27 @@ from pathlib import Path
 
 from .eventstore import LIVE_PREFIX, STREAM, SUBJECT_PREFIX, LogLayout
 from .lease import DEFAULT_BUCKET as LEASES
+from .services import (
+    DEALER_USER,
+    DIRECTOR_USER,
+    NOTARY_USER,
+    SERVICES,
+    STEPS_USER,
+    TABLE_USER,
+    WALLET_USER,
+)
 from .vault import BUCKET as DECKS
 
 ACCOUNT = "POKER"
-ADMIN, DEALER, TABLE, SERVICE, READER, MIRROR, WALLET, COMPLIANCE, WEB, NOTARY = (
-    "poker-admin", "poker-dealer", "poker-table", "poker-service", "poker-reader",
-    "poker-mirror", "poker-wallet", "poker-compliance", "poker-web", "poker-notary")
-DIRECTOR = "poker-director"
+#: the services' users (the registry names them: shared/infra/services.py)
+DEALER, TABLE, SERVICE, WALLET, NOTARY, DIRECTOR = (
+    DEALER_USER, TABLE_USER, STEPS_USER, WALLET_USER, NOTARY_USER, DIRECTOR_USER)
+#: the users of the tools, the mirror and the web pages
+ADMIN, READER, MIRROR, COMPLIANCE, WEB = (
+    "poker-admin", "poker-reader", "poker-mirror", "poker-compliance", "poker-web")
 SYS_USER = "sys"
-#: the NATS user each service connects as
-SERVICE_USERS = {"dealer": DEALER, "table": TABLE, "betting": SERVICE, "showdown": SERVICE,
-                 "rake": SERVICE, "wallet": WALLET, "web": WEB, "notary": NOTARY,
-                 "tournament": DIRECTOR}
+#: the NATS user each service connects as (the web pages too)
+SERVICE_USERS = {**{s.name: s.nats_user for s in SERVICES}, "web": WEB}
 CLOCK_SUBJECTS = "poker.clock.>"
 #: the commits the log's streams republish as they store them (eventstore.LIVE_PREFIX)
 LIVE_SUBJECTS = LIVE_PREFIX + ">"

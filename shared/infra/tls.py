@@ -34,11 +34,13 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from .files import write_private
+from .services import SERVICE, SERVICES, names
 
 log = structlog.get_logger()
 
-DEFAULT_IDENTITIES = ("table", "dealer", "betting", "showdown", "rake", "wallet", "notary",
-                      "tournament", "nats", "client", "admin", "web")
+#: every service's (shared/infra/services.py), then the NATS servers', the clients', the
+#: admin's and the web pages'
+DEFAULT_IDENTITIES = (*names(), "nats", "client", "admin", "web")
 DEFAULT_HOSTS = ("127.0.0.1", "localhost")
 #: Kubernetes namespaces of deploy/k8s's overlays: each identity is valid as
 #: <identity>.<namespace>.svc[.cluster.local] there
@@ -57,19 +59,15 @@ RENEW_BEFORE = dt.timedelta(days=30)
 #: moves money: the table service (buy-ins, cash-outs, rake), the tournament director (entries,
 #: refunds, prizes) and the admin (the cashier; its
 #: Deposit, Withdraw and Balances are the admin's alone, services/wallet/server.py). A service
-#: not named here (the client-facing table service) accepts any caller.
+#: not named here (the client-facing table service) accepts any caller. (The registry:
+#: shared/infra/services.py.)
 CALLERS: Mapping[str, frozenset[str]] = {
-    "dealer": frozenset({"table"}),
-    "betting": frozenset({"table"}),
-    "showdown": frozenset({"table"}),
-    "rake": frozenset({"table"}),
-    "wallet": frozenset({"table", "tournament", "admin"}),
-}
+    s.name: s.callers for s in SERVICES if s.callers is not None}
 #: methods that accept a few identities beyond their service's CALLERS: the web pages read a
 #: signed-in player's wallet balance (for the player only, services/web/table_page.py); they
 #: move no money
 METHOD_CALLERS: Mapping[str, frozenset[str]] = {
-    "/poker.wallet.v1.WalletService/Balance": frozenset({"web"}),
+    f"/{SERVICE['wallet'].grpc_service}/Balance": frozenset({"web"}),
 }
 #: methods every certificate of the CA may call, whatever its identity
 OPEN_METHODS = ("/grpc.health.v1.Health/", "/grpc.reflection.")

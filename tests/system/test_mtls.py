@@ -24,7 +24,9 @@ from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
-from shared.infra.tls import TlsConfig, channel, generate
+from services.stack import START_ORDER
+from shared.infra.services import SERVICES
+from shared.infra.tls import METHOD_CALLERS, TlsConfig, channel, generate
 
 TABLE = "m1"
 
@@ -117,7 +119,7 @@ async def test_betting_acts_for_a_seat_for_the_table_service_only(stack, table_s
 
 
 async def test_health_is_open_to_the_cas_certificates_and_clients_check_the_server(stack):
-    for name in ("dealer", "betting", "showdown", "rake", "table"):
+    for name in START_ORDER:  # every service the stack runs (shared/infra/services.py)
         async with stack.channel(name, identity="client") as chan:
             reply = await health_pb2_grpc.HealthStub(chan).Check(
                 health_pb2.HealthCheckRequest(), timeout=10)
@@ -164,3 +166,32 @@ async def test_a_service_without_tls_settings_does_not_start():
     for text in ("POKER_TLS_DIR", "POKER_TLS_CA", "POKER_TLS_CERT", "POKER_TLS_KEY",
                  "POKER_INSECURE=1", "pokerctl certs generate DIR"):
         assert text in proc.stderr
+
+
+async def test_each_service_that_names_its_callers_refuses_every_other_identity(stack):
+    """For every service of the registry (shared/infra/services.py) that names its callers:
+    an identity it does not name is refused its first unary method (of those only
+    its callers may call) (PERMISSION_DENIED, before
+    the request is looked at); one it names gets past the check (positive control)."""
+    from google.protobuf import descriptor_pool
+    checked = [s for s in SERVICES if s.callers is not None and s.name in stack.servers]
+    assert checked
+    for s in checked:
+        service = descriptor_pool.Default().FindServiceByName(s.grpc_service)
+        path = next(f"/{s.grpc_service}/{m.name}" for m in service.methods
+                    if not (m.client_streaming or m.server_streaming)
+                    and f"/{s.grpc_service}/{m.name}" not in METHOD_CALLERS)
+        strangers = [i for i in ("client", "dealer", "web", "table", "admin")
+                     if i not in s.callers]
+        assert strangers, s.name
+        for identity in [*strangers, min(s.callers)]:
+            async with stack.channel(s.name, identity=identity) as chan:
+                call = chan.unary_unary(path, request_serializer=bytes,
+                                        response_deserializer=bytes)
+                try:
+                    await call(b"", timeout=10)
+                    code = grpc.StatusCode.OK
+                except grpc.aio.AioRpcError as exc:
+                    code = exc.code()
+            denied = code == grpc.StatusCode.PERMISSION_DENIED
+            assert denied == (identity not in s.callers), (s.name, identity, code)

@@ -17,14 +17,17 @@ import pytest
 import yaml
 
 from shared.infra.config import PORT_OFFSETS
+from shared.infra.services import callers_of, names
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 OVERLAYS = ("dev", "prod")
-SERVICES = ("dealer", "betting", "showdown", "rake", "wallet", "table")
+#: the services of the hand path, deployed alike (the registry's, shared/infra/services.py;
+#: the notary and the tournament director have tests of their own below)
+SERVICES = names(lambda s: not s.on_demand)
 #: the services only the table service's pods may call (NetworkPolicies)
-INTERNAL = ("dealer", "betting", "showdown", "rake", "wallet")
+INTERNAL = callers_of("table")
 #: a container's health probe: the gRPC health check over TLS (shared/infra/probe.py)
 PROBE = ["python", "-m", "shared.infra.probe"]
 K8S_VERSION = "1.33"  # validated against this release's schemas
@@ -411,8 +414,10 @@ def test_the_compose_nats_config_is_accepted_by_nats_server(tmp_path):
 def test_only_the_table_service_calls_the_internal_services(overlay):
     """NetworkPolicies: the dealer (whose SeatCards hands out hole cards), betting, showdown,
     rake and the wallet take gRPC from the table service's pods only; the metrics port stays
-    open."""
+    open. Exactly the services that accept the table service's certificate have one."""
     _, objects = overlay
+    assert {name for kind, name in objects if kind == "NetworkPolicy"
+            and name.endswith("-from-table")} == {f"poker-{svc}-from-table" for svc in INTERNAL}
     for svc in INTERNAL:
         policy = objects[("NetworkPolicy", f"poker-{svc}-from-table")]["spec"]
         deployment = objects[("Deployment", f"poker-{svc}")]
@@ -477,6 +482,19 @@ def test_the_web_pages_run_as_a_reader_of_the_log_and_a_client_of_the_table_serv
     assert service["spec"]["ports"][0]["targetPort"] == "http"
     assert "sessionAffinity" not in service["spec"]  # sessions live in the bucket, not a pod
     assert ("PodDisruptionBudget", "poker-web") in objects
+
+
+def test_every_service_of_the_registry_is_deployed_on_its_port(overlay):
+    """Each service of shared/infra/services.py has its Deployment listening at its port and
+    its compose service (the Services of the hand path's: above)."""
+    _, objects = overlay
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
+    for svc in names():
+        port = 50050 + PORT_OFFSETS[svc]
+        (container,) = objects[("Deployment", f"poker-{svc}")]["spec"]["template"]["spec"][
+            "containers"]
+        assert {p["containerPort"] for p in container["ports"]} == {port, 9090}, svc
+        assert compose[svc]["command"] == [f"services.{svc}"]
 
 
 def test_the_notary_runs_with_its_key_from_a_secret_and_its_own_user(overlay):

@@ -10,9 +10,12 @@ from pathlib import Path
 import yaml
 
 from shared.infra import natsauth
+from shared.infra.services import names
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-SERVICES = ("dealer", "betting", "showdown", "rake", "wallet", "table")
+#: the services of the hand path (the registry's, shared/infra/services.py; the notary and
+#: the tournament director: tests/unit/test_deploy.py)
+SERVICES = names(lambda s: not s.on_demand)
 
 
 def test_accounts_conf_is_the_rendering_of_natsauth():

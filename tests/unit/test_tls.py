@@ -9,6 +9,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from shared.infra.services import names
 from shared.infra.tls import DEFAULT_IDENTITIES, TlsConfig, TlsError, generate, refusal
 
 
@@ -18,8 +19,7 @@ def cert(path) -> x509.Certificate:
 
 def test_a_ca_and_a_certificate_per_identity_with_owner_only_keys(tmp_path):
     out = generate(tmp_path / "certs")
-    assert {"table", "dealer", "betting", "showdown", "rake", "nats", "client"} <= \
-        set(DEFAULT_IDENTITIES)
+    assert {*names(), "nats", "client"} <= set(DEFAULT_IDENTITIES)  # every service's
     for name in ("ca", *DEFAULT_IDENTITIES):
         assert (out / f"{name}.pem").is_file()
         assert (out / f"{name}.key").stat().st_mode & 0o777 == 0o600
@@ -98,7 +98,7 @@ def test_settings_from_the_environment(tmp_path):
 
 
 def test_who_each_service_accepts():
-    for service in ("dealer", "betting", "showdown", "rake"):
+    for service in names(lambda s: s.callers == {"table"}):  # shared/infra/services.py
         assert refusal(service, "table") is None
         assert refusal(service, "client") == (f"the {service} accepts calls from the table "
                                               "service only; this certificate is 'client'")

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from shared.infra.config import PORT_OFFSETS
+from shared.infra.services import SERVICE as REGISTRY
 from shared.infra.services import callers_of, names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -413,7 +414,8 @@ def test_the_compose_nats_config_is_accepted_by_nats_server(tmp_path):
 
 def test_only_the_table_service_calls_the_internal_services(overlay):
     """NetworkPolicies: the dealer (whose SeatCards hands out hole cards), betting, showdown,
-    rake and the wallet take gRPC from the table service's pods only; the metrics port stays
+    rake and the wallet take gRPC from the pods of the services whose certificates they accept
+    (the table service; the tournament director too at the wallet) only; the metrics port stays
     open. Exactly the services that accept the table service's certificate have one."""
     _, objects = overlay
     assert {name for kind, name in objects if kind == "NetworkPolicy"
@@ -425,8 +427,9 @@ def test_only_the_table_service_calls_the_internal_services(overlay):
             deployment["spec"]["selector"]["matchLabels"]
         assert policy["policyTypes"] == ["Ingress"]
         grpc_rule, metrics_rule = policy["ingress"]
-        assert grpc_rule["from"] == [{"podSelector": {"matchLabels": {
-            "app.kubernetes.io/component": "table"}}}]
+        pods = sorted(c for c in REGISTRY[svc].callers or () if c in REGISTRY)
+        assert sorted(rule["podSelector"]["matchLabels"]["app.kubernetes.io/component"]
+                      for rule in grpc_rule["from"]) == pods
         assert grpc_rule["ports"] == [{"protocol": "TCP", "port": 50050 + PORT_OFFSETS[svc]}]
         assert "from" not in metrics_rule and metrics_rule["ports"][0]["port"] == 9090
     table = objects[("Deployment", "poker-table")]["spec"]["template"]["metadata"]["labels"]
@@ -486,15 +489,21 @@ def test_the_web_pages_run_as_a_reader_of_the_log_and_a_client_of_the_table_serv
 
 def test_every_service_of_the_registry_is_deployed_on_its_port(overlay):
     """Each service of shared/infra/services.py has its Deployment listening at its port and
-    its compose service (the Services of the hand path's: above)."""
+    its compose service; one that serves a gRPC service of its own has a Service of its name
+    (what poker-config's addresses, dns:///<name>:<port>, resolve) selecting its pods."""
     _, objects = overlay
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
     for svc in names():
         port = 50050 + PORT_OFFSETS[svc]
-        (container,) = objects[("Deployment", f"poker-{svc}")]["spec"]["template"]["spec"][
-            "containers"]
+        deployment = objects[("Deployment", f"poker-{svc}")]
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
         assert {p["containerPort"] for p in container["ports"]} == {port, 9090}, svc
         assert compose[svc]["command"] == [f"services.{svc}"]
+        if REGISTRY[svc].grpc_service is None:
+            continue
+        service = objects[("Service", svc)]["spec"]
+        assert service["selector"] == deployment["spec"]["selector"]["matchLabels"], svc
+        assert port in {p["port"] for p in service["ports"]}, svc
 
 
 def test_the_notary_runs_with_its_key_from_a_secret_and_its_own_user(overlay):

@@ -9,6 +9,7 @@ import collections
 import dataclasses
 from contextlib import asynccontextmanager
 
+import pytest
 from playwright.async_api import async_playwright
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
@@ -122,3 +123,23 @@ async def moved(t: Table, version: int) -> bool:
 async def on_turn(t: Table):
     v = await t.view()
     return v if v.to_act else None
+
+
+#: the two widths every table page is looked at (and screenshot) in
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture(name="web")
+async def web_fixture(stack):
+    """The web app with the wallet (:func:`web_with_wallet`), as a test's ``web``: a module
+    imports this fixture to use it."""
+    async with web_with_wallet(stack) as w:
+        yield w
+
+
+@pytest.fixture(name="browser")
+async def browser_fixture():
+    """Chromium (:func:`chromium`), as a test's ``browser``."""
+    async with chromium() as b:
+        yield b

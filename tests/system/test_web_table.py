@@ -22,32 +22,19 @@ from shared.infra.waiting import until
 from shared.poker import events as E
 from shared.poker.events import ActionKind
 from tests.helpers.tables import Table
-from tests.helpers.web_table import (
-    chromium,
+from tests.helpers.web_table import (  # web_fixture, browser_fixture: the fixtures web, browser
+    DESKTOP,
+    PHONE,
+    browser_fixture,  # noqa: F401
     finished_hand,
     moved,
     new_table,
     on_turn,
     operator,
     paused,
-    web_with_wallet,
-)
+    web_fixture,  # noqa: F401
+    )
 from tests.system.test_web_pages import _signed_in, shot
-
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture
-async def web(stack):
-    async with web_with_wallet(stack) as w:
-        yield w
-
-
-@pytest.fixture
-async def browser():
-    async with chromium() as b:
-        yield b
 
 
 def _actions(record) -> list[list]:

@@ -6,31 +6,20 @@ the lobby's filters (game, stakes, seats free), buy-in ranges and phase words; a
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
 from tests.helpers.tables import Table
-from tests.helpers.web_table import chromium, new_table, operator, paused, web_with_wallet
+from tests.helpers.web_table import (  # web_fixture, browser_fixture: the fixtures web, browser
+    DESKTOP,
+    PHONE,
+    browser_fixture,  # noqa: F401
+    new_table,
+    operator,
+    paused,
+    web_fixture,  # noqa: F401
+)
 from tests.system.test_web_pages import _signed_in, shot
-
-ROOT = Path(__file__).resolve().parents[2]
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture
-async def web(stack):
-    async with web_with_wallet(stack) as w:
-        yield w
-
-
-@pytest.fixture
-async def browser():
-    async with chromium() as b:
-        yield b
 
 
 async def test_a_player_sits_out_comes_back_and_tops_up_from_the_page(stack, web, browser):

@@ -203,6 +203,8 @@ class ClockKeeper:
         if force or self._listed_at is None or now - self._listed_at >= self.list_every_s:
             self._listed = await self.repo.store.table_counts()
             self._listed_at = now
+            # a table the log no longer lists is forgotten here too
+            self._quiet = {t: n for t, n in self._quiet.items() if t in self._listed}
         return {t for t, n in self._listed.items() if self._quiet.get(t) != n} | \
             set(self.repo.cached_ids())
 

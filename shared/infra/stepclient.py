@@ -201,6 +201,7 @@ class StepPeers:
                  channels: list[grpc.aio.Channel]) -> None:
         self.streams = dict(streams)
         self.channels = channels
+        self._releasing: set[asyncio.Future] = set()
         for instances in self.streams.values():
             for s in instances:
                 s.fail_over = len(instances) > 1
@@ -250,6 +251,8 @@ class StepPeers:
             if service in self.streams:
                 task = asyncio.ensure_future(self.of(service, table_id).call(
                     RELEASE, step_pb2.StepRequest(table_id=table_id), timeout=5.0))
+                self._releasing.add(task)  # held until done: the loop keeps weak references
+                task.add_done_callback(self._releasing.discard)
                 task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def close(self) -> None:

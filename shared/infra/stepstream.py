@@ -181,6 +181,12 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
             return _failed(request.call_id, grpc.StatusCode.DEADLINE_EXCEEDED,
                            f"the step took longer than {timeout:g} s; retry it with the same "
                            f"command id for its outcome")
+        except Exception as exc:  # noqa: BLE001 - answered, as the unary call's INTERNAL
+            log.exception("a step failed", service=self.owner, method=request.method,
+                          table_id=request.table_id)
+            return _failed(request.call_id, grpc.StatusCode.INTERNAL,
+                           f"the {self.owner} service failed on {request.method} "
+                           f"({type(exc).__name__}); retry it with the same command id")
         step = getattr(message, "step", message)
         if step.chain and not reply.duplicate:
             try:

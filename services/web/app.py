@@ -311,13 +311,17 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
         try:
             table_id = table_id_of(request)
             session = await sessions.of(request)
-            await table.exists(table_id)  # (from the log: no Watch of a table not there)
         except Refused as exc:
             return refused(exc)
         try:
             release = limits.take(visitor(request, session))
         except TooManyStreams as exc:
             return too_many(exc)
+        try:  # the log, read at the visitor's own rate: no Watch of a table not there
+            await table.visited(request, table_id)
+        except Refused as exc:
+            release()
+            return refused(exc)
         try:
             subscriber = await seats.follow(table_id, session)
         except BaseException as exc:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import html
 import json
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
 import grpc
@@ -32,6 +31,7 @@ from starlette.routing import Route
 
 from shared.history import to_json
 from shared.history.record import HandRecord
+from shared.infra.tablecache import TableCache
 from shared.poker import events as E
 
 from .hands import HandPages, NotShown, TableHands
@@ -89,8 +89,10 @@ class TablePages:
         self.hands, self.sessions, self.seats = hands, sessions, seats
         self.balance, self.make_page = balance, page
         self.reads = Rates(*LOG_READS_PER_VISITOR, "table log reads from you")
-        #: table -> (version, the summary's JSON): the latest summary of each table asked
-        self.kept: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        #: table -> (version, the summary's JSON): the latest summary of each table asked,
+        #: forgotten when unused for POKER_CACHE_IDLE_S (shared/infra/tablecache.py)
+        self.kept: TableCache[tuple[int, bytes]] = TableCache(
+            "web table summaries", limit=KEPT_TABLES, released=False)
         self.flights: dict[str, asyncio.Future[tuple[int, bytes]]] = {}  # reads under way
 
     def routes(self) -> list[Route]:
@@ -99,6 +101,12 @@ class TablePages:
                 Route("/api/wallet", self.wallet),
                 Route("/api/tables/{table_id}/sitout", self.sit_out, methods=["POST"]),
                 Route("/api/tables/{table_id}/topup", self.top_up, methods=["POST"])]
+
+    async def visited(self, request: Request, table_id: str) -> TableHands:
+        """:meth:`exists`, charged to the request's visitor first (the log may be read:
+        nobody reads it faster than their own rate, whatever the table ids they try)."""
+        self.reads.take(await self.sessions.visitor_of(request))
+        return await self.exists(table_id)
 
     async def exists(self, table_id: str) -> TableHands:
         """The table's hands folded to the log's end; Refused (404) for a table the log does
@@ -111,7 +119,7 @@ class TablePages:
     async def page(self, request: Request) -> Response:
         try:
             table_id = table_id_of(request)
-            await self.exists(table_id)
+            await self.visited(request, table_id)
         except Refused as exc:
             if exc.status != 404:
                 return refused(exc)
@@ -149,10 +157,7 @@ class TablePages:
         """The table's summary read to the log's end, kept."""
         summary = table_summary(await self.exists(table_id))
         kept = (summary["version"], json.dumps(summary, separators=(",", ":")).encode())
-        self.kept[table_id] = kept
-        self.kept.move_to_end(table_id)
-        while len(self.kept) > KEPT_TABLES:
-            self.kept.popitem(last=False)
+        self.kept.put(table_id, kept)
         return kept
 
     async def wallet(self, request: Request) -> Response:

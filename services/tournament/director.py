@@ -97,6 +97,8 @@ class Director:
             except (grpc.aio.AioRpcError, OSError) as exc:
                 log.info("tournament step failed; next tick", tournament_id=tid,
                          reason=repr(exc))
+            except Exception:  # noqa: BLE001 - one tournament's fault never stops the others
+                log.exception("tournament step failed; the others go on", tournament_id=tid)
 
     async def run(self, tick_s: float, stop: asyncio.Event) -> None:
         """Tick every ``tick_s`` seconds until ``stop`` is set."""
@@ -232,6 +234,10 @@ class Director:
                     level=level_message(s), max_seats=t.max_seats,
                     decision_seconds=s.structure.decision_seconds))
                 view = await self._table(t.table_id)
+            if view is not None and view.options.tournament != tid:
+                raise IllegalAction(f"table {t.table_id} is not a table of tournament {tid} "
+                                    f"(it names {view.options.tournament or 'no tournament'}): "
+                                    f"it is not touched")
             views[t.table_id] = view
         return views
 

@@ -219,6 +219,8 @@ def serve(witness: Witness, host: str, port: int, prefix: str = "") -> Threading
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the spec recommends
+        #: a connection idle or sending slowly this long is closed (its thread freed)
+        timeout = 10
 
         def _send(self, answer: Answer) -> None:
             self.send_response(answer.status)

@@ -110,6 +110,8 @@ class Upstream:
         self.metadata = metadata
         self.subscribers: set[Subscriber] = set()
         self.latest: bytes | None = None
+        #: the latest view itself (what the web knows of the table without asking again)
+        self.view: table_pb2.TableView | None = None
         #: set at the first view, or when the upstream ends before one (``error`` says why)
         self.ready = asyncio.Event()
         self.error: grpc.aio.AioRpcError | None = None
@@ -153,6 +155,7 @@ class Upstream:
             async for view in watching(self.fanout.watch, request, self.metadata,
                                        self.fanout.policy):
                 event = self.latest = self.fanout.render(view, seat)  # once for everyone
+                self.view = view
                 self.ready.set()
                 for subscriber in list(self.subscribers):
                     if not subscriber.offer(event):
@@ -186,6 +189,7 @@ class Fanout:
         self.policy = policy
         self.dropped = 0  # subscribers dropped as too slow, since the start
         self._upstreams: dict[Key, Upstream] = {}
+        self._tables: dict[str, set[Upstream]] = {}  # the open upstreams of each table
         self._lingering: dict[Key, Upstream] = {}  # in the order they began to
 
     def __len__(self) -> int:
@@ -194,6 +198,19 @@ class Fanout:
 
     def upstream(self, table_id: str, seat: int = 0, seat_token: str = "") -> Upstream | None:
         return self._upstreams.get((table_id, seat, seat_token))
+
+    def version(self, table_id: str) -> int | None:
+        """The latest version of the table this process has been sent (by any of its
+        upstreams of the table), None when none follows it: the server's own word on how
+        far the table is, never a client's."""
+        views = [u.view.version for u in self._tables.get(table_id, ()) if u.view is not None]
+        return max(views) if views else None
+
+    def spectators_view(self, table_id: str) -> table_pb2.TableView | None:
+        """The latest spectator's view of the table held here, None when no upstream of its
+        spectators has one."""
+        upstream = self._upstreams.get((table_id, 0, ""))
+        return upstream.view if upstream is not None else None
 
     def lingering(self, upstream: Upstream) -> None:
         """``upstream`` has no subscriber left and waits for one; past ``max_lingering`` so,
@@ -207,6 +224,11 @@ class Fanout:
             del self._lingering[upstream.key]
         if not lingering_only and self._upstreams.get(upstream.key) is upstream:
             del self._upstreams[upstream.key]
+            table = self._tables.get(upstream.key[0])
+            if table is not None:
+                table.discard(upstream)
+                if not table:
+                    del self._tables[upstream.key[0]]
 
     async def subscribe(self, table_id: str, metadata: tuple, seat: int = 0,
                         seat_token: str = "") -> Subscriber:
@@ -217,6 +239,7 @@ class Fanout:
         upstream = self._upstreams.get(key)
         if upstream is None:
             upstream = self._upstreams[key] = Upstream(self, key, metadata)
+            self._tables.setdefault(table_id, set()).add(upstream)
         subscriber = Subscriber(upstream, self.queue)
         upstream.join(subscriber)
         try:
@@ -231,6 +254,7 @@ class Fanout:
     async def close(self) -> None:
         """Stop every upstream (their subscribers' streams end)."""
         upstreams, self._upstreams = list(self._upstreams.values()), {}
+        self._tables.clear()
         for upstream in upstreams:
             upstream.task.cancel()
         await asyncio.gather(*(u.task for u in upstreams), return_exceptions=True)

@@ -4,7 +4,8 @@ wallet balance it shows, and the seat controls beside sit, act and leave (seats.
 - ``/table/{id}``: the felt. A table the log does not hold is a 404 page that says "no such
   table", found from the log alone (hands.HandPages.latest): nothing is asked of the table
   service for it, so no Watch is opened and no clock lease taken.
-- ``/api/tables/{id}/log``: the hand the page shows as the log tells it, folded once and
+- ``/api/tables/{id}/log``: the hand the page shows as the log tells it, as of the latest
+  view the web's fan-out holds of the table (never a version a client names), folded once and
   incrementally by hands.py: its actions (as shared/history.to_json reads them) and its
   result once it is over. (The game, structure, stakes, seats and buy-in range are the
   view's.) That hand is the running one from its first action on; before
@@ -133,16 +134,17 @@ class TablePages:
         return self.make_page(f"Table {table_id}", table_body(table_id))
 
     async def log(self, request: Request) -> Response:
-        """The table's summary as of the log's end, or of version ``v`` (the view the page
-        holds) when one that recent is kept: every page of a table asks once per view, and
-        the log is read about once per commit for all of them."""
+        """The table's summary as of the latest view this process holds of the table (its
+        fan-out's; none: the log's end). Whatever the request says is never taken for a
+        version: a visitor can neither make the log be read again nor have a version served
+        that the table has not reached. Every page of a table asks once per view, and the
+        log is read about once per commit for all of them."""
         try:
             table_id = table_id_of(request)
             self.reads.take(await self.sessions.visitor_of(request))
-            raw = request.query_params.get("v", "0")
-            wanted = int(raw) if raw.isdigit() and len(raw) < 19 else 0
+            latest = self.seats.fanout.version(table_id)
             kept = self.kept.get(table_id)
-            if kept is None or kept[0] < wanted:
+            if kept is None or latest is None or kept[0] < latest:
                 flight = self.flights.get(table_id)
                 if flight is None:  # one read of the log at a time per table, for every page
                     flight = self.flights[table_id] = asyncio.ensure_future(

@@ -297,7 +297,7 @@ async def test_the_pages_of_a_table_read_its_log_about_once_per_commit(stack, we
         asked_by: list[list[str]] = [[] for _ in pages]
         for page, asked in zip(pages, asked_by):
             page.on("request", lambda r, asked=asked: asked.append(r.url)
-                    if "/log?" in r.url else None)
+                    if r.url.endswith("/log") else None)
             await page.goto(web.url + "/table/web-many")
             await page.wait_for_function("() => logVersion >= 0")
         for asked in asked_by:
@@ -319,9 +319,29 @@ async def test_the_pages_of_a_table_read_its_log_about_once_per_commit(stack, we
     asked = sum(len(a) for a in asked_by)
     assert 0 < reads <= commits + 2, (reads, commits)
     assert 2 * reads <= asked, (reads, asked)  # four pages: far fewer reads than asks
-    late = await pages[0].request.get(f"{web.url}/api/tables/web-many/log?v={end}")
+    late = await pages[0].request.get(f"{web.url}/api/tables/web-many/log")
     assert late.ok and (await late.json())["version"] == end
     assert web.reads["web-many"] - before == reads  # a page that asks late: no read
+
+
+async def test_a_visitor_cannot_steer_the_table_summary_with_a_version(stack, web, browser):
+    """An attacker's read: the summary is as of the latest view the web holds of the table,
+    whatever version a request names. Versions the table never reached (or garbage) neither
+    make the log be read again nor get a summary of a version that does not exist."""
+    t = await new_table(stack, web.store, "web-steer")
+    async with operator(stack) as ops:
+        await paused(ops, "web-steer", True, "pause")
+        for seat in (1, 2):
+            await t.sit(seat, buy_in=100)
+    version = (await t.view()).version
+    page = await browser.new_page()  # a spectator's page: the web follows the table
+    await page.goto(web.url + "/table/web-steer")
+    await page.wait_for_function("v => logVersion >= v", arg=version, timeout=15_000)
+    before = web.reads["web-steer"]
+    for v in (version + 1, 10**17, 2**62, "99999999999999999999", -1, "x"):
+        reply = await page.request.get(f"{web.url}/api/tables/web-steer/log?v={v}")
+        assert reply.ok and (await reply.json())["version"] == version, v
+    assert web.reads["web-steer"] == before, "a version the client named read the log"
 
 
 async def test_a_table_that_does_not_exist_is_a_404_page_and_opens_no_watch(

@@ -266,7 +266,7 @@ async function readLog() {
   reading = true;
   let ok = false;
   try {
-    const reply = await fetch(base + "/log?v=" + n(view.version));
+    const reply = await fetch(base + "/log", { cache: "no-store" }); // as of the server's view
     ok = reply.ok;
     if (ok) {
       const log = await reply.json();

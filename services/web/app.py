@@ -317,13 +317,18 @@ def create_app(backend: Backend, *, streams_per_visitor: int = STREAMS_PER_VISIT
             release = limits.take(visitor(request, session))
         except TooManyStreams as exc:
             return too_many(exc)
-        try:  # the log, read at the visitor's own rate: no Watch of a table not there
-            await table.visited(request, table_id)
+        # A table whose spectators this process follows is there and public: a page that
+        # connects again is served from the fan-out's latest view, asking nothing upstream.
+        # Else the log, read at the visitor's own rate: no Watch of a table not there.
+        seen = fanout.spectators_view(table_id)
+        try:
+            if seen is None:
+                await table.visited(request, table_id)
         except Refused as exc:
             release()
             return refused(exc)
         try:
-            subscriber = await seats.follow(table_id, session)
+            subscriber = await seats.follow(table_id, session, seen)
         except BaseException as exc:
             release()
             if isinstance(exc, (grpc.aio.AioRpcError, Refused)):

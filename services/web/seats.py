@@ -173,11 +173,15 @@ class Seats:
             return refused(exc)
         return JSONResponse(view_json(reply.view), headers=HEADERS)
 
-    async def follow(self, table_id: str, session: Session | None) -> Subscriber:
+    async def follow(self, table_id: str, session: Session | None,
+                     seen: table_pb2.TableView | None = None) -> Subscriber:
         """The table's live view for a page: the seat's own when the session holds a seat
         there (resumed if it never held a token here), else a spectator's (also when the
-        seat's token turns out to be refused: the session then marks it held elsewhere)."""
-        if session is not None and table_id not in session.seats:
+        seat's token turns out to be refused: the session then marks it held elsewhere).
+        ``seen``: the latest spectator's view the fan-out holds, if any: a subject it does
+        not seat is a spectator without asking the table service."""
+        if session is not None and table_id not in session.seats and (
+                seen is None or any(s.player_id == session.subject for s in seen.seats)):
             session = await resume_if_seated(self.stub, self.sessions, session, table_id)
         held = session.seat_token(table_id) if session is not None else None
         if held is not None and session is not None:

@@ -10,6 +10,7 @@ are the Watch streams of its table open in that process."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import random
@@ -31,18 +32,28 @@ from services.web.limits import SEND_BUFFER, listen
 from shared.infra.bearer import bearer_metadata
 from shared.infra.identity import RELAY
 from shared.infra.waiting import until
+from tests.helpers.web_table import CountingStub
 
 CARD = re.compile(r"[2-9TJQKA][cdhs]")
 
 
 @contextlib.asynccontextmanager
-async def web(stack, store, role: str = RELAY, send_buffer: int = SEND_BUFFER, **settings):
+async def web(stack, store, role: str = RELAY, send_buffer: int = SEND_BUFFER,
+              counts: collections.Counter | None = None, **settings):
     """The web app on 127.0.0.1 (a port the OS chose, on a socket made as ``python -m
     services.web`` makes it), calling the table service as "web" with ``role``, and with
-    ``settings`` (create_app's limits): its address and the app."""
+    ``settings`` (create_app's limits): its address and the app. ``counts``: where the
+    web's calls of each table-service method and its log reads ("read") are counted."""
     chan = stack.channel("table")
-    app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
-                             store.read, stack.issuer.verifier().averify,
+    stub, read = table_pb2_grpc.TableServiceStub(chan), store.read
+    if counts is not None:
+        stub = CountingStub(stub)
+        stub.calls = counts
+
+        async def read(table_id: str):
+            counts["read"] += 1
+            return await store.read(table_id)
+    app = create_app(Backend(stub, store.table_ids, read, stack.issuer.verifier().averify,
                              bearer_metadata(stack.token("web", role))), **settings)
     sock = listen("127.0.0.1", 0, send_buffer)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on",
@@ -446,3 +457,26 @@ async def test_a_player_whose_seat_is_gone_follows_as_a_spectator(stack, store):
             assert later.latest()["you"] == 0
             assert all(s["player_id"] != "pat" for s in later.latest()["seats"])
             await closed_all([mine, later])
+
+
+async def test_a_reconnect_storm_of_spectators_costs_no_upstream_call(stack, store,
+                                                                       client_stub):
+    """A spectator's stream connecting again (a browser's EventSource does by itself; a
+    proxy restarting makes a storm of them) is served from the fan-out's latest view: no
+    GetState, no log read, no Watch more, whether the spectator is signed in or not."""
+    await bots_at(client_stub, stack, "storm", 1)
+    counts: collections.Counter = collections.Counter()
+    async with web(stack, store, counts=counts) as (url, app):
+        first = await get(url, "/api/tables/storm/events", visitor(1))
+        await eventually(lambda: bool(first.events), 10, "the first spectator's view")
+        cookie = await _sign_in(url, visitor(2), stack.token("sam"))  # seated nowhere
+        before = dict(counts)
+        for source, signed in ((visitor(3), None), (visitor(2), cookie)) * 10:
+            again = await get(url, "/api/tables/storm/events", source, signed)
+            assert again.status == 200, again.body
+            await eventually(lambda again=again: bool(again.events), 10, "the view again")
+            assert again.latest()["you"] == 0
+            await again.close()
+        assert dict(counts) == before, (before, dict(counts))
+        assert upstreams(stack, "storm") == 1
+        await first.close()

@@ -38,11 +38,10 @@ from shared.infra.bearer import bearer_metadata
 from shared.infra.devissuer import DevIssuer
 from shared.infra.identity import OPERATOR, PLAYER
 from shared.infra.limits import retry_after_s
-from shared.infra.protomap import ACTION_KIND
+from shared.infra.protomap import ACTION_KIND, legal_from
 from shared.infra.retry import PLAYER_RETRY, RetryPolicy
 from shared.infra.seattokens import new_seat_token
 from shared.infra.tls import TlsConfig, channel
-from shared.poker.betting import LegalActions
 from shared.poker.driver import Policy, random_policy
 
 # --- addresses ---------------------------------------------------------------------------
@@ -142,13 +141,6 @@ async def retrying(fn: Callable[..., Awaitable], request, metadata: tuple = (),
     ``retry_s`` (the very same request on every attempt, so a command that landed gets its
     first outcome, never a second decision)."""
     return await retry.retrying(fn, request, metadata, retry_policy(retry_s))
-
-
-def legal_from(seat: int, legal: table_pb2.Legal) -> LegalActions:
-    return LegalActions(
-        seat=seat, can_fold=legal.can_fold, can_check=legal.can_check, call=legal.call,
-        bring_in=legal.bring_in, raise_kind=ACTION_KIND.from_pb(legal.raise_kind) if legal.raise_kind else None,
-        raise_sizes=tuple(legal.raise_sizes), min_to=legal.min_to, max_to=legal.max_to)
 
 
 async def joining(fn: Callable[..., Awaitable], request, metadata: tuple = (),

@@ -20,9 +20,10 @@ from poker.table.v1 import table_pb2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from shared.infra.protomap import ACTION_KIND, GAME, STRUCTURE, UnknownEnumValue
+from shared.infra.protomap import ACTION_KIND, GAME, STRUCTURE, UnknownEnumValue, legal_from
 from shared.infra.retry import retrying
 from shared.infra.seattokens import new_seat_token
+from shared.poker.betting import raise_presets
 from shared.poker.table import TABLE_ID
 
 from .fanout import Fanout, Subscriber
@@ -33,12 +34,15 @@ from .words import view_words
 
 def view_json(view: table_pb2.TableView) -> dict:
     """A table view for the page: the protobuf's fields (zero values included), the game and
-    structure by name, the phase in a player's words (words.phase_words)."""
+    structure by name, the phase in a player's words (words.phase_words), and the amounts the
+    amount box offers the player on turn (``presets``: the core's betting.raise_presets)."""
     out = MessageToDict(view, preserving_proto_field_name=True,
                         always_print_fields_with_no_presence=True)
     out["game"] = GAME.from_pb(view.game).value if view.game else ""
     out["structure"] = STRUCTURE.from_pb(view.structure).value if view.structure else ""
     out["phase_words"] = view_words(view, out["game"])
+    out["presets"] = raise_presets(legal_from(view.to_act, view.legal), STRUCTURE.from_pb(
+        view.structure), view.current_bet, view.pot) if view.to_act and view.structure else {}
     return out
 
 

@@ -29,7 +29,9 @@ from collections.abc import Iterator
 from typing import Generic, TypeVar
 
 from poker.events.v1 import events_pb2 as pb
+from poker.table.v1 import table_pb2
 
+from shared.poker.betting import LegalActions
 from shared.poker.cards import SuitOrder
 from shared.poker.events import ActionKind, ForcedKind, Portion
 from shared.poker.options import AnteType, Game, Structure, TimeoutPolicy
@@ -140,3 +142,13 @@ def enum_map(domain: type[M]) -> EnumMap[M]:
         return ENUM_MAPS[domain]
     except KeyError:
         raise TypeError(f"there is no protobuf mapping for the enum {domain.__name__}") from None
+
+
+def legal_from(seat: int, legal: table_pb2.Legal) -> LegalActions:
+    """A view's legal actions (of seat ``seat``) as the core's, so that a client asks the core
+    about them (betting.LegalActions.allows_raise_to, betting.raise_presets)."""
+    return LegalActions(
+        seat=seat, can_fold=legal.can_fold, can_check=legal.can_check, call=legal.call,
+        bring_in=legal.bring_in,
+        raise_kind=ACTION_KIND.from_pb(legal.raise_kind) if legal.raise_kind else None,
+        raise_sizes=tuple(legal.raise_sizes), min_to=legal.min_to, max_to=legal.max_to)

@@ -47,15 +47,24 @@ def fixed_limit_units(state: HandState, round_: BettingRound | None = None) -> t
     return (fixed_limit_unit(state),)
 
 
-def pot_limit_max_raise_to(state: HandState, player: Player) -> int:
-    """Pot limit: the largest raise-to = the highest bet + (the pot + this player's call).
+def pot_raise_to(current_bet: int, pot_total: int, call: int, part: tuple[int, int] = (1, 1)
+                 ) -> int:
+    """A bet or raise of ``part`` (numerator, denominator) of the pot: the highest bet + that
+    part of (the pot + this player's call), rounded down. The whole pot is pot limit's
+    largest raise (:func:`pot_limit_max_raise_to`); half of it is the "½ pot" a client offers.
 
     The pot is all the money in the middle: every pot, antes and dead blinds included, plus
-    all bets on the table. Pot $200, a $150 bet, a $150 call: the next player may make it $800.
+    all bets on the table. Pot $200, a $150 bet, a $150 call: a pot raise makes it $800.
     """
+    numerator, denominator = part
+    return current_bet + (pot_total + call) * numerator // denominator
+
+
+def pot_limit_max_raise_to(state: HandState, player: Player) -> int:
+    """Pot limit: the largest raise-to = the highest bet + (the pot + this player's call)
+    (:func:`pot_raise_to` of the whole pot)."""
     current_bet = state.round.current_bet
-    call = max(0, current_bet - player.round_bet)
-    return current_bet + state.pot_total + call
+    return pot_raise_to(current_bet, state.pot_total, max(0, current_bet - player.round_bet))
 
 
 def min_raise_to(state: HandState) -> int:
@@ -285,6 +294,27 @@ class LegalActions(Value):
         if self.min_to == self.max_to:
             return f"{word} to {self.min_to}"
         return f"{word} to between {self.min_to} and {self.max_to}"
+
+
+#: the parts of the pot a client offers as a bet or raise beside the amount box, by name
+POT_PRESETS: dict[str, tuple[int, int]] = {"half": (1, 2), "pot": (1, 1)}
+
+
+def raise_presets(legal: LegalActions, structure: Structure, current_bet: int,
+                  pot_total: int) -> dict[str, int]:
+    """The amounts a client offers beside its amount box, each within the legal range: the
+    least ("min"), half the pot and the pot (:func:`pot_raise_to` with the call), and in no
+    limit all in ("allin": the most). None when the amount is no choice: no bet or raise,
+    fixed limit (its sizes are the choice), or a single amount left."""
+    if legal.raise_kind is None or legal.raise_sizes or legal.min_to >= legal.max_to:
+        return {}
+    lo, hi = legal.min_to, legal.max_to
+    out = {"min": lo}
+    for name, part in POT_PRESETS.items():
+        out[name] = min(hi, max(lo, pot_raise_to(current_bet, pot_total, legal.call, part)))
+    if structure is Structure.NO_LIMIT:
+        out["allin"] = hi
+    return out
 
 
 def _raise_allowed(state: HandState, p: Player) -> bool:

@@ -18,9 +18,12 @@ import grpc
 import pytest
 from poker.wallet.v1 import wallet_pb2
 
+from shared.infra.protomap import legal_from
 from shared.infra.waiting import until
 from shared.poker import events as E
+from shared.poker.betting import raise_presets
 from shared.poker.events import ActionKind
+from shared.poker.options import Structure
 from tests.helpers.tables import Table
 from tests.helpers.web_table import (  # web_fixture, browser_fixture: the fixtures web, browser
     DESKTOP,
@@ -33,7 +36,7 @@ from tests.helpers.web_table import (  # web_fixture, browser_fixture: the fixtu
     operator,
     paused,
     web_fixture,  # noqa: F401
-    )
+)
 from tests.system.test_web_pages import _signed_in, shot
 
 
@@ -181,19 +184,20 @@ async def _the_result_and_the_actions_are_the_logs(page, record) -> None:
 
 
 async def _raise_with_the_presets(page, v) -> None:
-    """Alice's first turn: the presets fill the amount box from the view's pot and legal
-    range (clamped to it), the box takes a typed amount, and the raise goes in at it; with
+    """Alice's first turn: the presets fill the amount box with the core's amounts for the
+    view's pot and legal range (within it), the box takes a typed amount, and the raise goes in at it; with
     the screenshots at desktop and phone widths."""
     lo, hi = v.legal.min_to, v.legal.max_to
     assert v.legal.call > 0  # (so that the pot's size counts the call)
     box = page.locator("#amount-box")
     assert await box.input_value() == str(lo)
-    call = v.legal.call
-    expected = {"min": lo, "half": v.current_bet + (v.pot + call) // 2,
-                "pot": v.current_bet + v.pot + call, "allin": hi}
-    for which, amount in expected.items():
+    expected = raise_presets(legal_from(1, v.legal), Structure.NO_LIMIT, v.current_bet, v.pot)
+    assert set(expected) == {"min", "half", "pot", "allin"}
+    offered = await page.locator(".preset").evaluate_all("l => l.map(e => e.dataset.preset)")
+    assert offered == list(expected)
+    for which, amount in expected.items():  # the core's amounts (betting.raise_presets)
         await page.click(f'.preset[data-preset="{which}"]')
-        assert await box.input_value() == str(min(hi, max(lo, amount))), which
+        assert await box.input_value() == str(amount), which
     await page.screenshot(path=shot("table-desktop"))
     await page.set_viewport_size(PHONE)
     await page.locator("#actions").scroll_into_view_if_needed()

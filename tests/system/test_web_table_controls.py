@@ -2,19 +2,27 @@
 Playwright against the web app and the in-process services (tests/helpers/web_table.py):
 sit out, back in and top up from the page; their bad input refused with nothing appended;
 the lobby's filters (game, stakes, seats free), buy-in ranges and phase words; and
-``python -m services.web`` reading a player's balance with its own certificate."""
+``python -m services.web`` reading a player's balance with its own certificate; the presets
+of a pot-limit table as the core computes them."""
 
 from __future__ import annotations
 
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
+from shared.history.log import decode_log
+from shared.infra.waiting import until
+from shared.poker.betting import POT_PRESETS, pot_limit_max_raise_to, pot_raise_to
+from shared.poker.events import ActionKind
+from shared.poker.fold import fold
 from tests.helpers.tables import Table
 from tests.helpers.web_table import (  # web_fixture, browser_fixture: the fixtures web, browser
     DESKTOP,
     PHONE,
     browser_fixture,  # noqa: F401
+    moved,
     new_table,
+    on_turn,
     operator,
     paused,
     web_fixture,  # noqa: F401
@@ -49,6 +57,41 @@ async def test_a_player_sits_out_comes_back_and_tops_up_from_the_page(stack, web
     said = await page.wait_for_function("() => document.getElementById('error').textContent")
     assert "400" in await said.json_value()  # the table's maximum, named
     assert next(s for s in (await t.view()).seats if s.seat == 4).stack == 150
+
+
+async def test_the_presets_of_a_pot_limit_table_are_the_cores(stack, web, browser):
+    """Facing a bet at a pot-limit table, the page offers min, ½ pot and pot (no all-in), at
+    the amounts the core gives the table's state as the log folds it: the pot is pot limit's
+    maximum, half the pot the core's half; a preset clicked fills the amount box with it."""
+    t = await new_table(stack, web.store, "web-pl", structure=ev.STRUCTURE_POT_LIMIT)
+    await t.sit(2, buy_in=200)
+    await stack.deposit("alice", 500)
+    page = await _signed_in(browser, web.url, stack.token("alice"))
+    await page.goto(web.url + "/table/web-pl")
+    await page.locator('.seat.empty[data-seat="1"]').click()
+    await page.fill("#sit-buy-in", "200")
+    await page.click('#sit button[type="submit"]')
+    await page.wait_for_function("() => view && view.you === 1", timeout=15_000)
+    while True:  # p2 raises, so that alice faces a bet with chips in the middle
+        v = await until(lambda: on_turn(t), 15, "a turn")
+        if v.to_act == 1 and v.legal.call:
+            break
+        assert v.to_act == 2
+        await t.act(ActionKind.RAISE if v.current_bet else ActionKind.BET, v.legal.min_to)
+        await until(lambda v=v: moved(t, v.version), 15, "p2's raise")
+    await page.wait_for_function(
+        "v => view && Number(view.version) >= v && document.querySelector('.preset')",
+        arg=v.version, timeout=15_000)
+    shown = dict(await page.locator(".preset").evaluate_all(
+        "l => l.map(e => [e.dataset.preset, Number(e.dataset.amount)])"))
+    hand = fold(decode_log(await web.store.read("web-pl"), stack.keyring())[0]).hand
+    lo, hi, bet = v.legal.min_to, v.legal.max_to, hand.round.current_bet
+    half = pot_raise_to(bet, hand.pot_total, v.legal.call, POT_PRESETS["half"])
+    assert shown == {"min": lo, "half": min(hi, max(lo, half)),
+                     "pot": pot_limit_max_raise_to(hand, hand.player(1))}, shown
+    assert shown["pot"] == hi and lo < shown["half"] < hi
+    await page.click('.preset[data-preset="half"]')
+    assert await page.input_value("#amount-box") == str(shown["half"])
 
 
 async def test_the_lobby_filters_by_game_stakes_and_seats_free(stack, web, browser):

@@ -9,6 +9,7 @@ is known in advance.
 from __future__ import annotations
 
 from shared.poker import events as E
+from shared.poker.betting import pot_limit_max_raise_to, raise_presets
 from tests.helpers.rules_tables import (
     BET,
     COMPLETE,
@@ -255,6 +256,24 @@ def test_pot_limit_200_pot_150_bet_150_call_allows_800():
     s.play("1 bet 150", "2 call")
     legal = s.legal
     assert legal.seat == 3 and shape(legal) == (150, RAISE, 300, 800)
+
+
+def test_presets_half_pot_and_pot_are_the_pot_limit_rule_within_the_legal_range():
+    """The presets a client offers (betting.raise_presets): the pot is pot limit's maximum
+    (RULES §4: pot 200, a 150 bet, a 150 call: 800), half the pot is the highest bet + half of
+    (the pot + the call), rounded down; in no limit all in is the stack; none in fixed limit."""
+    s = Scenario(pl(25, 50), seats(4, 2000), button=4)
+    s.play("3 call", "4 call", "1 call", "2 check", "1 bet 150", "2 call")
+    hand, legal = s.hand, s.legal
+    presets = raise_presets(legal, hand.structure, hand.round.current_bet, hand.pot_total)
+    assert presets == {"min": 300, "half": 150 + (500 + 150) // 2, "pot": 800}
+    assert presets["pot"] == pot_limit_max_raise_to(hand, hand.player(3)) == legal.max_to
+    n = Scenario(nl(10, 20), seats(3, s3=100), button=3)
+    n.play("3 call", "1 call")  # the big blind's option: 60 in the middle, nothing to call
+    presets = raise_presets(n.legal, n.hand.structure, 20, n.hand.pot_total)
+    assert presets == {"min": 40, "half": 20 + 60 // 2, "pot": 20 + 60, "allin": 1000}
+    f = Scenario(fl(10), seats(3), button=3)
+    assert raise_presets(f.legal, f.hand.structure, 10, f.hand.pot_total) == {}
 
 
 def test_pot_limit_100_75_75_max_400():

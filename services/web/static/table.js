@@ -47,16 +47,6 @@ function actButton(label, action, amount) {
   return b;
 }
 
-// The amount of a preset, from the view's pot and legal range: only clamped here, the
-// table service decides what is legal.
-function presetAmount(v, which) {
-  const l = v.legal, lo = n(l.min_to), hi = n(l.max_to);
-  const call = n(l.call), pot = n(v.pot), bet = n(v.current_bet);
-  const want = { min: lo, half: bet + Math.floor((pot + call) / 2), pot: bet + pot + call,
-                 allin: hi }[which];
-  return Math.min(hi, Math.max(lo, want));
-}
-
 function raiseControls(v, kind) {
   const l = v.legal, lo = n(l.min_to), hi = n(l.max_to);
   const sizes = (l.raise_sizes || []).map(Number);
@@ -73,14 +63,16 @@ function raiseControls(v, kind) {
   const set = (x) => { box.value = slider.value = String(clamp(x)); };
   slider.oninput = () => { box.value = slider.value; };
   box.onchange = () => set(box.value);
+  // The presets' amounts are the server's (the core's rules: betting.raise_presets).
   const presets = el("span", "presets");
-  const names = [["min", "min"], ["half", "½ pot"], ["pot", "pot"]];
-  if (v.structure === "no_limit") names.push(["allin", "all-in"]);
+  const names = [["min", "min"], ["half", "½ pot"], ["pot", "pot"], ["allin", "all-in"]];
   for (const [which, label] of names) {
+    if (!(which in (v.presets || {}))) continue;
     const b = el("button", "preset", label);
     b.type = "button";
     b.dataset.preset = which;
-    b.onclick = () => set(presetAmount(v, which));
+    b.dataset.amount = String(v.presets[which]);
+    b.onclick = () => set(v.presets[which]);
     presets.append(b);
   }
   return [presets, slider, box, actButton(kind + " to", kind, () => clamp(box.value))];

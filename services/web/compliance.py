@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from shared.audit import audit_table
 from shared.audit.evidence import Span, build, evidence_of, hand_span
-from shared.history import to_json
 from shared.history.log import table_hands
+from shared.history.pots import replay_json
 from shared.infra.commits import parse_commit, read_envelopes
 from shared.infra.eventstore import Stored
 from shared.infra.repository import CorruptLog, LoadedTable, fold_commit
@@ -124,7 +124,7 @@ def compliance_view(table_id: str, hand_no: int, stored: list[Stored], scope: Sc
         return out
     if not records:
         raise Refused(404, f"table {table_id} has no hand {hand_no}")
-    out["hand"] = to_json(records[0])
+    out["hand"] = replay_json(records[0])
     return out
 
 

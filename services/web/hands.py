@@ -29,7 +29,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import cast
 
-from shared.history import phh, pokerstars, to_json
+from shared.history import phh, pokerstars
+from shared.history.pots import replay_json
 from shared.history.record import HandRecord, HandSplitter
 from shared.infra.eventstore import Stored
 from shared.infra.repository import CorruptLog, LoadedTable, fold_commit, read_commit
@@ -83,7 +84,7 @@ def render(record: HandRecord) -> Rendered:
             f'<p>download: <a id=pokerstars href="{base}/pokerstars.txt">PokerStars '
             f'text</a> · <a id=phh href="{base}/hand.phh">PHH</a></p>'
             f'<pre id=text>{html.escape(text)}</pre>')
-    data = json.dumps(to_json(record), ensure_ascii=False, allow_nan=False, indent=None,
+    data = json.dumps(replay_json(record), ensure_ascii=False, allow_nan=False, indent=None,
                       separators=(",", ":")).encode()
     return Rendered(record.table_id, n, page, data, text + "\n", phh(record))
 

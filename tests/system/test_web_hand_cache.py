@@ -24,8 +24,9 @@ from services.pokerctl.bots_cmd import TablePlan, create_and_seat
 from services.web.app import create_app
 from services.web.limits import WebSettings
 from shared.audit.access import ensure_access_stream, read_access
-from shared.history import phh, pokerstars, to_json
+from shared.history import phh, pokerstars
 from shared.history.log import table_hands
+from shared.history.pots import replay_json
 from shared.infra.waiting import until
 from tests.helpers.web import Http, backend, served, sign_in, web_app, web_process
 
@@ -112,7 +113,7 @@ async def test_every_form_of_a_cached_hand_is_the_log_s_and_the_log_is_read_once
                 for n, record in records.items():
                     base = f"/api/tables/cached/hands/{n}"
                     data = await client.request("GET", base)
-                    assert data.status == 200 and data.json() == to_json(record)
+                    assert data.status == 200 and data.json() == replay_json(record)
                     text = await client.request("GET", base + "/pokerstars.txt")
                     assert text.body.decode() == pokerstars(record) + "\n"
                     assert (await client.request("GET", base + "/hand.phh")).body.decode() == \

@@ -177,13 +177,17 @@ async def test_a_hand_replays_step_by_step_and_downloads_as_pokerstars_text_and_
     first = await _stacks(page)
     total = int((await where.inner_text()).rsplit(" ", 1)[1])
     assert total > 5  # seats, blinds, deals, actions, the win
+    pots = [await page.locator("#pot").inner_text()]
     for _ in range(total - 1):
         await page.click("#next")
+        pots.append(await page.locator("#pot").inner_text())
     assert await where.inner_text() == f"step {total} of {total}"
     last = await _stacks(page)
-    rake = (await (await page.request.get(web + "/api/tables/web-hand/hands/1")).json())["rake"]
     hand_json = (await (await page.request.get(web + "/api/tables/web-hand/hands/1")).json())
+    rake = hand_json["rake"]
     assert await page.locator("#pot").inner_text() == "pot 0", json.dumps(hand_json)
+    # each step's pot is the server's (the core's fold: shared/history/pots.py), as sent
+    assert pots == [f"pot {s['pot']}" for s in hand_json["steps"]]
     # the replay conserves the chips: what the players had is what they have plus the rake
     assert sum(last.values()) + rake == sum(first.values())
     await page.screenshot(path=shot("hand-replay"))

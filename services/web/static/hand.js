@@ -4,40 +4,42 @@ const felt = document.getElementById("felt");
 
 // card(code): cards.js
 
-// The hand as a list of states, each with the line that led to it.
+// The hand as a list of states, each with the line that led to it. The chips in the middle
+// and in front of the seats at each step are the server's (h.steps: the core's fold of the
+// hand, shared/history/pots.py); the stacks follow the amounts the hand's JSON gives.
 function steps(h) {
   const seats = new Map(h.players.map((p) => [p.seat, {
     seat: p.seat, name: p.name, stack: p.stack, bet: 0, cards: [], folded: false }]));
-  let board = [], pot = 0;
+  let board = [];
   const out = [];
-  const snap = (line) => out.push({ line, board: [...board], pot,
-    seats: [...seats.values()].map((s) => ({ ...s, cards: [...s.cards] })) });
-  const collect = () => { for (const s of seats.values()) { pot += s.bet; s.bet = 0; } };
+  const snap = (line) => {
+    const chips = h.steps[out.length];
+    out.push({ line, board: [...board], pot: chips.pot,
+      seats: [...seats.values()].map((s) => ({ ...s, bet: chips.bets[s.seat] || 0,
+                                               cards: [...s.cards] })) });
+  };
   snap("the players take their seats; the button is seat " + h.button);
   for (const f of h.forced_bets) {
-    const s = seats.get(f.seat);
-    s.stack -= f.amount; s.bet += f.amount;
+    seats.get(f.seat).stack -= f.amount;
     snap(f.name + " posts " + f.kind.replace("_", " ") + " " + f.amount);
   }
-  h.streets.forEach((st, i) => {
-    if (i > 0) collect(); // the bets of the street before go to the pot
+  h.streets.forEach((st) => {
     board = [...board, ...st.board]; // each street's JSON holds the cards it dealt
     for (const d of st.hole) seats.get(d.seat).cards.push(...d.cards);
     snap("dealing " + st.name);
     for (const a of st.actions) {
       const s = seats.get(a.seat);
       if (a.action === "uncalled_returned") {
-        s.stack += a.amount; s.bet -= a.amount;
+        s.stack += a.amount;
         snap("uncalled bet (" + a.amount + ") returned to " + a.name);
         continue;
       }
       if (a.action === "fold" || a.action === "timed_out") s.folded = true;
-      if (a.added) { s.stack -= a.added; s.bet = a.to; }
+      if (a.added) s.stack -= a.added;
       snap(a.name + " " + a.action.replace("_", " ") + (a.added ? " " + a.added : "") +
            (a.all_in ? " and is all in" : ""));
     }
   });
-  collect();
   board = h.board;
   for (const sh of h.shows) {
     const s = seats.get(sh.seat);
@@ -48,14 +50,10 @@ function steps(h) {
   for (const a of h.awards) {
     for (const share of a.shares) {
       seats.get(share.seat).stack += share.amount;
-      pot -= share.amount;
       snap(share.name + " wins " + share.amount + (a.hand ? " with " + a.hand : ""));
     }
   }
-  if (h.rake) {
-    pot -= h.rake;
-    snap("the house takes " + h.rake + " in rake");
-  }
+  if (h.rake) snap("the house takes " + h.rake + " in rake");
   return out;
 }
 

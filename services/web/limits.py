@@ -1,8 +1,9 @@
 """The web's own limits: live streams (the table's server-sent events and the lobby's), how
 many one visitor may hold open and how many this process serves in all; and rates (token
 buckets: sign-ins per address and per player, hand pages per visitor), over which a request
-is refused with 429 and the wait (Retry-After). With them, the web's settings of a deployment
-(:class:`WebSettings`: the Host allow-list, the Secure cookie).
+is refused with 429 and the wait (Retry-After). Both are shared/infra/limits.py's (StreamCap,
+RateLimiter), the table service's own, refused here as HTTP. With them, the web's settings of
+a deployment (:class:`WebSettings`: the Host allow-list, the Secure cookie).
 
 The table service holds the web (a relay) to one cap for all its visitors together, and the
 web fans one upstream per table out to them (fanout.py), so what a visitor can take from the
@@ -18,6 +19,8 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+
+from shared.infra.limits import RateLimiter, StreamCap
 
 from .replies import Refused
 
@@ -41,97 +44,72 @@ class TooManyStreams(Exception):
 
 
 class StreamLimits:
-    """Open streams counted per visitor and in all; a key is kept only while it holds one."""
+    """Open streams counted per visitor and in all: two of shared/infra/limits.py's
+    StreamCap (a visitor's key is kept only while it holds one), refused with
+    TooManyStreams."""
 
     def __init__(self, per_visitor: int = STREAMS_PER_VISITOR,
                  per_process: int = STREAMS_PER_PROCESS) -> None:
         self.per_visitor = per_visitor
         self.per_process = per_process
-        self.total = 0
-        self._open: dict[str, int] = {}
+        self.visitors = StreamCap(per_visitor, refuse=lambda held: TooManyStreams(
+            f"you already have {held} live views open here (at most {per_visitor}): "
+            f"close a tab of a table or of the lobby, then reload", RETRY_VISITOR_S))
+        self.process = StreamCap(per_process, refuse=lambda held: TooManyStreams(
+            f"this server is serving as many live views as it may ({per_process}): "
+            f"try again in a little while", RETRY_PROCESS_S))
+
+    @property
+    def total(self) -> int:
+        """How many streams are open in all."""
+        return self.process.held("all")
 
     def held(self, visitor: str) -> int:
-        return self._open.get(visitor, 0)
+        return self.visitors.held(visitor)
 
     def __len__(self) -> int:
         """How many visitors hold a stream."""
-        return len(self._open)
+        return self.visitors.holders()
 
     def take(self, visitor: str) -> Callable[[], None]:
-        """One stream for ``visitor``, or TooManyStreams; returns the release (which gives it
-        back once, however many times it is called)."""
-        held = self._open.get(visitor, 0)
-        if held >= self.per_visitor:
-            raise TooManyStreams(
-                f"you already have {held} live views open here (at most {self.per_visitor}): "
-                f"close a tab of a table or of the lobby, then reload", RETRY_VISITOR_S)
-        if self.total >= self.per_process:
-            raise TooManyStreams(
-                f"this server is serving as many live views as it may ({self.per_process}): "
-                f"try again in a little while", RETRY_PROCESS_S)
-        self._open[visitor] = held + 1
-        self.total += 1
-        released = False
+        """One stream for ``visitor``, or TooManyStreams (nothing taken); returns the
+        release (which gives it back once, however many times it is called)."""
+        mine = self.visitors.take(visitor)
+        try:
+            everyone = self.process.take("all")
+        except TooManyStreams:
+            mine()
+            raise
 
         def release() -> None:
-            nonlocal released
-            if released:
-                return
-            released = True
-            self.total -= 1
-            left = self._open[visitor] - 1
-            if left:
-                self._open[visitor] = left
-            else:
-                del self._open[visitor]
+            mine()
+            everyone()
         return release
 
 
 class TooFast(Refused):
     """A request over a rate: 429, why, and the seconds until one more passes."""
 
-    def __init__(self, why: str, retry_after_s: float) -> None:
-        super().__init__(429, why, retry_after_s)
+    def __init__(self, why: str, retry_after_s: float | None) -> None:
+        wait = retry_after_s if retry_after_s is not None else float(RETRY_PROCESS_S)
+        super().__init__(429, f"{why}: try again in {math.ceil(wait)} s", wait)
 
 
-class Rates:
-    """Token buckets by key: ``per_s`` tokens a second up to ``burst``. At most ``max_keys``
-    keys are remembered: past that, the buckets that are full again are forgotten (a full
-    bucket is what a new key gets), then the oldest."""
+class Rates(RateLimiter):
+    """The web's token buckets by key (a visitor, an address, a player): shared/infra's
+    RateLimiter, ``per_s`` tokens a second up to ``burst``, at most ``max_keys`` keys
+    remembered, refused with :class:`TooFast` (429)."""
 
-    def __init__(self, per_s: float, burst: int, what: str, max_keys: int = 100_000,
+    def __init__(self, per_s: float, burst: int, what: str,
+                 max_keys: int = RateLimiter.MAX_KEYS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if not per_s > 0 or burst < 1:
             raise ValueError(f"a rate needs per_s > 0 and burst >= 1, not {per_s}, {burst}")
-        self.per_s, self.burst, self.what = per_s, burst, what
-        self.max_keys, self.clock = max_keys, clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
+        super().__init__(per_s, burst, what, clock, max_keys=max_keys, refuse=TooFast)
 
     def __len__(self) -> int:
-        return len(self._buckets)
-
-    def take(self, key: str) -> None:
-        """One token of ``key``'s bucket, or TooFast with the wait until the next."""
-        now = self.clock()
-        tokens, at = self._buckets.pop(key, (float(self.burst), now))
-        tokens = min(float(self.burst), tokens + (now - at) * self.per_s)
-        if tokens < 1.0:
-            self._buckets[key] = (tokens, now)
-            raise TooFast(f"too many {self.what} (at most {self.burst} at once, then one "
-                          f"every {1 / self.per_s:g} s): try again in "
-                          f"{math.ceil((1.0 - tokens) / self.per_s)} s",
-                          (1.0 - tokens) / self.per_s)
-        self._buckets[key] = (tokens - 1.0, now)  # (last in the dict: the newest)
-        if len(self._buckets) > self.max_keys:
-            self._forget(now)
-
-    def _forget(self, now: float) -> None:
-        """Down to nine tenths of ``max_keys`` (so that this runs once per many new keys,
-        not on each): the full buckets go, then the oldest."""
-        self._buckets = {k: (t, at) for k, (t, at) in self._buckets.items()
-                         if t + (now - at) * self.per_s < self.burst}
-        for key in list(self._buckets)[:max(0, len(self._buckets) - self.max_keys * 9 // 10)]:
-            del self._buckets[key]
+        """How many keys have a bucket."""
+        return self.remembered()
 
 
 #: sign-ins: per client address (an office behind one address signs in many people) and per

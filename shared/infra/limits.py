@@ -93,40 +93,59 @@ class LimitSettings:
         return cls(**values)
 
 
+#: how a limit refuses: (why, the seconds until a retry passes, None: no hint) -> the
+#: exception raised (the table service's Exhausted, RESOURCE_EXHAUSTED; the web's 429)
+Refuse = Callable[[str, "float | None"], Exception]
+
+
 class RateLimiter:
-    """Token buckets by key: ``rate`` tokens a second up to ``burst``. A bucket full again is
-    the same as none: those are forgotten once per refill time (burst / rate), so the buckets
-    of seats and tables gone do not stay (and at once past :attr:`MAX_KEYS`)."""
+    """Token buckets by key: ``rate`` tokens a second up to ``burst``, refused with
+    ``refuse`` (Exhausted unless told). A bucket full again is the same as none: those are
+    forgotten once per refill time (burst / rate), so the buckets of seats and tables gone do
+    not stay; past ``max_keys`` keys the full ones go at once, then the least recently used
+    (down to nine tenths of it, so that this runs once per many new keys). The one token
+    bucket of the table service and of the web (services/web: sign-ins, pages per visitor)."""
 
     MAX_KEYS = 100_000  # past this, buckets that are full again are forgotten at once
 
     def __init__(self, rate: float, burst: int, what: str,
                  monotonic: Callable[[], float] = time.monotonic,
-                 appended_only: bool = False) -> None:
+                 appended_only: bool = False, *, max_keys: int = MAX_KEYS,
+                 refuse: Refuse = Exhausted) -> None:
+        if rate < 0 or burst < 0:
+            raise ValueError(f"a rate needs rate >= 0 and burst >= 0, not {rate}, {burst}")
         self.rate = rate
         self.burst = burst
         self.what = what
         #: count only commands that reach the log (:meth:`spent_nothing` gives the rest back)
         self.appended_only = appended_only
         self.monotonic = monotonic
-        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
+        self.max_keys = max_keys
+        self.refuse = refuse
+        #: key -> (tokens, at), the least recently used first
+        self._buckets: dict[str, tuple[float, float]] = {}
         #: how often the full buckets are forgotten: the time an empty one takes to refill
         self._refill_s = max(1.0, burst / rate) if rate > 0 else math.inf
         self._swept = monotonic()
 
+    def remembered(self) -> int:
+        """How many keys have a bucket. (Not ``__len__``: a limiter with none is still a
+        limiter, and callers test ``limit or default``.)"""
+        return len(self._buckets)
+
     def take(self, key: str) -> None:
         """Spend one token of ``key``'s bucket, or refuse with the wait until the next."""
         now = self.monotonic()
-        tokens, at = self._buckets.get(key, (float(self.burst), now))
+        tokens, at = self._buckets.pop(key, (float(self.burst), now))
         tokens = min(float(self.burst), tokens + (now - at) * self.rate)
         if tokens < 1.0:
             self._buckets[key] = (tokens, now)
             wait = (1.0 - tokens) / self.rate if self.rate > 0 else None
-            raise Exhausted(f"too many {self.what} (at most {self.burst} at once, then "
-                            f"{self.rate:g} a second)", wait)
-        self._buckets[key] = (tokens - 1.0, now)
-        if len(self._buckets) > self.MAX_KEYS or now - self._swept >= self._refill_s:
-            self._forget_full(now)
+            raise self.refuse(f"too many {self.what} (at most {self.burst} at once, then "
+                              f"{self.rate:g} a second)", wait)
+        self._buckets[key] = (tokens - 1.0, now)  # (last in the dict: the newest)
+        if len(self._buckets) > self.max_keys or now - self._swept >= self._refill_s:
+            self._forget(now)
 
     def spent_nothing(self, key: str) -> None:
         """The command just taken for appended nothing (refused, or a retry of one already
@@ -135,35 +154,70 @@ class RateLimiter:
         if self.appended_only and seen is not None:
             self._buckets[key] = (min(float(self.burst), seen[0] + 1.0), seen[1])
 
-    def _forget_full(self, now: float) -> None:
+    def _forget(self, now: float) -> None:
+        """The full buckets go; then, past ``max_keys``, the least recently used."""
         self._swept = now
         self._buckets = {k: (t, at) for k, (t, at) in self._buckets.items()
                          if t + (now - at) * self.rate < self.burst}
+        if len(self._buckets) > self.max_keys:
+            over = len(self._buckets) - self.max_keys * 9 // 10
+            for key in list(self._buckets)[:over]:
+                del self._buckets[key]
 
 
 class StreamCap:
-    """At most ``limit`` open streams per key."""
+    """At most ``limit`` open streams per key, refused with ``refuse(held)`` (Exhausted
+    naming ``what``, unless told); a key is kept only while it holds one. The one count of
+    open streams of the table service (Watch streams per caller, table and process) and of
+    the web (live views per visitor and per process)."""
 
-    def __init__(self, limit: int, what: str) -> None:
+    def __init__(self, limit: int, what: str = "",
+                 refuse: Callable[[int], Exception] | None = None) -> None:
         self.limit = limit
         self.what = what
+        self.refuse = refuse or self._exhausted
         self._open: dict[str, int] = {}
 
-    @contextmanager
-    def holding(self, key: str):
-        count = self._open.get(key, 0)
-        if count >= self.limit:
-            raise Exhausted(f"{self.what} already holds {count} open Watch streams (at most "
-                            f"{self.limit}): close one first", 1.0)
-        self._open[key] = count + 1
-        try:
-            yield
-        finally:
+    def _exhausted(self, held: int) -> Exception:
+        return Exhausted(f"{self.what} already holds {held} open Watch streams (at most "
+                         f"{self.limit}): close one first", 1.0)
+
+    def held(self, key: str) -> int:
+        return self._open.get(key, 0)
+
+    def holders(self) -> int:
+        """How many keys hold a stream."""
+        return len(self._open)
+
+    def take(self, key: str) -> Callable[[], None]:
+        """One stream for ``key``, or the refusal; returns the release (which gives it back
+        once, however many times it is called)."""
+        held = self._open.get(key, 0)
+        if held >= self.limit:
+            raise self.refuse(held)
+        self._open[key] = held + 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
             left = self._open[key] - 1
             if left:
                 self._open[key] = left
             else:
                 del self._open[key]
+        return release
+
+    @contextmanager
+    def holding(self, key: str):
+        """One stream for ``key`` while the block runs (:meth:`take`, given back after)."""
+        release = self.take(key)
+        try:
+            yield
+        finally:
+            release()
 
 
 class Limits:

@@ -53,6 +53,33 @@ def test_buckets_full_again_are_forgotten_once_per_refill_time_and_drained_ones_
         bucket.take("busy")
 
 
+def test_a_bucket_remembers_at_most_max_keys_and_keeps_the_one_in_use():
+    """Past ``max_keys`` keys (a stranger trying many), the least recently used go; a key
+    over its rate and still asking stays refused (the web's Rates are this limiter)."""
+    clock = Clock()
+    bucket = RateLimiter(rate=1.0, burst=2, what="things", monotonic=clock, max_keys=100)
+    bucket.take("hot")
+    bucket.take("hot")
+    for n in range(1000):
+        bucket.take(f"k{n}")
+        with pytest.raises(Exhausted):
+            bucket.take("hot")
+        assert bucket.remembered() <= 101
+
+
+def test_a_stream_cap_gives_back_a_stream_once_and_forgets_a_key_without_one():
+    cap = StreamCap(1, "this visitor")
+    release = cap.take("a")
+    with pytest.raises(Exhausted):
+        cap.take("a")
+    other = cap.take("b")  # another key is not held back by a's
+    release()
+    release()  # once, however many times it is called
+    assert cap.held("a") == 0 and cap.holders() == 1
+    other()
+    assert cap.holders() == 0
+
+
 def test_a_stream_cap_counts_open_streams_and_frees_on_close():
     cap = StreamCap(2, "this caller")
     with cap.holding("a"), cap.holding("a"):

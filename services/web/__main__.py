@@ -69,36 +69,29 @@ def _count(env: dict[str, str], name: str, default: int) -> int:
     return int(raw)
 
 
-async def serve(env: dict[str, str]) -> None:
-    token = env.get("POKER_WEB_TOKEN", "")
-    if not token:
-        raise SystemExit("web: POKER_WEB_TOKEN must hold the web service's own token for the "
-                         "table service (`pokerctl token --player web --role relay`)")
-    tls = TlsConfig.from_env("client", env)  # None with POKER_INSECURE=1
-    chan = channel(env.get("POKER_TABLE_ADDR", f"127.0.0.1:{base_port(env) + 1}"), tls,
-                   service="table")  # each call names its caller: the web, or a player
-    wallet = None  # the wallet, as the "web" certificate (its Balance only: METHOD_CALLERS)
-    if env.get("POKER_WALLET_ADDR"):
-        wallet = channel(service_address("wallet", env), TlsConfig.from_env("web", env),
-                         service="wallet")
-    wallet_stub = wallet_pb2_grpc.WalletServiceStub(wallet) if wallet is not None else None
+def _wallet(env: dict[str, str]):
+    """The wallet's channel as the "web" certificate (its Balance only: METHOD_CALLERS) and
+    a player's balance through it; (None, None) without POKER_WALLET_ADDR."""
+    if not env.get("POKER_WALLET_ADDR"):
+        return None, None
+    wallet = channel(service_address("wallet", env), TlsConfig.from_env("web", env),
+                     service="wallet")
+    stub = wallet_pb2_grpc.WalletServiceStub(wallet)
 
     async def balance(player_id: str) -> int:
-        assert wallet_stub is not None
-        reply = await wallet_stub.Balance(wallet_pb2.BalanceRequest(
+        reply = await stub.Balance(wallet_pb2.BalanceRequest(
             account=wallet_pb2.Account(player_id=player_id)), timeout=5)
         return reply.balance
-    settings = WebSettings.from_env(env)
-    if settings.hosts is None:
-        log.warning("POKER_WEB_HOSTS is not set: the pages answer to any Host header; set it "
-                    "to the names the pages are served under")
-    store = await EventStore.connect(env["POKER_NATS_URL"], name="poker-web", create=False,
-                                     ca=env.get("POKER_NATS_CA") or None)
-    sessions = SessionStore(await open_bucket(store.js))
-    verifier = Verifier.from_env(env)  # players' tokens, checked as the table service does
+    return wallet, balance
+
+
+async def _compliance(env: dict[str, str]):
+    """The compliance keyring (POKER_COMPLIANCE_KEY), compliance's own NATS connection (only
+    it may append to the access log) and the access log's record of a view through it:
+    (None, None, record) without a key."""
     keys = [k for k in env.get("POKER_COMPLIANCE_KEY", "").split(os.pathsep) if k]
     keyring = ComplianceKeyring.from_files(keys) if keys else None
-    recorder = None  # compliance's own connection: only it may append to the access log
+    recorder = None
     if keyring is not None:
         if not env.get("POKER_COMPLIANCE_NATS_URL"):
             raise SystemExit("web: POKER_COMPLIANCE_KEY needs POKER_COMPLIANCE_NATS_URL (NATS "
@@ -112,14 +105,34 @@ async def serve(env: dict[str, str]) -> None:
         assert recorder is not None  # (a keyring comes with its recorder)
         return await record_opened(recorder.jetstream(), purpose, tables, key_ids, hands,
                                    person)
+    return keyring, recorder, record
 
+
+async def serve(env: dict[str, str]) -> None:
+    token = env.get("POKER_WEB_TOKEN", "")
+    if not token:
+        raise SystemExit("web: POKER_WEB_TOKEN must hold the web service's own token for the "
+                         "table service (`pokerctl token --player web --role relay`)")
+    tls = TlsConfig.from_env("client", env)  # None with POKER_INSECURE=1
+    chan = channel(env.get("POKER_TABLE_ADDR", f"127.0.0.1:{base_port(env) + 1}"), tls,
+                   service="table")  # each call names its caller: the web, or a player
+    wallet, balance = _wallet(env)
+    settings = WebSettings.from_env(env)
+    if settings.hosts is None:
+        log.warning("POKER_WEB_HOSTS is not set: the pages answer to any Host header; set it "
+                    "to the names the pages are served under")
+    store = await EventStore.connect(env["POKER_NATS_URL"], name="poker-web", create=False,
+                                     ca=env.get("POKER_NATS_CA") or None)
+    sessions = SessionStore(await open_bucket(store.js))
+    verifier = Verifier.from_env(env)  # players' tokens, checked as the table service does
+    keyring, recorder, record = await _compliance(env)
     # the tournament director, if there is one: the lobby lists its tournaments
     director = (channel(env["POKER_TOURNAMENT_ADDR"], tls, service="tournament")
                 if env.get("POKER_TOURNAMENT_ADDR") else None)
     app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
                              store.read, verifier.averify if verifier else None,
                              bearer_metadata(token), keyring, record, sessions, store.read,
-                             balance if wallet is not None else None,
+                             balance,
                              TournamentServiceStub(director) if director else None),
                      settings=settings,
                      streams_per_visitor=_count(env, "POKER_WEB_STREAMS_PER_VISITOR",

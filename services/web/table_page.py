@@ -1,7 +1,9 @@
 """The table page a player plays at (issue 26): its HTML, what it reads from the log, the
 wallet balance it shows, and the seat controls beside sit, act and leave (seats.py).
 
-- ``/table/{id}``: the felt. A table the log does not hold is a 404 page that says "no such
+- ``/table/{id}``: the felt, followed live by ``/api/tables/{id}/events`` (fanout.py's views,
+  held to limits.py's stream limits; a table the web follows already is served from the
+  fan-out's latest view, asking nothing of the table service or the log). A table the log does not hold is a 404 page that says "no such
   table", found from the log alone (hands.HandPages.latest): nothing is asked of the table
   service for it, so no Watch is opened and no clock lease taken.
 - ``/api/tables/{id}/log``: the hand the page shows as the log tells it, as of the latest
@@ -36,10 +38,11 @@ from shared.infra.tablecache import TableCache
 from shared.poker import events as E
 
 from .hands import HandPages, NotShown, TableHands
-from .limits import Rates
+from .limits import Rates, StreamLimits, TooManyStreams
+from .pages import SIGN_IN, EventStream, page, too_many
 from .replies import HEADERS, Refused, body_of, refused, whole
 from .seats import Seats, command_id, table_id_of
-from .sessions import Sessions
+from .sessions import Sessions, visitor
 from .words import action_line
 
 #: the log reads a visitor's table pages may make (one per commit the page sees, at most)
@@ -86,9 +89,9 @@ class TablePages:
 
     def __init__(self, hands: HandPages, sessions: Sessions, seats: Seats,
                  balance: Callable[[str], Awaitable[int]] | None,
-                 page: Callable[[str, str], Response]) -> None:
+                 limits: StreamLimits) -> None:
         self.hands, self.sessions, self.seats = hands, sessions, seats
-        self.balance, self.make_page = balance, page
+        self.balance, self.limits = balance, limits
         self.reads = Rates(*LOG_READS_PER_VISITOR, "table log reads from you")
         #: table -> (version, the summary's JSON): the latest summary of each table asked,
         #: forgotten when unused for POKER_CACHE_IDLE_S (shared/infra/tablecache.py)
@@ -97,8 +100,10 @@ class TablePages:
         self.flights: dict[str, asyncio.Future[tuple[int, bytes]]] = {}  # reads under way
 
     def routes(self) -> list[Route]:
-        """The routes beside the page (``/table/{id}``, registered by app.py)."""
-        return [Route("/api/tables/{table_id}/log", self.log),
+        """The page, its live stream and the routes beside them."""
+        return [Route("/table/{table_id}", self.page),
+                Route("/api/tables/{table_id}/events", self.events),
+                Route("/api/tables/{table_id}/log", self.log),
                 Route("/api/wallet", self.wallet),
                 Route("/api/tables/{table_id}/sitout", self.sit_out, methods=["POST"]),
                 Route("/api/tables/{table_id}/topup", self.top_up, methods=["POST"])]
@@ -131,7 +136,35 @@ class TablePages:
                 f"{html.escape(request.path_params['table_id'])!r}: it may have been mistyped."
                 ' <a href="/">See the tables in the lobby</a>.</p></body></html>',
                 status_code=404, headers=HEADERS)
-        return self.make_page(f"Table {table_id}", table_body(table_id))
+        return page(f"Table {table_id}", table_body(table_id), "session.js", "table.js")
+
+    async def events(self, request: Request) -> Response:
+        """The table's live views (fanout.py: the seat's own for a session seated there,
+        else a spectator's), held to the stream limits per visitor and per process."""
+        try:
+            table_id = table_id_of(request)
+            session = await self.sessions.of(request)
+        except Refused as exc:
+            return refused(exc)
+        try:
+            release = self.limits.take(visitor(request, session))
+        except TooManyStreams as exc:
+            return too_many(exc)
+        # A table whose spectators this process follows is there and public: a page that
+        # connects again is served from the fan-out's latest view, asking nothing upstream.
+        # Else the log, read at the visitor's own rate: no Watch of a table not there.
+        seen = self.seats.fanout.spectators_view(table_id)
+        try:
+            if seen is None:
+                await self.visited(request, table_id)
+            subscriber = await self.seats.follow(table_id, session, seen)
+        except BaseException as exc:
+            release()
+            if isinstance(exc, (grpc.aio.AioRpcError, Refused)):
+                return refused(exc)
+            raise
+        return EventStream(self.seats.events_of(subscriber, session, table_id),
+                           [subscriber.close, release])
 
     async def log(self, request: Request) -> Response:
         """The table's summary as of the latest view this process holds of the table (its
@@ -211,21 +244,6 @@ class TablePages:
 def _seat(table_id: str, seat: int, token: str) -> table_pb2.SeatRequest:
     return table_pb2.SeatRequest(table_id=table_id, seat=seat, seat_token=token,
                                  command_id=command_id())
-
-
-#: the sign-in form and, beside it, the sign-out button (session.js)
-SIGN_IN = ("<div id=account><form id=signin><label>token <input id=token name=token "
-           "autocomplete=off></label> <button type=submit>sign in</button> "
-           "<span id=who></span></form> "
-           "<button id=signout type=button hidden>sign out</button></div>")
-
-
-#: the lobby's filters (lobby.js): game, stakes, seats free
-LOBBY_FILTERS = ("<form id=filters><label>game <select id=f-game><option value=''>any"
-                 "</option></select></label> <label>stakes <select id=f-stakes>"
-                 "<option value=''>any</option></select></label> <label>seats free "
-                 "<input id=f-free type=number min=0 value=0 inputmode=numeric></label>"
-                 "</form>")
 
 
 def table_body(table_id: str) -> str:

@@ -114,3 +114,26 @@ def private_imports() -> list[str]:
 
 def test_no_private_name_is_imported_by_another_module():
     assert private_imports() == []
+
+
+def too_long(package: str, lines: int = 500, function_lines: int = 60) -> list[str]:
+    """The modules of ``package`` over ``lines`` lines and its functions over
+    ``function_lines`` (issue 28's bounds)."""
+    found = []
+    for path in (ROOT / package).rglob("*.py"):
+        text = path.read_text()
+        name = path.relative_to(ROOT)
+        if text.count("\n") > lines:
+            found.append(f"{name}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > function_lines:
+                    found.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+    return found
+
+
+def test_the_web_has_no_module_over_500_lines_and_no_function_over_60():
+    """The web app in modules (sessions, a module of routes per page, what the pages share),
+    not one function of closures (create_app was 332 lines)."""
+    assert too_long("services/web") == []

@@ -1,7 +1,7 @@
-"""The lobby's hands per hour (services/web/app.HandRates): measured from the first look at a
+"""The lobby's hands per hour (services/web/lobby.HandRates): measured from the first look at a
 table, shown once it has been watched for RATE_AFTER_S."""
 
-from services.web.app import RATE_AFTER_S, RATES_IDLE_S, HandRates
+from services.web.lobby import RATE_AFTER_S, RATES_IDLE_S, HandRates
 
 
 def test_hands_per_hour_come_from_the_hand_numbers_seen_over_time():

@@ -120,8 +120,9 @@ class TournamentLog:
                 if not events:
                     return lt, False
                 data = encode(events, command_id, self.now_ms())
-                try:
-                    await self.store.append(tournament_id, data, lt.seq, command_id)
+                try:  # the message id names the tournament: ids repeat across tournaments
+                    await self.store.append(tournament_id, data, lt.seq,
+                                            f"{tournament_id}:{command_id}")
                 except AppendConflict:
                     continue
                 return await self.load(tournament_id), True

@@ -9,8 +9,10 @@ reads the logs and finishes the same work once:
   place), so a buy-in, a refund or a prize moves once (``tournament/<id>/entry/<player>/<n>``);
 - tables: each table command's id names what it carries out (a seating, a bust, a move, a
   level, the release of a hand after a given hand), so the table appends it once;
-- random draws: the seed is kept in the POKER_TOURNAMENT_SEEDS bucket before its commitment
-  is appended, so a director that takes over reveals the seed that was committed.
+- random draws: under the lease, the seed is written once (create-only) in the
+  POKER_TOURNAMENT_SEEDS bucket before its commitment is appended, so every director uses
+  and commits the first seed written for a draw, and one that takes over reveals the seed
+  that was committed; the core refuses a draw on any other seed (decide.revealed).
 
 A tournament table pauses after every hand (shared/poker/tournament/tables.py): the director
 finds it between hands, takes the busted players off (ranked by the stacks they started the
@@ -29,7 +31,7 @@ from functools import partial
 
 import grpc
 import structlog
-from nats.js.errors import KeyNotFoundError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from poker.tournament.v1 import tournament_pb2 as pb
 from poker.wallet.v1 import wallet_pb2
 
@@ -37,10 +39,12 @@ from shared.infra import failpoints
 from shared.infra.lease import Leases
 from shared.infra.repository import TableRepository
 from shared.infra.retry import RetryPolicy, retrying
+from shared.infra.rpc import Unavailable
 from shared.poker.errors import IllegalAction
 from shared.poker.state import TableState
 from shared.poker.tournament import decide as D
 from shared.poker.tournament import events as E
+from shared.poker.tournament.draw import SEED_BYTES
 from shared.poker.tournament.ranking import wallet_key
 from shared.poker.tournament.state import Entry, EntryStatus, Status, TournamentState
 
@@ -180,18 +184,38 @@ class Director:
 
     # --- draws ---------------------------------------------------------------------------
 
+    async def hold(self, tid: str) -> None:
+        """Take (or keep) the tournament's lease, or refuse: one director at a time draws,
+        commits and reveals its seeds."""
+        name = lease_name(tid)
+        if not await self.leases.acquire(name):
+            holder = await self.leases.holder(name) or "another director"
+            raise Unavailable(f"tournament {tid} is driven by {holder}: send the command "
+                              f"there, or retry once it stops (its lease lasts "
+                              f"{self.leases.ttl_s:g} s after its last renewal)")
+
     async def seed(self, tid: str) -> bytes:
-        """The seed of the draw committed last, kept before its commitment; a new one
-        committed when none is waiting."""
+        """The seed of the draw committed last; when none is waiting, the next draw's,
+        committed now. A draw's seed is written once (create-only), before its commitment:
+        a director that finds one there uses it, so whoever commits commits that seed, and a
+        director that takes over reveals it."""
         s = (await self.log.get(tid)).state
         assert s is not None
+        draw = s.draws if s.pending_commitment else s.draws + 1
+        key = f"{tid}.{draw}"
         if s.pending_commitment:
-            entry = await self.kv.get(f"{tid}.{s.draws}")
-            return bytes(entry.value)
-        seed = secrets.token_bytes(32)
-        await self.kv.put(f"{tid}.{s.draws + 1}", seed)  # kept before it is committed
-        await self.log.execute(tid, f"seed.{s.draws + 1}",
-                               lambda t: D.commit_seed(t, seed) if t else [])
+            try:
+                return bytes((await self.kv.get(key)).value)
+            except KeyNotFoundError:
+                raise IllegalAction(f"the seed committed for draw {draw} of {tid} is not in "
+                                    f"{SEEDS}: restore the bucket") from None
+        seed = secrets.token_bytes(SEED_BYTES)
+        try:
+            await self.kv.create(key, seed)
+        except KeyWrongLastSequenceError:  # another director's seed for this draw stands
+            seed = bytes((await self.kv.get(key)).value)
+        await self.log.execute(tid, f"seed.{draw}", lambda t: D.commit_seed(t, seed)
+                               if t is not None and t.draws + 1 == draw else [])
         return seed
 
     async def start(self, tid: str) -> None:
@@ -199,7 +223,8 @@ class Director:
         when the rules do not allow the start now."""
         s = (await self.log.get(tid)).state
         assert s is not None
-        D.start(s, bytes(32), _table_ids(tid, s), self.now_ms())  # the rules first
+        D.check_start(s)  # the rules first: a refused start commits no seed
+        await self.hold(tid)
         seed = await self.seed(tid)
         await self.log.execute(tid, "start", lambda t: D.start(
             t, seed, _table_ids(tid, t), self.now_ms())
@@ -278,15 +303,9 @@ class Director:
         if s.status is not Status.RUNNING:
             return set()
         bbs = {t: v.last_big_blind or 0 for t, v in views.items() if v is not None}
-        planned = D.rebalance(s, bbs, b"\0" * 32 if D.needs_break(s) else None)
-        if not planned:
-            return set()
-        moved = planned[0]
-        assert isinstance(moved, E.PlayersMoved)
-        involved = ({t.table_id for t in s.live_tables()} if D.needs_break(s) else
-                    {x for m in moved.moves for x in (m.from_table, m.to_table)})
-        if not involved <= between:
-            return involved & between
+        involved = D.tables_moving(s, bbs)
+        if not involved or not involved <= between:
+            return set(involved & between)
         stacks = {seat.player_id: seat.stack for t in involved
                   for seat in (views[t].seats if views[t] is not None else ())}  # type: ignore
         seed = await self.seed(tid) if D.needs_break(s) else None

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+import weakref
+from collections.abc import Callable
 
 from poker.tournament.v1 import tournament_pb2 as pb
 from poker.tournament.v1 import tournament_pb2_grpc
@@ -138,9 +140,10 @@ def access_from_config(config: Config) -> Access:
     return Access(ACCESS, config.identity, "tournament")
 
 
-async def setup(server, repo, store, config: Config):
-    """boot's setup: the stream and the seed bucket, the table service and the wallet as
-    peers (the director's token to the table service), the servicer, and the loop."""
+async def open_director(repo, store, config: Config) -> tuple[Director, Callable]:
+    """A director over the stream and the seed bucket (made if missing), with the table
+    service (the director's token) and the wallet as peers and its leases held as
+    ``config.instance_id``; and what closes its leases and channels."""
     from poker.tournament.v1 import tournament_pb2_grpc as tgrpc
     await ensure_stream(store.js, config.stream_replicas)
     tlog = TournamentLog(store.nc, store.js, repo.now_ms)
@@ -157,8 +160,21 @@ async def setup(server, repo, store, config: Config):
                         wallet_pb2_grpc.WalletServiceStub(wallet_channel),
                         await open_seeds(store.js, config.stream_replicas), leases,
                         repo.now_ms)
+
+    async def close() -> None:
+        await leases.release_all()
+        await tables_channel.close()
+        await wallet_channel.close()
+
+    return director, close
+
+
+async def setup(server, repo, store, config: Config):
+    """boot's setup: the director (:func:`open_director`), the servicer, and the loop."""
+    director, close = await open_director(repo, store, config)
     tournament_pb2_grpc.add_TournamentServiceServicer_to_server(
-        TournamentService(tlog, director), server)
+        TournamentService(director.log, director), server)
+    _DIRECTORS[server] = director
     stop = asyncio.Event()
     task = asyncio.get_running_loop().create_task(
         director.run(max(config.clock_tick_ms, 10) / 1000, stop))
@@ -169,8 +185,15 @@ async def setup(server, repo, store, config: Config):
             await asyncio.wait_for(task, 5.0)
         except (TimeoutError, asyncio.CancelledError):
             pass
-        await leases.release_all()
-        await tables_channel.close()
-        await wallet_channel.close()
+        await close()
 
     return cleanup
+
+
+#: the director of each tournament server set up in this process (tests reach it here)
+_DIRECTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def director_for(server) -> Director:
+    """The director of a tournament service's gRPC server (``Server.server``)."""
+    return _DIRECTORS[server]

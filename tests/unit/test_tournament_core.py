@@ -284,6 +284,62 @@ def test_the_fold_refuses_a_seat_taken_twice_and_a_wrong_reveal():
         fold([E.PlayersSeated(s2.draws, (b"\x09" * 32).hex(), ())], s2)
 
 
+def _registered(n: int, structure: Structure | None = None) -> TournamentState:
+    s = fold(D.create(None, "t1", structure or sit_and_go(players=n), "sng", 0))
+    assert s is not None
+    for i in range(n):
+        s = fold([*D.register(s, f"p{i}", DIGEST, f"p{i}"),  # type: ignore[arg-type]
+                  E.EntryPaid(f"p{i}", 1)], s)
+    assert s is not None
+    return s
+
+
+def test_a_draw_uses_only_the_seed_committed_for_it():
+    s = _registered(9)
+    tables = ["T0"]
+    with pytest.raises(IllegalAction, match="no committed seed yet"):
+        D.start(s, SEED, tables, 0)
+    D.check_start(s)  # the rules alone need no seed: a refused start commits none
+    committed = fold(D.commit_seed(s, SEED), s)
+    assert committed is not None
+    with pytest.raises(IllegalAction, match="not the one committed for draw 1"):
+        D.start(committed, b"\x09" * 32, tables, 0)
+    started = fold(D.start(committed, SEED, tables, 0), committed)  # folds: the reveal checks
+    assert started is not None and not started.pending_commitment
+    with pytest.raises(IllegalAction, match="already started"):
+        D.check_start(started)
+    # a late seat and a table broken reveal their draw's seed likewise
+    mtt = _started(12, _mtt())
+    mtt = fold([*D.register(mtt, "late", DIGEST, "late"), E.EntryPaid("late", 1)], mtt)
+    assert mtt is not None
+    with pytest.raises(IllegalAction, match="no committed seed yet"):
+        D.seat_late(mtt, "late", SEED, mtt.live_tables())
+    mtt = fold(D.commit_seed(mtt, SEED), mtt)
+    assert mtt is not None
+    with pytest.raises(IllegalAction, match="not the one committed"):
+        D.seat_late(mtt, "late", b"\x09" * 32, mtt.live_tables())
+    for e in [e for e in mtt.in_field() if e.table_id == "T1"][:5]:
+        mtt = fold(D.eliminate(mtt, "T1", 1, [(e.player_id, 5)], 0), mtt)  # type: ignore
+    assert mtt is not None and D.needs_break(mtt)
+    with pytest.raises(IllegalAction, match="not the one committed"):
+        D.rebalance(mtt, {}, b"\x09" * 32)
+    assert fold(D.rebalance(mtt, {}, SEED), mtt) is not None
+
+
+def test_the_tables_a_move_involves_are_held_until_it_is_made():
+    s = _started(12, _mtt(late=0))  # two tables of six
+    assert D.tables_moving(s, {}) == frozenset()
+    t0 = [e for e in s.in_field() if e.table_id == "T0"]
+    s = fold(D.eliminate(s, "T0", 1, [(t0[0].player_id, 5), (t0[1].player_id, 5)], 0), s)
+    assert s is not None
+    assert D.tables_moving(s, {}) == frozenset({"T0", "T1"})  # 4 and 6: one moves
+    assert len(D.rebalance(s, {}, None)[0].moves) == 1  # type: ignore[union-attr]
+    for e in t0[2:4]:
+        s = fold(D.eliminate(s, "T0", 2, [(e.player_id, 5)], 0), s)  # type: ignore
+    assert s is not None and D.needs_break(s)  # 2 and 6: T0 breaks, both tables held
+    assert D.tables_moving(s, {}) == frozenset({"T0", "T1"})
+
+
 def test_structure_bounds():
     with pytest.raises(InvalidOptions):
         sit_and_go(players=1)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from ..errors import IllegalAction
+from ..errors import IllegalAction, InvalidEvent
 from . import events as E
 from .balance import (
     TableSeats,
@@ -19,7 +19,7 @@ from .balance import (
     late_seat,
     tables_needed,
 )
-from .draw import commitment
+from .draw import check_reveal, commitment
 from .payouts import prize_pool, prizes, shares_for
 from .ranking import placings
 from .state import EntryStatus, Status, TournamentState
@@ -109,25 +109,48 @@ def ready_to_start(s: TournamentState) -> bool:
             and not any(e.status is EntryStatus.REQUESTED for e in s.entries))
 
 
-def start(s: TournamentState, seed: bytes, table_ids: Sequence[str],
-          now_ms: int) -> list[E.TournamentEvent]:
-    """The first seating at ``table_ids`` (as many as :func:`tables_for_start`), level 1;
-    registration closes now unless it stays open for late levels."""
+def revealed(s: TournamentState, seed: bytes) -> tuple[int, str]:
+    """The draw a decision reveals ``seed`` for, and the seed as the log keeps it (hex).
+    The seed must be the one committed last and not revealed yet: a decision on any other
+    (a director that made a seed of its own while another committed theirs) appends nothing,
+    so every reveal in the log folds (state.py checks it again)."""
+    if not s.pending_commitment:
+        raise IllegalAction(f"draw {s.draws + 1} has no committed seed yet: commit one first")
+    try:
+        check_reveal(seed, s.pending_commitment)
+    except InvalidEvent:
+        raise IllegalAction(f"this seed is not the one committed for draw {s.draws}: the "
+                            f"draw uses the seed kept before its commitment") from None
+    return s.draws, seed.hex()
+
+
+def check_start(s: TournamentState) -> None:
+    """IllegalAction unless the tournament may start now (before a seed is committed for
+    the first seating: a refused start commits nothing)."""
     if s.status is not Status.REGISTERING:
         raise IllegalAction(f"tournament {s.tournament_id} has already started")
-    field = [e.player_id for e in s.in_field()]
-    if len(field) < s.structure.min_players:
-        raise IllegalAction(f"{len(field)} entries: it needs at least "
-                            f"{s.structure.min_players}")
+    field = len(s.in_field())
+    if field < s.structure.min_players:
+        raise IllegalAction(f"{field} entries: it needs at least {s.structure.min_players}")
     if any(e.status is EntryStatus.REQUESTED for e in s.entries):
         raise IllegalAction("a buy-in is being settled with the wallet: try again")
+
+
+def start(s: TournamentState, seed: bytes, table_ids: Sequence[str],
+          now_ms: int) -> list[E.TournamentEvent]:
+    """The first seating at ``table_ids`` (as many as :func:`tables_for_start`) drawn with
+    the committed ``seed``, level 1; registration closes now unless it stays open for late
+    levels."""
+    check_start(s)
     if len(table_ids) != tables_for_start(s):
         raise IllegalAction(f"the start needs {tables_for_start(s)} tables")
+    draw_no, seed_hex = revealed(s, seed)
     per_table = s.structure.seats_per_table
+    field = [e.player_id for e in s.in_field()]
     seatings = first_seating(field, [(t, per_table) for t in table_ids], seed)
     out: list[E.TournamentEvent] = [E.TournamentStarted(now_ms)]
     out += [E.TableOpened(t, per_table) for t in table_ids]
-    out += [E.PlayersSeated(s.draws, seed.hex(), seatings), E.LevelStarted(0, now_ms)]
+    out += [E.PlayersSeated(draw_no, seed_hex, seatings), E.LevelStarted(0, now_ms)]
     if not s.structure.late_levels:
         out.append(_close(s))
     return out
@@ -163,11 +186,28 @@ def seat_late(s: TournamentState, player: str, seed: bytes,
     e = s.latest(player)
     if e is None or e.status is not EntryStatus.PAID or e.table_id:
         raise IllegalAction(f"{player} has no entry waiting for a seat")
-    return [E.PlayersSeated(s.draws, seed.hex(), (late_seat(tables, player, seed),))]
+    draw_no, seed_hex = revealed(s, seed)
+    return [E.PlayersSeated(draw_no, seed_hex, (late_seat(tables, player, seed),))]
 
 
 def needs_break(s: TournamentState) -> bool:
     return bool(breakable(s.live_tables()))
+
+
+def _with_big_blinds(s: TournamentState, big_blinds: Mapping[str, int]) -> list[TableSeats]:
+    return [t.evolve(last_big_blind=big_blinds.get(t.table_id, 0)) for t in s.live_tables()]
+
+
+def tables_moving(s: TournamentState, big_blinds: Mapping[str, int]) -> frozenset[str]:
+    """The tables the next :func:`rebalance` involves (none: the tables are balanced): every
+    live table for a break (which one breaks is drawn, and its players may go to any other),
+    else the tables the balancing moves leave and join. A move is made only when all of
+    them are between hands; until then they are held (no next hand), so that the move
+    happens between two hands of each."""
+    tables = _with_big_blinds(s, big_blinds)
+    if breakable(tables):
+        return frozenset(t.table_id for t in tables)
+    return frozenset(x for m in balance(tables) for x in (m.from_table, m.to_table))
 
 
 def rebalance(s: TournamentState, big_blinds: Mapping[str, int], seed: bytes | None,
@@ -175,13 +215,14 @@ def rebalance(s: TournamentState, big_blinds: Mapping[str, int], seed: bytes | N
     """Break a table (``seed``: the draw committed for it) when the others can seat its
     players, else balance; [] when the tables are balanced. ``big_blinds``: each table's last
     big blind, ``stacks``: each player's stack (both from the tables' logs, between hands)."""
-    tables = [t.evolve(last_big_blind=big_blinds.get(t.table_id, 0)) for t in s.live_tables()]
+    tables = _with_big_blinds(s, big_blinds)
     stacks = stacks or {}
     if breakable(tables):
         if seed is None:
             raise IllegalAction("breaking a table needs a committed seed")
+        draw_no, seed_hex = revealed(s, seed)
         broken, moves = break_table(tables, seed)
-        return [E.PlayersMoved(moves, broken, s.draws, seed.hex(),
+        return [E.PlayersMoved(moves, broken, draw_no, seed_hex,
                                tuple(stacks.get(m.player_id, 0) for m in moves))]
     moves = balance(tables)
     return [E.PlayersMoved(moves, stacks=tuple(stacks.get(m.player_id, 0) for m in moves))

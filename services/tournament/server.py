@@ -6,7 +6,9 @@ process holds (POKER_TOURNAMENT_LEASES, ``tournament.<id>``): another director t
 lease's TTL when one dies.
 
 Callers' tokens as at the table service: operators create, start and cancel; players
-register and unregister (the caller's token subject); anyone reads.
+register and unregister (the caller's token subject), at most
+POKER_LIMIT_TOURNAMENT_ENTRIES_BURST at once, then POKER_LIMIT_TOURNAMENT_ENTRIES_PER_S a
+second each (shared/infra/limits.py: RESOURCE_EXHAUSTED, with when to retry); anyone reads.
 
 Environment: as every service (shared/infra/config.py), and POKER_DIRECTOR_TOKEN: the token
 (roles director and operator) the director presents to the table service;
@@ -29,6 +31,7 @@ from shared.infra.bearer import bearer
 from shared.infra.config import Config
 from shared.infra.identity import OPERATOR, PLAYER
 from shared.infra.lease import Leases
+from shared.infra.limits import LimitSettings, RateLimiter, caller_of
 from shared.infra.rpc import BadRequest, client_command_id, rpc
 from shared.infra.tls import channel
 from shared.poker.tournament import decide as D
@@ -53,9 +56,15 @@ def _tid(tournament_id: str) -> str:
 
 
 class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
-    def __init__(self, tlog: TournamentLog, director: Director) -> None:
+    def __init__(self, tlog: TournamentLog, director: Director,
+                 limits: LimitSettings | None = None) -> None:
         self.log = tlog
         self.director = director
+        limits = limits or LimitSettings()
+        #: Register and Unregister per player (each asks the wallet, and may append)
+        self.entries = RateLimiter(limits.tournament_entries_per_s,
+                                   limits.tournament_entries_burst,
+                                   "registrations and unregistrations by this player")
 
     async def _reply(self, tid: str) -> pb.TournamentView:
         lt = await self.log.get(tid)
@@ -77,6 +86,7 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     @rpc
     async def Register(self, request, context):
         tid = _tid(request.tournament_id)
+        self.entries.take(caller_of(context))
         if not TOKEN_SHA256.fullmatch(request.seat_token_sha256):
             raise BadRequest("seat_token_sha256 is the SHA-256 of your seat token as 64 "
                              "lowercase hex digits")
@@ -96,6 +106,7 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
     @rpc
     async def Unregister(self, request, context):
         tid = _tid(request.tournament_id)
+        self.entries.take(caller_of(context))
         who = caller().subject
         await self.log.get(tid)
         await self.log.execute(tid, client_command_id(f"unreg.{player_digest(who)}", request.command_id),
@@ -173,7 +184,7 @@ async def setup(server, repo, store, config: Config):
     """boot's setup: the director (:func:`open_director`), the servicer, and the loop."""
     director, close = await open_director(repo, store, config)
     tournament_pb2_grpc.add_TournamentServiceServicer_to_server(
-        TournamentService(director.log, director), server)
+        TournamentService(director.log, director, config.limits), server)
     _DIRECTORS[server] = director
     stop = asyncio.Event()
     task = asyncio.get_running_loop().create_task(

@@ -175,6 +175,9 @@ class Config:
     POKER_LIMIT_WATCH_QUEUE          64 (views waiting; then ABORTED)     limits
     POKER_LIMIT_RECEIPTS_PER_S       1 (GetReceipt per player)            limits
     POKER_LIMIT_RECEIPTS_BURST       30                                   limits
+    POKER_LIMIT_TOURNAMENT_ENTRIES_PER_S  0.2 (Register and Unregister   limits
+                                   per player, at the director)
+    POKER_LIMIT_TOURNAMENT_ENTRIES_BURST  10                              limits
     POKER_JWKS_FILE,               unset (one of them, or the table       identity
     POKER_JWKS_URL                 service refuses to start)
     POKER_JWT_ISSUER               unset (required with a JWKS)           identity

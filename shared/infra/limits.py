@@ -68,6 +68,10 @@ class LimitSettings:
     #: asked once per hand played, not per second)
     receipts_per_s: float = 1.0
     receipts_burst: int = 30
+    #: Register and Unregister per player at the tournament director: each asks the wallet
+    #: (a balance, a debit or a refund) and may append to the tournament's log for ever
+    tournament_entries_per_s: float = 0.2
+    tournament_entries_burst: int = 10
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, str]) -> LimitSettings:

@@ -125,3 +125,65 @@ async def test_only_the_director_commands_a_tournament_table(director, store):
     await _refused(store, cash.SitDown(tab.SitDownRequest(
         table_id="tt1", seat=2, buy_in=100, command_id="sd", seat_token_sha256=DIGEST),
         metadata=alice), C.FAILED_PRECONDITION, "no sitting down")
+
+
+@pytest.fixture
+async def limited(nats_server):
+    from services.stack import start_local
+    s = await start_local(nats_server.url, env={
+        "POKER_CLOCK_TICK_MS": "20", "POKER_LIMIT_TOURNAMENT_ENTRIES_BURST": "4",
+        "POKER_LIMIT_TOURNAMENT_ENTRIES_PER_S": "0.01"})
+    await s.start_service("tournament")
+    channel = s.channel("tournament")
+    yield s, tournament_pb2_grpc.TournamentServiceStub(channel)
+    await channel.close()
+    await s.stop()
+
+
+async def test_one_players_flood_of_registrations_is_refused_and_others_still_register(
+        limited, store):
+    """Alice registers and unregisters in a loop: past her burst she is refused with
+    RESOURCE_EXHAUSTED (when to retry), nothing appended and no money moved; Bob registers."""
+    stack, stub = limited
+    ops = bearer_metadata(stack.issuer.token("ops", (OPERATOR,)))
+    alice = bearer_metadata(stack.issuer.token("alice"))
+    await stub.CreateTournament(tpb.CreateTournamentRequest(
+        tournament_id="flood", structure=fast_structure(3), command_id="c"), metadata=ops)
+    await stack.deposit("alice", 1000)
+    await stack.deposit("bob", 1000)
+    for n in range(2):
+        await stub.Register(tpb.RegisterRequest(tournament_id="flood", seat_token_sha256=DIGEST,
+                                                command_id=f"r{n}"), metadata=alice)
+        await stub.Unregister(tpb.TournamentCommand(tournament_id="flood", command_id=f"u{n}"),
+                              metadata=alice)
+    await _refused(store, stub.Register(tpb.RegisterRequest(
+        tournament_id="flood", seat_token_sha256=DIGEST, command_id="r9"), metadata=alice),
+        C.RESOURCE_EXHAUSTED, "too many registrations and unregistrations by this player")
+    await _refused(store, stub.Unregister(tpb.TournamentCommand(
+        tournament_id="flood", command_id="u9"), metadata=alice), C.RESOURCE_EXHAUSTED,
+        "; retry in ")
+    bob = bearer_metadata(stack.issuer.token("bob"))
+    view = await stub.Register(tpb.RegisterRequest(
+        tournament_id="flood", seat_token_sha256=DIGEST, command_id="r1"), metadata=bob)
+    assert [(e.player_id, e.status) for e in view.entries if e.player_id == "bob"] == [
+        ("bob", "paid")]
+    balance = await stack.sponsor().wallet.Balance(wallet_pb2.BalanceRequest(
+        account=wallet_pb2.Account(player_id="alice")))
+    assert balance.balance == 1000  # two entries, each refunded
+
+
+async def test_a_player_who_keeps_withdrawing_is_refused_further_entries(director, store):
+    stack, stub, _ = director
+    ops = bearer_metadata(stack.issuer.token("ops", (OPERATOR,)))
+    alice = bearer_metadata(stack.issuer.token("alice"))
+    await stub.CreateTournament(tpb.CreateTournamentRequest(
+        tournament_id="loop", structure=fast_structure(3), command_id="c"), metadata=ops)
+    await stack.deposit("alice", 1000)
+    for n in range(3):
+        await stub.Register(tpb.RegisterRequest(tournament_id="loop", seat_token_sha256=DIGEST,
+                                                command_id=f"r{n}"), metadata=alice)
+        await stub.Unregister(tpb.TournamentCommand(tournament_id="loop", command_id=f"u{n}"),
+                              metadata=alice)
+    await _refused(store, stub.Register(tpb.RegisterRequest(
+        tournament_id="loop", seat_token_sha256=DIGEST, command_id="r9"), metadata=alice),
+        C.FAILED_PRECONDITION, "withdrawn or been refused 3 entries to loop")

@@ -215,6 +215,19 @@ def test_registration_rules():
         D.register(s, "c", DIGEST, "c")
 
 
+def test_registering_and_unregistering_in_a_loop_is_bounded():
+    s = fold(D.create(None, "t2", sit_and_go(players=2), "x", 0))
+    assert s is not None
+    for n in range(1, D.MAX_UNDONE_ENTRIES + 1):
+        s = fold([*D.register(s, "a", DIGEST, "a"), E.EntryPaid("a", n)], s)
+        s = fold(D.unregister(s, "a"), s)  # type: ignore[arg-type]
+        assert s is not None
+    with pytest.raises(IllegalAction, match="withdrawn or been refused 3 entries"):
+        D.register(s, "a", DIGEST, "a")
+    s = fold([*D.register(s, "b", DIGEST, "b"), E.EntryRefused("b", 1, "poor")], s)
+    assert s is not None and D.register(s, "b", DIGEST, "b")  # others are not held up
+
+
 def _mtt(late: int = 2, entries: int = 2) -> Structure:
     return Structure(Kind.SCHEDULED, (Level(10, 20, 0, 1), Level(20, 40, 0, 1),
                                       Level(50, 100, 10, 1), Level(0, 0, 0, 0.5, True),

@@ -27,6 +27,11 @@ from .structure import Kind, Structure, late_registration_open, level_at
 
 TOURNAMENT_ID = re.compile(r"[A-Za-z0-9_-]{1,48}")
 TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
+#: entries a player may withdraw (or have refused by the wallet) in one tournament: each is
+#: in its log for ever, so registering and unregistering in a loop is bounded (a player's
+#: entries are at most ``max_entries`` bought and these undone; the field at most
+#: ``max_players`` at once)
+MAX_UNDONE_ENTRIES = 3
 
 
 def create(state: TournamentState | None, tournament_id: str, structure: Structure,
@@ -60,6 +65,12 @@ def register(s: TournamentState, player: str, token_digest: str,
     if bought >= s.structure.max_entries:
         raise IllegalAction(f"{player} has had {bought} of the {s.structure.max_entries} "
                             f"entries allowed")
+    undone = sum(e.player_id == player and e.status in (EntryStatus.WITHDRAWN,
+                                                        EntryStatus.REFUSED)
+                 for e in s.entries)
+    if undone >= MAX_UNDONE_ENTRIES:
+        raise IllegalAction(f"{player} has withdrawn or been refused {undone} entries to "
+                            f"{s.tournament_id}: it takes no more from {player}")
     taken = sum(e.status in (EntryStatus.REQUESTED, EntryStatus.PAID, EntryStatus.BUSTED)
                 for e in s.entries)
     if taken >= s.structure.max_players:

@@ -127,7 +127,19 @@ class Director:
         s = (await self.log.get(tid)).state
         assert s is not None
         if s.status in (Status.FINISHED, Status.CANCELLED) and _settled(s):
-            self.done.add(tid)
+            await self.let_go(s)
+
+    async def let_go(self, s: TournamentState) -> None:
+        """A tournament over, its money settled: nothing is left to drive. Its lease goes
+        back, and its fold and its tables' leave the caches (a later read folds them
+        again)."""
+        tid = s.tournament_id
+        self.done.add(tid)
+        await self.leases.release(lease_name(tid))
+        self.log.forget(tid)
+        for t in s.tables:
+            self.repo.forget(t.table_id)
+        log.info("tournament over: lease and cache let go", tournament_id=tid)
 
     # --- money ---------------------------------------------------------------------------
 

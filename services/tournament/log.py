@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from nats.js.errors import APIError, NotFoundError
 
 from shared.infra.eventstore import AppendConflict, EventStore, StoreError
 from shared.infra.repository import UnknownTable
+from shared.infra.tablecache import TableCache
 from shared.poker.errors import IllegalAction
 from shared.poker.tournament import events as E
 from shared.poker.tournament.state import TournamentState, apply
@@ -72,8 +74,22 @@ class TournamentLog:
     def __init__(self, nc, js, now_ms: Callable[[], int]) -> None:
         self.store = EventStore(nc, js, stream=STREAM, prefix=PREFIX)
         self.now_ms = now_ms
-        self._cache: dict[str, Loaded] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        #: the folds (shared/infra/tablecache.py: an unused one is forgotten after
+        #: POKER_CACHE_IDLE_S, and the director forgets a tournament once it is over)
+        self._cache: TableCache[Loaded] = TableCache("tournament folds")
+        #: a tournament's lock lives while someone holds or waits for it
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = \
+            weakref.WeakValueDictionary()
+
+    def forget(self, tournament_id: str) -> None:
+        """Drop the cached fold (the next load folds the tournament from its log)."""
+        self._cache.pop(tournament_id, "released")
+
+    def kept(self, tournament_id: str) -> set[str]:
+        """What this process keeps of the tournament: its fold, its lock (a lock is kept
+        only while someone holds or waits for it)."""
+        return ({"fold"} if tournament_id in self._cache else set()) | (
+            {"lock"} if tournament_id in self._locks else set())
 
     async def ids(self) -> list[str]:
         return await self.store.table_ids()
@@ -91,7 +107,9 @@ class TournamentLog:
                 lt.state = apply(lt.state, ev)
             lt.seq, lt.at_ms = c.seq, at_ms
             lt.commands[command_id] = c.seq
-        self._cache[tournament_id] = lt
+        newest = self._cache.peek(tournament_id)
+        if newest is None or newest.seq <= lt.seq:  # (a load that finished first may be newer)
+            self._cache.put(tournament_id, lt)
         return lt
 
     async def events(self, tournament_id: str) -> list[E.TournamentEvent]:
@@ -110,7 +128,9 @@ class TournamentLog:
         """Decide on the current fold and append; (the tournament after it, whether events
         were appended). A command id already applied appends nothing; a lost race decides
         once more on the new fold."""
-        lock = self._locks.setdefault(tournament_id, asyncio.Lock())
+        lock = self._locks.get(tournament_id)
+        if lock is None:
+            lock = self._locks[tournament_id] = asyncio.Lock()
         async with lock:
             for _ in range(5):
                 lt = await self.load(tournament_id)

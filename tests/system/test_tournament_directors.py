@@ -4,25 +4,28 @@ over: the seeds of its draws, the leases, the cache and the locks (issue 30)."""
 from __future__ import annotations
 
 import asyncio
+import random
+from functools import partial
 
 import pytest
 from poker.tournament.v1 import tournament_pb2 as tpb
 from poker.tournament.v1 import tournament_pb2_grpc
 
 from services.pokerctl import tournament_bots as TB
-from services.tournament.director import SEEDS
+from services.tournament.director import SEEDS, lease_name
 from services.tournament.log import TournamentLog
-from services.tournament.server import open_director
+from services.tournament.server import director_for, open_director
 from shared.audit.tournament import audit_tournament
 from shared.infra.bearer import bearer_metadata
 from shared.infra.config import Config
 from shared.infra.identity import OPERATOR
 from shared.infra.repository import TableRepository
 from shared.infra.rpc import Unavailable
+from shared.infra.waiting import until
 from shared.poker.tournament import events as E
 from shared.poker.tournament.draw import check_reveal
 from shared.poker.tournament.state import Status
-from tests.system.test_tournaments import FAST, fast_structure
+from tests.system.test_tournaments import FAST, PLAY_S, fast_structure
 
 RACES = 6
 
@@ -92,3 +95,47 @@ async def test_two_directors_racing_start_leave_a_log_that_loads_and_audits(tsta
         await close_a()
         await close_b()
 
+
+
+async def _let_go(director, tid: str) -> None:
+    """Wait until ``director`` is done with ``tid``; then it holds nothing of it."""
+    async def done():
+        return tid in director.done
+    await until(done, 30, f"the director done with {tid}")
+    name = lease_name(tid)
+    assert name not in director.leases.held() and await director.leases.holder(name) is None
+    assert director.log.kept(tid) == set()
+    state = (await TournamentLog(director.log.store.nc, director.log.store.js,
+                                 lambda: 0).get(tid)).state
+    assert not any(director.repo.cached(t.table_id) for t in state.tables)
+
+
+async def test_a_tournament_over_leaves_no_lease_cache_or_lock_behind(tstack, store):
+    """A sit-and-go played to the end, and a tournament cancelled with an entry refunded:
+    once their money is settled the director lets go of their leases, folds and locks."""
+    from poker.table.v1 import table_pb2_grpc
+    sponsor = tstack.sponsor()
+    director = director_for(tstack.servers["tournament"].server)
+    channel, table_channel = tstack.channel("tournament"), tstack.channel("table")
+    stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+    ops = bearer_metadata(sponsor.token("ops", OPERATOR))
+    for tid in ("over", "called-off"):
+        await stub.CreateTournament(tpb.CreateTournamentRequest(
+            tournament_id=tid, structure=fast_structure(3), command_id="c"), metadata=ops)
+    await until(partial(_holds, director, "over"), 30, "the director driving 'over'")
+    botfield = await TB.register_bots(stub, sponsor, "over", 3)
+    final = await asyncio.wait_for(TB.play(
+        stub, table_pb2_grpc.TableServiceStub(table_channel), botfield, random.Random(1), ops),
+        PLAY_S)
+    assert final.status == "finished"
+    await _let_go(director, "over")
+    await TB.register_bots(stub, sponsor, "called-off", 1)
+    await stub.Cancel(tpb.TournamentCommand(tournament_id="called-off", reason="rain",
+                                            command_id="x"), metadata=ops)
+    await _let_go(director, "called-off")
+    await channel.close()
+    await table_channel.close()
+
+
+async def _holds(director, tid: str) -> bool:
+    return lease_name(tid) in director.leases.held()

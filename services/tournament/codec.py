@@ -33,8 +33,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def encode(events: list[E.TournamentEvent], command_id: str, at_ms: int) -> bytes:
+@dataclasses.dataclass(frozen=True)
+class Commit:
+    """A stored commit: the command it carried out, when, and its events."""
+
+    command_id: str
+    at_ms: int
+    events: list[E.TournamentEvent]
+    #: the command's fingerprint (shared/infra/repository.py ``digest``): a retry of the
+    #: id with another command is refused; b"" in commits made before it was kept
+    command_digest: bytes = b""
+
+
+def encode(events: list[E.TournamentEvent], command_id: str, at_ms: int,
+           command_digest: bytes = b"") -> bytes:
     return json.dumps({"command_id": command_id, "at_ms": at_ms,
+                       "command_digest": command_digest.hex(),
                        "events": [{"type": type(e).__name__, **_plain(e)} for e in events]},
                       separators=(",", ":"), sort_keys=True).encode()
 
@@ -77,8 +91,8 @@ def _value(cls: type, raw: Any) -> Any:
         raise CodecError(f"{cls.__name__}: {exc}") from None
 
 
-def decode(data: bytes) -> tuple[str, int, list[E.TournamentEvent]]:
-    """(command id, time in unix ms, events) of a stored commit."""
+def decode(data: bytes) -> Commit:
+    """A stored commit."""
     try:
         raw = json.loads(data)
         out = []
@@ -86,6 +100,7 @@ def decode(data: bytes) -> tuple[str, int, list[E.TournamentEvent]]:
             body = dict(ev)
             cls = EVENT_TYPES[body.pop("type")]
             out.append(_value(cls, body))
-        return str(raw["command_id"]), int(raw["at_ms"]), out
-    except (KeyError, TypeError, json.JSONDecodeError) as exc:
+        return Commit(str(raw["command_id"]), int(raw["at_ms"]), out,
+                      bytes.fromhex(raw.get("command_digest", "")))
+    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
         raise CodecError(f"not a tournament commit: {exc}") from None

@@ -37,14 +37,14 @@ from poker.wallet.v1 import wallet_pb2
 
 from shared.infra import failpoints
 from shared.infra.lease import Leases
-from shared.infra.repository import TableRepository
+from shared.infra.repository import TableRepository, digest
 from shared.infra.retry import RetryPolicy, retrying
 from shared.infra.rpc import Unavailable
 from shared.poker.errors import IllegalAction
 from shared.poker.state import TableState
 from shared.poker.tournament import decide as D
 from shared.poker.tournament import events as E
-from shared.poker.tournament.draw import SEED_BYTES
+from shared.poker.tournament.draw import SEED_BYTES, commitment
 from shared.poker.tournament.ranking import wallet_key
 from shared.poker.tournament.state import Entry, EntryStatus, Status, TournamentState
 
@@ -227,7 +227,8 @@ class Director:
         except KeyWrongLastSequenceError:  # another director's seed for this draw stands
             seed = bytes((await self.kv.get(key)).value)
         await self.log.execute(tid, f"seed.{draw}", lambda t: D.commit_seed(t, seed)
-                               if t is not None and t.draws + 1 == draw else [])
+                               if t is not None and t.draws + 1 == draw else [],
+                               digest("seed", commitment(seed)))
         return seed
 
     async def start(self, tid: str) -> None:

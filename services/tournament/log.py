@@ -4,7 +4,9 @@ the one the decision was made on (``Nats-Expected-Last-Subject-Sequence``, as th
 with the command id as ``Nats-Msg-Id``. The state is the fold of the events
 (shared/poker/tournament/state.py), kept per process and read on from where it was.
 
-A command id seen before returns the original outcome: the fold keeps the ids it applied."""
+A command id seen before returns the original outcome (the fold keeps the ids it applied, with
+each command's digest); seen before for another command, it is refused (CommandReused,
+INVALID_ARGUMENT, as at the tables: shared/infra/repository.py ``applied``)."""
 
 from __future__ import annotations
 
@@ -19,11 +21,11 @@ from nats.js import api as js_api
 from nats.js.errors import APIError, NotFoundError
 
 from shared.infra.eventstore import AppendConflict, EventStore, StoreError
-from shared.infra.repository import UnknownTable
+from shared.infra.repository import UnknownTable, applied, digest
 from shared.infra.tablecache import TableCache
 from shared.poker.errors import IllegalAction
 from shared.poker.tournament import events as E
-from shared.poker.tournament.state import TournamentState, apply
+from shared.poker.tournament.state import TournamentState, apply, fold
 
 from .codec import decode, encode
 
@@ -40,7 +42,8 @@ class UnknownTournament(UnknownTable):
 class Loaded:
     state: TournamentState | None = None
     seq: int = 0  # the last commit's stream sequence (0: none)
-    commands: dict[str, int] = field(default_factory=dict)  # command id -> its sequence
+    #: command id -> (its commit's sequence, the command's digest)
+    commands: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     at_ms: int = 0  # the last commit's time
 
 
@@ -102,11 +105,11 @@ class TournamentLog:
             return cached
         lt = Loaded(cached.state, cached.seq, dict(cached.commands), cached.at_ms)
         for c in commits:
-            command_id, at_ms, events = decode(c.data)
-            for ev in events:
+            commit = decode(c.data)
+            for ev in commit.events:
                 lt.state = apply(lt.state, ev)
-            lt.seq, lt.at_ms = c.seq, at_ms
-            lt.commands[command_id] = c.seq
+            lt.seq, lt.at_ms = c.seq, commit.at_ms
+            lt.commands[commit.command_id] = (c.seq, commit.command_digest)
         newest = self._cache.peek(tournament_id)
         if newest is None or newest.seq <= lt.seq:  # (a load that finished first may be newer)
             self._cache.put(tournament_id, lt)
@@ -114,7 +117,7 @@ class TournamentLog:
 
     async def events(self, tournament_id: str) -> list[E.TournamentEvent]:
         """Every event of the tournament, in order (what the audit re-decides)."""
-        return [ev for c in await self.store.read(tournament_id) for ev in decode(c.data)[2]]
+        return [ev for c in await self.store.read(tournament_id) for ev in decode(c.data).events]
 
     async def get(self, tournament_id: str) -> Loaded:
         lt = await self.load(tournament_id)
@@ -123,23 +126,30 @@ class TournamentLog:
         return lt
 
     async def execute(self, tournament_id: str, command_id: str,
-                      decide: Callable[[TournamentState | None], list[E.TournamentEvent]]
-                      ) -> tuple[Loaded, bool]:
+                      decide: Callable[[TournamentState | None], list[E.TournamentEvent]],
+                      command_digest: bytes | None = None) -> tuple[Loaded, bool]:
         """Decide on the current fold and append; (the tournament after it, whether events
-        were appended). A command id already applied appends nothing; a lost race decides
-        once more on the new fold."""
+        were appended). ``command_digest``: the command's fingerprint (repository.digest of
+        its kind and arguments; None: the id alone names it, as the director's own ids do).
+        A command id already applied appends nothing, and CommandReused if it was applied
+        for another command (repository.applied, as at the tables); a lost race decides
+        once more on the new fold. The events are folded before they are appended: a
+        decision the fold refuses is a bug, and never reaches the log."""
+        if command_digest is None:
+            command_digest = digest("system", command_id)
         lock = self._locks.get(tournament_id)
         if lock is None:
             lock = self._locks[tournament_id] = asyncio.Lock()
         async with lock:
             for _ in range(5):
                 lt = await self.load(tournament_id)
-                if command_id in lt.commands:
+                if applied(lt.commands, command_id, command_digest) is not None:
                     return lt, False
                 events = decide(lt.state)
                 if not events:
                     return lt, False
-                data = encode(events, command_id, self.now_ms())
+                fold(events, lt.state)
+                data = encode(events, command_id, self.now_ms(), command_digest)
                 try:  # the message id names the tournament: ids repeat across tournaments
                     await self.store.append(tournament_id, data, lt.seq,
                                             f"{tournament_id}:{command_id}")

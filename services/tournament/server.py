@@ -32,6 +32,7 @@ from shared.infra.config import Config
 from shared.infra.identity import OPERATOR, PLAYER
 from shared.infra.lease import Leases
 from shared.infra.limits import LimitSettings, RateLimiter, caller_of
+from shared.infra.repository import digest
 from shared.infra.rpc import BadRequest, client_command_id, rpc
 from shared.infra.tls import channel
 from shared.poker.tournament import decide as D
@@ -79,8 +80,9 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         if len(request.name) > 100 or not request.name.isprintable():
             raise BadRequest("a name is at most 100 printable characters")
         command_id = client_command_id("create", request.command_id)
+        name = request.name or tid
         await self.log.execute(tid, command_id, lambda s: D.create(
-            s, tid, structure, request.name or tid, self.log.now_ms()))
+            s, tid, structure, name, self.log.now_ms()), digest("create", structure, name))
         return await self._reply(tid)
 
     @rpc
@@ -99,7 +101,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
             await self.director.check_funds(who.subject, lt.state.structure.buy_in
                                             + lt.state.structure.fee)
         await self.log.execute(tid, command_id, lambda s: D.register(
-            s, who.subject, request.seat_token_sha256, who.name) if s else [])
+            s, who.subject, request.seat_token_sha256, who.name) if s else [],
+            digest("register", request.seat_token_sha256))
         await self.director.settle_money(tid)
         return await self._reply(tid)
 
@@ -109,8 +112,9 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         self.entries.take(caller_of(context))
         who = caller().subject
         await self.log.get(tid)
-        await self.log.execute(tid, client_command_id(f"unreg.{player_digest(who)}", request.command_id),
-                               lambda s: D.unregister(s, who) if s else [])
+        await self.log.execute(
+            tid, client_command_id(f"unreg.{player_digest(who)}", request.command_id),
+            lambda s: D.unregister(s, who) if s else [], digest("unregister"))
         await self.director.settle_money(tid)
         return await self._reply(tid)
 
@@ -128,7 +132,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
             raise BadRequest("a reason is at most 200 printable characters")
         await self.log.get(tid)
         await self.log.execute(tid, client_command_id("cancel", request.command_id),
-                               lambda s: D.cancel(s, request.reason) if s else [])
+                               lambda s: D.cancel(s, request.reason) if s else [],
+                               digest("cancel", request.reason))
         await self.director.settle_money(tid)
         return await self._reply(tid)
 

@@ -19,7 +19,7 @@ import hashlib
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import structlog
@@ -95,6 +95,20 @@ class LoadedTable:
 def digest(*parts: object) -> bytes:
     """A command's fingerprint: its kind and arguments."""
     return hashlib.sha256(repr(parts).encode()).digest()
+
+
+def applied(commands: Mapping[str, tuple[int, bytes]], command_id: str,
+            command_digest: bytes) -> int | None:
+    """The sequence of the commit that applied ``command_id`` (None: not applied); a retry
+    of it gets that commit's outcome. CommandReused if the id was applied for a different
+    command (another digest): a client's id names one command only."""
+    seen = commands.get(command_id)
+    if seen is None:
+        return None
+    if seen[1] != command_digest:
+        raise CommandReused(f"command id {command_id!r} was already used for a different "
+                            f"command: use a new id for a new command")
+    return seen[0]
 
 
 def read_commit(stored: Stored) -> ParsedCommit:
@@ -401,12 +415,9 @@ class TableRepository:
         async with self.lock(table_id):
             for attempt in range(2):
                 lt = await self.load(table_id, min_version if attempt == 0 else None)
-                seen = lt.commands.get(command_id)
+                seen = applied(lt.commands, command_id, command_digest)
                 if seen is not None:
-                    if seen[1] != command_digest:
-                        raise CommandReused(f"command id {command_id!r} was already used "
-                                            f"for a different command")
-                    return Outcome(seen[0], 0, duplicate=True)
+                    return Outcome(seen, 0, duplicate=True)
                 try:
                     if guard is not None:
                         guard(lt)

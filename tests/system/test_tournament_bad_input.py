@@ -91,6 +91,19 @@ async def test_bad_commands_change_nothing(director, store):
     await _refused(store, stub.Register(tpb.RegisterRequest(
         tournament_id="bad1", seat_token_sha256=DIGEST, command_id="r5"), metadata=alice),
         C.FAILED_PRECONDITION, "already registered")
+    # a command id reused for another command is refused, as at the tables; the same
+    # command again is a retry, answered with the tournament as it stands
+    await _refused(store, stub.Register(tpb.RegisterRequest(
+        tournament_id="bad1", seat_token_sha256="cd" * 32, command_id="r4"), metadata=alice),
+        C.INVALID_ARGUMENT, "already used for a different command")
+    await _refused(store, stub.CreateTournament(tpb.CreateTournamentRequest(
+        tournament_id="bad1", structure=fast_structure(4), command_id="c"), metadata=ops),
+        C.INVALID_ARGUMENT, "already used for a different command")
+    before = await _last(store, STREAM)
+    again = await stub.Register(tpb.RegisterRequest(
+        tournament_id="bad1", seat_token_sha256=DIGEST, command_id="r4"), metadata=alice)
+    assert [e.entry_no for e in again.entries if e.player_id == "alice"] == [1]
+    assert await _last(store, STREAM) == before
     balance = await stack.sponsor().wallet.Balance(wallet_pb2.BalanceRequest(
         account=wallet_pb2.Account(player_id="alice")))
     assert balance.balance == 1000 - 110  # one entry, one debit
@@ -187,3 +200,21 @@ async def test_a_player_who_keeps_withdrawing_is_refused_further_entries(directo
     await _refused(store, stub.Register(tpb.RegisterRequest(
         tournament_id="loop", seat_token_sha256=DIGEST, command_id="r9"), metadata=alice),
         C.FAILED_PRECONDITION, "withdrawn or been refused 3 entries to loop")
+
+
+async def test_a_decision_the_fold_refuses_never_reaches_the_log(director, store):
+    """The log folds a decision's events before appending them: a reveal that is not the
+    committed seed (a bug, were a decision to make one) raises and appends nothing."""
+    from services.tournament.log import TournamentLog
+    from shared.poker.errors import InvalidEvent
+    from shared.poker.tournament import events as TE
+    stack, stub, _ = director
+    ops = bearer_metadata(stack.issuer.token("ops", (OPERATOR,)))
+    await stub.CreateTournament(tpb.CreateTournamentRequest(
+        tournament_id="bug", structure=fast_structure(3), command_id="c"), metadata=ops)
+    tlog = TournamentLog(store.nc, store.js, lambda: 0)
+    before = await _last(store, STREAM)
+    with pytest.raises(InvalidEvent, match="draw 1 was not the last committed"):
+        await tlog.execute("bug", "wrong", lambda s: [TE.PlayersSeated(1, "00" * 32, ())])
+    assert await _last(store, STREAM) == before
+    assert (await tlog.get("bug")).state is not None  # the log still loads

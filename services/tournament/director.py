@@ -44,9 +44,11 @@ from shared.poker.errors import IllegalAction
 from shared.poker.state import TableState
 from shared.poker.tournament import decide as D
 from shared.poker.tournament import events as E
+from shared.poker.tournament import tables as T
 from shared.poker.tournament.draw import SEED_BYTES, commitment
 from shared.poker.tournament.ranking import wallet_key
 from shared.poker.tournament.state import Entry, EntryStatus, Status, TournamentState
+from shared.poker.tournament.structure import played_level
 
 from .log import TournamentLog
 
@@ -68,9 +70,8 @@ def player_digest(player: str) -> str:  # noqa: D401
 
 
 def level_message(s: TournamentState) -> pb.Level:
-    """The level the tables play (during a break: the last level played)."""
-    levels = s.structure.levels[:max(s.level, 0) + 1]
-    lv = next(lv for lv in reversed(levels) if not lv.is_break)
+    """The level the tables play (structure.played_level)."""
+    lv = played_level(s.structure, s.level)
     return pb.Level(small_blind=lv.small_blind, big_blind=lv.big_blind, ante=lv.ante,
                     minutes=lv.minutes)
 
@@ -286,10 +287,7 @@ class Director:
             assert view is not None
             s = (await self.log.get(tid)).state
             assert s is not None
-            mine = {p for _, p in s.table(table_id).players}
-            starts = {p.seat: p.start_stack for p in view.hand.players} if view.hand else {}
-            busts = [(seat.player_id, starts.get(seat.seat, 0)) for seat in view.seats
-                     if seat.stack == 0 and seat.player_id in mine]
+            busts = T.busted_after_hand(s, table_id, view)
             if busts:
                 await self.log.execute(
                     tid, f"bust.{table_id}.{view.last_hand_no}",
@@ -372,17 +370,14 @@ class Director:
     async def _release(self, tid: str, between: set[str], held: set[str]) -> None:
         s = (await self.log.get(tid)).state
         assert s is not None
-        if s.status is not Status.RUNNING or s.structure.levels[s.level].is_break:
-            return
-        live = {t.table_id for t in s.live_tables()}
-        if D.hand_for_hand(s) and not live <= between:
-            return  # every table waits for the others
-        for t in s.live_tables():
-            view = await self._table(t.table_id)
-            if (t.table_id in between and t.table_id not in held and view is not None
-                    and len(t.players) >= 2 and len(view.seats) == len(t.players)):
-                await self.tables.Release(pb.TableCommandRequest(
-                    table_id=t.table_id, command_id=f"{tid}.deal.{view.last_hand_no}"))
+        views = {t.table_id: await self._table(t.table_id) for t in s.live_tables()
+                 if t.table_id in between}
+        seated = {t: len(v.seats) for t, v in views.items() if v is not None}
+        for table_id in T.tables_to_release(s, between, held, seated):
+            view = views[table_id]
+            assert view is not None
+            await self.tables.Release(pb.TableCommandRequest(
+                table_id=table_id, command_id=f"{tid}.deal.{view.last_hand_no}"))
 
 
 def _eliminate(table_id: str, hand_no: int, busts: list[tuple[str, int]], now_ms: int,

@@ -109,6 +109,14 @@ def level_at(structure: Structure, elapsed_ms: int) -> tuple[int, int]:
     return len(structure.levels) - 1, 0
 
 
+def played_level(structure: Structure, level_index: int) -> Level:
+    """The level the tables play at ``level_index`` (0-based; before the start, the first):
+    during a break, the last level played before it (a break's blinds are unused; the
+    tables keep the last ones for the hand that starts after it)."""
+    levels = structure.levels[:max(level_index, 0) + 1]
+    return next(lv for lv in reversed(levels) if not lv.is_break)
+
+
 def late_registration_open(structure: Structure, level_index: int) -> bool:
     """Registration (and re-entry) is open while fewer than ``late_levels`` levels are over."""
     return level_index < structure.late_levels

@@ -11,12 +11,15 @@ effect at a hand's start, and hand-for-hand is the director releasing every tabl
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Set
 
 from .. import events as E
 from ..errors import IllegalAction
 from ..options import AnteType, Game, TableOptions, table_options
 from ..options import Structure as Betting
 from ..state import TableState
+from .decide import hand_for_hand
+from .state import Status, TournamentState
 from .structure import Level
 
 #: the action clock at tournament tables unless the director says otherwise (seconds)
@@ -79,3 +82,31 @@ def release(table: TableState) -> list[E.TablePaused]:
     """Let the next hand start."""
     _between_hands(table, "the next hand")
     return [E.TablePaused(False)] if table.paused else []
+
+
+def busted_after_hand(s: TournamentState, table_id: str,
+                      table: TableState) -> list[tuple[str, int]]:
+    """The players the tournament seats at ``table_id`` whom its last hand left without
+    chips, each with the stack that hand started with (TDA: what ranks players out in the
+    same hand): (player, starting stack), for ``decide.eliminate``."""
+    mine = {p for _, p in s.table(table_id).players}
+    starts = {p.seat: p.start_stack for p in table.hand.players} if table.hand else {}
+    return [(seat.player_id, starts.get(seat.seat, 0)) for seat in table.seats
+            if seat.stack == 0 and seat.player_id in mine]
+
+
+def tables_to_release(s: TournamentState, between: Set[str], held: Set[str],
+                      seated: Mapping[str, int]) -> list[str]:
+    """The tables whose next hand may start now: none while the tournament is not running or
+    on a break, none hand-for-hand until every table is between hands; else each table
+    between hands, not held for a move (``held``), with two players or more, once its table
+    seats (``seated``: how many each table's log seats) all the players the tournament's log
+    puts there."""
+    if s.status is not Status.RUNNING or s.structure.levels[s.level].is_break:
+        return []
+    live = s.live_tables()
+    if hand_for_hand(s) and not {t.table_id for t in live} <= between:
+        return []  # every table waits for the others
+    return [t.table_id for t in live
+            if t.table_id in between and t.table_id not in held and t.count >= 2
+            and seated.get(t.table_id) == t.count]

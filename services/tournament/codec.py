@@ -43,12 +43,15 @@ class Commit:
     #: the command's fingerprint (shared/infra/repository.py ``digest``): a retry of the
     #: id with another command is refused; b"" in commits made before it was kept
     command_digest: bytes = b""
+    #: the hash chain: the previous commit's link_hash (shared/infra/commits.py; b"" for
+    #: the first); None in a commit made before the chain
+    prev_hash: bytes | None = None
 
 
 def encode(events: list[E.TournamentEvent], command_id: str, at_ms: int,
-           command_digest: bytes = b"") -> bytes:
+           command_digest: bytes = b"", prev_hash: bytes = b"") -> bytes:
     return json.dumps({"command_id": command_id, "at_ms": at_ms,
-                       "command_digest": command_digest.hex(),
+                       "command_digest": command_digest.hex(), "prev_hash": prev_hash.hex(),
                        "events": [{"type": type(e).__name__, **_plain(e)} for e in events]},
                       separators=(",", ":"), sort_keys=True).encode()
 
@@ -100,7 +103,9 @@ def decode(data: bytes) -> Commit:
             body = dict(ev)
             cls = EVENT_TYPES[body.pop("type")]
             out.append(_value(cls, body))
+        prev = raw.get("prev_hash")
         return Commit(str(raw["command_id"]), int(raw["at_ms"]), out,
-                      bytes.fromhex(raw.get("command_digest", "")))
+                      bytes.fromhex(raw.get("command_digest", "")),
+                      None if prev is None else bytes.fromhex(prev))
     except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
         raise CodecError(f"not a tournament commit: {exc}") from None

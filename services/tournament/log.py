@@ -11,6 +11,7 @@ INVALID_ARGUMENT, as at the tables: shared/infra/repository.py ``applied``)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 import weakref
 from collections.abc import Callable
@@ -20,14 +21,15 @@ import nats
 from nats.js import api as js_api
 from nats.js.errors import APIError, NotFoundError
 
-from shared.infra.eventstore import AppendConflict, EventStore, StoreError
-from shared.infra.repository import UnknownTable, applied, digest
+from shared.infra.commits import link_hash
+from shared.infra.eventstore import AppendConflict, EventStore, Stored, StoreError
+from shared.infra.repository import CorruptLog, UnknownTable, applied, digest
 from shared.infra.tablecache import TableCache
 from shared.poker.errors import IllegalAction
 from shared.poker.tournament import events as E
 from shared.poker.tournament.state import TournamentState, apply, fold
 
-from .codec import decode, encode
+from .codec import Commit, decode, encode
 
 STREAM = "POKER_TOURNAMENTS"
 PREFIX = "poker.tournament."
@@ -45,6 +47,23 @@ class Loaded:
     #: command id -> (its commit's sequence, the command's digest)
     commands: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     at_ms: int = 0  # the last commit's time
+    last_hash: bytes = b""  # the last commit's link_hash: the next one's prev_hash
+    chained: bool = False  # a commit so far carried a prev_hash (after it, every one must)
+
+
+def read_link(stored: Stored, last_hash: bytes,
+              chained: bool) -> tuple[Commit, bytes, bool]:
+    """A stored commit, decoded, if it is the next link of the tournament's hash chain (its
+    prev_hash the previous commit's link_hash, shared/infra/commits.py, as the tables'
+    envelopes); with the chain's new last hash and whether it has begun. CorruptLog
+    (DATA_LOSS) where the chain breaks: a commit changed, removed, inserted or moved.
+    Commits made before the chain carry none: only before the first that does."""
+    commit = decode(stored.data)
+    made_before_the_chain = commit.prev_hash is None and not chained
+    if not made_before_the_chain and commit.prev_hash != last_hash:
+        raise CorruptLog(f"the tournament's hash chain breaks at commit {stored.seq}: a "
+                         f"commit was changed, removed, inserted or reordered")
+    return commit, link_hash(stored.data), not made_before_the_chain
 
 
 def stream_config(replicas: int = 1) -> js_api.StreamConfig:
@@ -103,9 +122,9 @@ class TournamentLog:
         commits = await self.store.read(tournament_id, cached.seq)
         if not commits:
             return cached
-        lt = Loaded(cached.state, cached.seq, dict(cached.commands), cached.at_ms)
+        lt = dataclasses.replace(cached, commands=dict(cached.commands))
         for c in commits:
-            commit = decode(c.data)
+            commit, lt.last_hash, lt.chained = read_link(c, lt.last_hash, lt.chained)
             for ev in commit.events:
                 lt.state = apply(lt.state, ev)
             lt.seq, lt.at_ms = c.seq, commit.at_ms
@@ -117,7 +136,12 @@ class TournamentLog:
 
     async def events(self, tournament_id: str) -> list[E.TournamentEvent]:
         """Every event of the tournament, in order (what the audit re-decides)."""
-        return [ev for c in await self.store.read(tournament_id) for ev in decode(c.data).events]
+        events: list[E.TournamentEvent] = []
+        last_hash, chained = b"", False
+        for c in await self.store.read(tournament_id):
+            commit, last_hash, chained = read_link(c, last_hash, chained)
+            events += commit.events
+        return events
 
     async def get(self, tournament_id: str) -> Loaded:
         lt = await self.load(tournament_id)
@@ -149,7 +173,8 @@ class TournamentLog:
                 if not events:
                     return lt, False
                 fold(events, lt.state)
-                data = encode(events, command_id, self.now_ms(), command_digest)
+                data = encode(events, command_id, self.now_ms(), command_digest,
+                              lt.last_hash)
                 try:  # the message id names the tournament: ids repeat across tournaments
                     await self.store.append(tournament_id, data, lt.seq,
                                             f"{tournament_id}:{command_id}")

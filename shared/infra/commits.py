@@ -18,6 +18,7 @@ envelope, reads :func:`read_envelopes` instead (the same parse, without the keep
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +30,13 @@ from .secrecy import Keyring
 _UNSET = object()
 _ENVELOPE = pb.EventEnvelope.FromString
 _COMMIT = pb.Commit.FromString
+
+
+def link_hash(raw: bytes) -> bytes:
+    """What the next link of a log's hash chain carries as its ``prev_hash``: the SHA-256 of
+    this link's exact bytes (a table's event envelope, a tournament's commit); the first
+    link carries b"". A link changed, removed, inserted or moved breaks the chain there."""
+    return hashlib.sha256(raw).digest()
 
 
 class CommitParseError(CodecError):

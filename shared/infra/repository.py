@@ -33,7 +33,13 @@ from shared.poker.state import TableState
 
 from . import metrics, tablecache
 from .codec import CodecError, decode_body, encode_body
-from .commits import CommitParseError, ParsedCommit, parse_commit, read_envelopes
+from .commits import (
+    CommitParseError,
+    ParsedCommit,
+    link_hash,
+    parse_commit,
+    read_envelopes,
+)
 from .eventstore import AppendConflict, EventStore, Stored
 from .secrecy import Keyring, Sealing
 from .tablecache import TableCache
@@ -151,7 +157,7 @@ def fold_commit(lt: LoadedTable, stored: Stored, keyring: Keyring | None = None,
         except (CodecError, InvalidEvent) as exc:
             raise CorruptLog(f"commit {stored.seq}: {exc}") from None
         decoded.append(event)
-        last_hash = hashlib.sha256(raw).digest()
+        last_hash = link_hash(raw)
         count += 1
     if parsed is not None:
         parsed.decoded(keyring, decoded)  # for the caller: decoded once
@@ -189,7 +195,7 @@ def build_commit(table_id: str, hand_no: int, command_id: str, command_digest: b
         encode_body(event, env, sealing)
         raw = env.SerializeToString(deterministic=True)
         commit.events.append(raw)
-        prev_hash = hashlib.sha256(raw).digest()
+        prev_hash = link_hash(raw)
     return commit.SerializeToString(deterministic=True)
 
 

@@ -218,3 +218,51 @@ async def test_a_decision_the_fold_refuses_never_reaches_the_log(director, store
         await tlog.execute("bug", "wrong", lambda s: [TE.PlayersSeated(1, "00" * 32, ())])
     assert await _last(store, STREAM) == before
     assert (await tlog.get("bug")).state is not None  # the log still loads
+
+
+async def test_a_tournament_log_changed_after_the_fact_breaks_its_hash_chain(director, store):
+    """A tournament's commits copied to another tournament's subject load as they are; with
+    one changed, the copy's chain breaks at the next commit: the log does not load
+    (DATA_LOSS) and the audit names the tournament."""
+    import json
+
+    from services.tournament.audit import audit_tournaments, read_tournaments
+    from services.tournament.log import TournamentLog
+    from shared.infra.repository import CorruptLog
+    stack, stub, _ = director
+    ops = bearer_metadata(stack.issuer.token("ops", (OPERATOR,)))
+    alice = bearer_metadata(stack.issuer.token("alice"))
+    await stub.CreateTournament(tpb.CreateTournamentRequest(
+        tournament_id="chain", structure=fast_structure(3), command_id="c"), metadata=ops)
+    await stack.deposit("alice", 1000)
+    await stub.Register(tpb.RegisterRequest(tournament_id="chain", seat_token_sha256=DIGEST,
+                                            command_id="r"), metadata=alice)
+    tlog = TournamentLog(store.nc, store.js, lambda: 0)
+    commits = await tlog.store.read("chain")
+    assert len(commits) == 3  # created, entry requested, entry paid
+
+    async def copy(to: str, change=lambda data: data) -> None:
+        seq = 0
+        for k, c in enumerate(commits):
+            seq, _ = await tlog.store.append(to, change(c.data) if k == 1 else c.data, seq,
+                                             f"{to}:{k}")
+
+    def another_token(data: bytes) -> bytes:
+        raw = json.loads(data)
+        raw["events"][0]["token_digest"] = "cd" * 32
+        return json.dumps(raw, separators=(",", ":"), sort_keys=True).encode()
+
+    await copy("copied")
+    assert (await tlog.get("copied")).state.entries[0].player_id == "alice"
+    await copy("changed", another_token)
+    with pytest.raises(CorruptLog, match="hash chain breaks at commit"):
+        await tlog.get("changed")
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await stub.GetTournament(tpb.GetTournamentRequest(tournament_id="changed"),
+                                 metadata=ops)
+    assert err.value.code() is C.DATA_LOSS
+    problems = await audit_tournaments(store, await read_tournaments(store))
+    assert [p for p in problems if "hash chain" in p] == [
+        f"tournament changed: its log does not hold: the tournament's hash chain breaks at "
+        f"commit {(await tlog.store.read('changed'))[2].seq}: a commit was changed, removed, "
+        f"inserted or reordered"]

@@ -46,7 +46,7 @@ from shared.poker.tournament import decide as D
 from shared.poker.tournament import events as E
 from shared.poker.tournament import tables as T
 from shared.poker.tournament.draw import SEED_BYTES, commitment
-from shared.poker.tournament.ranking import wallet_key
+from shared.poker.tournament.ranking import house_key, prizes_payable, wallet_key
 from shared.poker.tournament.state import Entry, EntryStatus, Status, TournamentState
 from shared.poker.tournament.structure import played_level
 
@@ -154,11 +154,44 @@ class Director:
             elif e.status is EntryStatus.WITHDRAWN and not e.refunded:
                 await self._credit(tid, e, "refund", s.structure.buy_in + s.structure.fee,
                                    lambda t, e=e: D.refund_paid(t, e.player_id, e.entry_no))
+        await self._house(tid, s)
+        s = (await self.log.get(tid)).state
+        assert s is not None
+        if not prizes_payable(s):
+            return  # the pool waits for the house's overlay
         for p in s.prize_requests:
             if not s.entry(p.player_id, p.entry_no).prize_paid:
                 failpoints.hit("tournament.before_prize")
                 await self._credit(tid, s.entry(p.player_id, p.entry_no), "prize", p.amount,
                                    lambda t, p=p: D.prize_paid(t, p.player_id, p.entry_no))
+
+    async def _house(self, tid: str, s: TournamentState) -> None:
+        """Once registration has closed: the fees credited to the house, then the
+        guarantee's overlay debited of it (TournamentState.house_due). A refusal (the house short of
+        the overlay) is logged and tried again next tick; meanwhile play goes on and the
+        prizes wait for it."""
+        fees, overlay = s.house_due()
+        if fees and not s.fees_paid:
+            await retrying(self.wallet.Credit, self._house_transfer(tid, "fees", fees),
+                           policy=WALLET)
+            await self.log.execute(tid, "fees", lambda t: D.fees_paid(t) if t else [])
+        if overlay and not s.overlay_paid:
+            try:
+                await retrying(self.wallet.Debit,
+                               self._house_transfer(tid, "overlay", overlay), policy=WALLET)
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
+                    raise
+                log.warning("the house cannot pay the guarantee's overlay: the prizes wait",
+                            tournament_id=tid, overlay=overlay, reason=exc.details())
+                return
+            await self.log.execute(tid, "overlay", lambda t: D.overlay_paid(t) if t else [])
+
+    @staticmethod
+    def _house_transfer(tid: str, kind: str, amount: int) -> wallet_pb2.Transfer:
+        return wallet_pb2.Transfer(account=wallet_pb2.Account(house=True), amount=amount,
+                                   idempotency_key=house_key(tid, kind),
+                                   reference=f"tournament {tid} {kind}")
 
     async def check_funds(self, player: str, amount: int) -> None:
         """Refuse a registration the balance cannot cover before anything is appended (the
@@ -395,11 +428,12 @@ def _table_ids(tid: str, s: TournamentState) -> list[str]:
 
 
 def _settled(s: TournamentState) -> bool:
-    """No money left to move."""
-    return not any(e.status is EntryStatus.REQUESTED
-                   or (e.status is EntryStatus.WITHDRAWN and not e.refunded) for e in s.entries
-                   ) and all(s.entry(p.player_id, p.entry_no).prize_paid
-                             for p in s.prize_requests)
+    """No money left to move: buy-ins, refunds, the house's fees and overlay, prizes."""
+    unsettled = any(e.status is EntryStatus.REQUESTED
+                    or (e.status is EntryStatus.WITHDRAWN and not e.refunded)
+                    for e in s.entries)
+    return (not unsettled and s.house_due() == (s.fees_paid, s.overlay_paid)
+            and all(s.entry(p.player_id, p.entry_no).prize_paid for p in s.prize_requests))
 
 
 async def open_seeds(js, replicas: int = 1):

@@ -12,8 +12,10 @@ The rules (the decisions, pure):
 
 - amounts are whole chips, 1 to :data:`MAX_CHIPS`; a balance stays within 0..MAX_CHIPS;
 - a deposit goes to a player (money in); a withdrawal takes from a player or the house (money
-  out: the operator takes its rake); a debit takes from a player (chips to a table; the house
-  is never debited); a credit goes to a player or the house (a cash-out, the rake);
+  out: the operator takes its rake); a debit takes from a player (chips to a table, a
+  tournament's buy-in) or the house (a tournament's guarantee overlay: what the house adds to
+  a prize pool the buy-ins leave below the guarantee); a credit goes to a player or the house
+  (a cash-out, a prize; the rake, a tournament's fees);
 - an idempotency key (1 to 200 printable ASCII characters) is kept per account: the same key
   with the same movement and amount returns the first receipt and moves nothing; with other
   arguments it is refused; a refused movement records nothing, so a retry may succeed later.
@@ -200,8 +202,6 @@ def _amount_problem(amount: int) -> str | None:
 def _movement_problem(account: AccountId, movement: int) -> str | None:
     if account.house and movement == DEPOSIT:
         return "the house takes no deposits: its chips come from the rake (credits)"
-    if account.house and movement == DEBIT:
-        return "the house is never debited: only the admin withdraws its rake"
     return None
 
 

@@ -31,7 +31,12 @@ from typing import Any
 
 from poker.wallet.v1 import wallet_pb2
 
-from shared.poker.tournament.ranking import money_audit, wallet_key, wallet_movements
+from shared.poker.tournament.ranking import (
+    house_key,
+    money_audit,
+    wallet_key,
+    wallet_movements,
+)
 from shared.poker.tournament.state import EntryStatus, TournamentState
 
 from .auditor import TableAudit
@@ -50,8 +55,9 @@ class MoneyAudit:
     in_transit: int = 0
     tables: int = 0
     sagas: int = 0  # matched with the ledger
-    #: what tournaments hold: buy-ins and fees debited, less refunds and prizes credited
-    #: (their fees, and the prize pools not paid out yet)
+    #: what tournaments hold: buy-ins and fees debited and overlays paid in by the house,
+    #: less refunds, prizes and the fees credited to the house (prize pools not paid out
+    #: yet, fees not credited yet)
     in_tournaments: int = 0
     tournaments: int = 0
     problems: list[str] = field(default_factory=list)
@@ -143,21 +149,27 @@ def audit_money(tables: Iterable[TableAudit], ledger,
 
 def _tournament(money: MoneyAudit, state: TournamentState, moves: dict,
                 claimed: set[str]) -> None:
-    """A tournament's movements against the ledger (each once, as its log says), and what
-    it holds: buy-ins = prizes + fees + held (shared/poker/tournament/ranking.py). A buy-in
-    the wallet debited that the log has not settled yet is in transit."""
+    """A tournament's movements against the ledger (each once, as its log says, the house's
+    fees and overlay too), and what it holds: buy-ins + the overlay the house paid = prizes
+    + fees credited to the house + held, nothing held below 0 (no prize paid from an overlay
+    the house has not paid: shared/poker/tournament/ranking.py). A buy-in the wallet debited
+    that the log has not settled yet is in transit."""
     money.tournaments += 1
     audit = money_audit(state)
     if not audit.balanced:
-        money.problems.append(f"tournament {state.tournament_id}: buy-ins {audit.buy_ins} != "
-                              f"prizes {audit.prizes} + fees {audit.fees} + held {audit.held}")
+        money.problems.append(
+            f"tournament {state.tournament_id}: buy-ins {audit.buy_ins} + overlay "
+            f"{audit.overlay} != prizes {audit.prizes} + fees {audit.fees} + held {audit.held}"
+            f", or it holds less than nothing (of the pool: {audit.pool_held})")
     for key, player, debit, amount in wallet_movements(state):
         claimed.add(key)
         move = moves.get(key)
         want = DEBIT if debit else CREDIT
-        if move is None or move[1].movement != want or move[1].amount != amount:
+        whose = "the house" if not player else player
+        if (move is None or move[1].movement != want or move[1].amount != amount
+                or move[0].house != (not player)):
             money.problems.append(f"tournament {state.tournament_id}: the wallet has no "
-                                  f"{'debit' if debit else 'credit'} of {amount} for {player} "
+                                  f"{'debit' if debit else 'credit'} of {amount} for {whose} "
                                   f"with key {key!r}")
             continue
         money.sagas += 1
@@ -172,6 +184,13 @@ def _tournament(money: MoneyAudit, state: TournamentState, moves: dict,
         if not state.entry(p.player_id, p.entry_no).prize_paid and key in moves:
             claimed.add(key)
             money.in_tournaments -= moves[key][1].amount
+    fees, overlay = state.house_due()  # the house's, moved and not in the log yet
+    for kind, due, done, sign in (("fees", fees, state.fees_paid, -1),
+                                  ("overlay", overlay, state.overlay_paid, 1)):
+        key = house_key(state.tournament_id, kind)
+        if due and not done and key in moves:
+            claimed.add(key)
+            money.in_tournaments += sign * moves[key][1].amount
 
 
 def _mismatch(saga, move) -> str | None:

@@ -94,8 +94,9 @@ def check_prizes(state: TournamentState) -> None:
 
 async def check_audits(store, state: TournamentState, keyring) -> None:
     """Every table of the tournament passes the table audit (its director's seatings
-    re-decided), and the money audit matches every entry and prize with the wallet's ledger:
-    buy-ins = prizes + fees + held; a ledger without one prize's credit fails it."""
+    re-decided), and the money audit matches every entry and prize, the house's fees and
+    overlay with the wallet's ledger: buy-ins + overlay = prizes + fees + held; a ledger
+    without one prize's credit fails it."""
     from services.wallet.ledger import fold_ledger, read_ledger
     from shared.audit.auditor import audit_table
     from shared.audit.money import audit_money
@@ -107,7 +108,10 @@ async def check_audits(store, state: TournamentState, keyring) -> None:
     ledger_events = await read_ledger(store.js)
     money = audit_money(audits, fold_ledger(ledger_events), [state])
     assert money.ok, money.problems
-    assert money.in_tournaments == state.paid_entries() * state.structure.fee
+    # everything paid out: the prizes to the players, the fees to the house
+    assert money.in_tournaments == 0 and state.fees_paid == state.paid_entries() * \
+        state.structure.fee
+    assert money.house == state.fees_paid - state.overlay_paid
     prize = wallet_key(state.tournament_id, "prize", state.winner, 1)
     # the winner's prize is the last movement of their account: the ledger folds without it
     without = fold_ledger([(seq, e) for seq, e in ledger_events

@@ -185,11 +185,14 @@ async def test_bad_requests_are_invalid_arguments(wallet, stubs):
         (admin.Deposit(transfer(player("alice"), 5, "k" * 201)), "idempotency_key must be"),
         (admin.Deposit(transfer(player("alice"), 5, "clé")), "idempotency_key must be"),
         (admin.Deposit(transfer(HOUSE, 5, "k")), "the house takes no deposits"),
-        (admin.Debit(transfer(HOUSE, 5, "k")), "the house is never debited"),
         (admin.Balance(pb.BalanceRequest()), "an account is a player"),
     ]
     for call, reason in cases:
         assert reason in await refused(call, grpc.StatusCode.INVALID_ARGUMENT)
+    # the house is debited for a tournament's overlay, never below nothing
+    why = await refused(admin.Debit(transfer(HOUSE, 5, "k")),
+                        grpc.StatusCode.FAILED_PRECONDITION)
+    assert "the balance of the house is 0 chips: a debit of 5 needs 5 more" in why
     over = await admin.Deposit(transfer(player("alice"), MAX_CHIPS, "max"))
     assert over.balance == MAX_CHIPS
     why = await refused(admin.Deposit(transfer(player("alice"), 1, "one-more")),

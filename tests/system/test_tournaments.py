@@ -111,7 +111,9 @@ async def test_a_sit_and_go_is_played_to_the_end(tstack, store):
         tstack.nats_url, "--key", tstack.key_file], capture_output=True, text=True,
         timeout=120, env={k: v for k, v in os.environ.items() if k != "POKER_COMPLIANCE_KEY"})
     assert audit.returncode == 0, audit.stdout + audit.stderr
-    assert "audit passed" in audit.stdout and "in 1 tournaments 90" in audit.stdout
+    # the fees are the house's; the tournament holds nothing
+    assert "audit passed" in audit.stdout and "house 90" in audit.stdout
+    assert "in 1 tournaments 0" in audit.stdout
     paid = {p.player_id: p.amount for p in state.prize_requests}
     assert sorted(paid.values(), reverse=True) == [450, 270, 180]
     for bot in botfield.bots.values():
@@ -247,3 +249,65 @@ def _channel_to(stack, port: int, channels: list):
     ch = channel(f"127.0.0.1:{port}", stack.tls("client"), "tournament")
     channels.append(ch)
     return ch
+
+
+async def test_the_house_takes_the_fees_and_pays_a_guarantees_overlay(tstack, store):
+    """Two 3-player sit-and-gos, fee 50. The first guarantees 400 (buy-ins 300): the house
+    is credited its 150 of fees, then pays the 100 of overlay, and the winner gets 400. The
+    second guarantees 600: the house, holding 200 with its fees, cannot pay the 300 of
+    overlay, so the prize waits for it (nothing is paid from a pool not funded) while the
+    tournament is played to its end. The money
+    audit balances throughout: buy-ins + overlay = prizes + fees + held."""
+    from poker.table.v1 import table_pb2_grpc
+
+    from services.tournament.server import director_for
+    from services.wallet.ledger import fold_ledger, read_ledger
+    from shared.audit.money import audit_money
+    from shared.poker.tournament.ranking import money_audit
+    sponsor = tstack.sponsor()
+    channel, table_channel = tstack.channel("tournament"), tstack.channel("table")
+    stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+    tables = table_pb2_grpc.TableServiceStub(table_channel)
+    ops = bearer_metadata(sponsor.token("ops", OPERATOR))
+    house = wallet_pb2.Account(house=True)
+
+    async def played(tid: str, guarantee: int):
+        structure = fast_structure(3)
+        structure.fee, structure.guarantee = 50, guarantee
+        await stub.CreateTournament(tpb.CreateTournamentRequest(
+            tournament_id=tid, structure=structure, command_id="c"), metadata=ops)
+        bots = await TB.register_bots(stub, sponsor, tid, 3)
+        final = await asyncio.wait_for(TB.play(stub, tables, bots, random.Random(2), ops),
+                                       PLAY_S)
+        assert final.status == "finished"
+        return bots
+
+    await played("covered", 400)
+    state = await settled(store, "covered")
+    assert (state.pool, state.fees_paid, state.overlay_paid) == (400, 150, 100)
+    assert [p.amount for p in state.prize_requests] == [400]
+    assert await _balance(sponsor, state.winner) == 400
+    assert (await sponsor.wallet.Balance(wallet_pb2.BalanceRequest(account=house))).balance \
+        == 50
+    check_prizes(state)
+    await check_tables(store, state)
+
+    await played("short", 600)
+    tlog = TournamentLog(store.nc, store.js, lambda: 0)
+
+    async def fees_in():
+        s = (await tlog.get("short")).state
+        return s if s.fees_paid and s.prize_requests else None
+    short = await until(fees_in, 30, "the short tournament's fees credited")
+    # the house is 100 short: the money is settled as far as it goes, and the prize waits
+    await director_for(tstack.servers["tournament"].server).settle_money("short")
+    short = (await tlog.get("short")).state
+    assert not short.overlay_paid and not any(e.prize_paid for e in short.entries)
+    assert await _balance(sponsor, short.winner) == 0
+    audit = money_audit(short)
+    assert audit.balanced and (audit.held, audit.pool_held) == (300, 300)
+    money = audit_money([], fold_ledger(await read_ledger(store.js)), [state, short])
+    assert money.ok, money.problems
+    assert (money.house, money.in_tournaments) == (200, 300)
+    await channel.close()
+    await table_channel.close()

@@ -134,3 +134,55 @@ def test_a_break_of_the_money_identity_alone_does_not_balance(audit, chips):
     assert not money.balanced and not money.ok
     assert money.as_dict()["balanced"] is False and money.as_dict()["ok"] is False
     assert money.summary().endswith("DOES NOT BALANCE")
+
+
+def _tournament_ledger(state, house_fees_to: str = "") -> list[pb.LedgerEvent]:
+    """The wallet's movements for a tournament's log: each entry's deposit and buy-in, the
+    fees credited to ``house_fees_to`` ("": the house), the overlay debited of the house."""
+    from shared.poker.tournament.ranking import wallet_movements
+    balances: dict[str, int] = {}
+    events = []
+
+    def move(who: str, movement: int, amount: int, key: str) -> None:
+        grows = movement in (pb.MOVEMENT_DEPOSIT, pb.MOVEMENT_CREDIT)
+        balances[who] = balances.get(who, 0) + (amount if grows else -amount)
+        events.append(pb.LedgerEvent(idempotency_key=key, account=account(who),
+                                     movement=movement, amount=amount,
+                                     balance_after=balances[who]))
+
+    if house_fees_to:  # the house's money for the overlay from elsewhere
+        move("", pb.MOVEMENT_CREDIT, state.overlay_paid, "t9/rake")
+    for key, player, debit, amount in wallet_movements(state):
+        if key.endswith("/fees/house"):
+            player = house_fees_to
+        if player:
+            move(player, pb.MOVEMENT_DEPOSIT, amount, f"cash/{key}")
+        move(player, pb.MOVEMENT_DEBIT if debit else pb.MOVEMENT_CREDIT, amount, key)
+    return events
+
+
+def test_a_tournaments_fees_go_to_the_house_and_its_overlay_comes_from_it():
+    """buy-ins + overlay = prizes + fees + held, by the log and by the wallet: the fees
+    credited to the house, the overlay debited of it; fees credited to a player are found."""
+    from shared.poker.tournament import decide as D
+    from shared.poker.tournament.state import fold
+    from tests.unit.test_tournament_core import _guaranteed
+    state = _guaranteed(400)
+    state = fold([*D.fees_paid(state), *D.overlay_paid(state)], state)
+    money = audit_money([], fold_ledger(_tournament_ledger(state)), [state])
+    assert money.ok, money.problems
+    assert (money.house, money.in_tournaments) == (150 - 100, 450 + 100 - 150)
+    wrong = audit_money([], fold_ledger(_tournament_ledger(state, house_fees_to="p0")),
+                        [state])
+    assert not wrong.ok
+    assert any("no credit of 150 for the house" in p for p in wrong.problems), wrong.problems
+
+
+def test_a_prize_paid_from_an_overlay_the_house_has_not_paid_is_found():
+    from shared.poker.tournament import events as E
+    from shared.poker.tournament.state import fold
+    from tests.unit.test_tournament_core import _guaranteed
+    state = _guaranteed(400)  # the overlay owed, not paid; the winner paid 400 of 300
+    state = fold([E.PrizeRequested("p0", 1, 1, 400), E.PrizePaid("p0", 1)], state)
+    money = audit_money([], fold_ledger(_tournament_ledger(state)), [state])
+    assert any("holds less than nothing (of the pool: -100)" in p for p in money.problems)

@@ -360,3 +360,45 @@ def test_structure_bounds():
         Structure(Kind.SIT_AND_GO, (Level(10, 20, 0, 1),), 100, 1, 0, 9, late_levels=1)
     with pytest.raises(InvalidOptions):
         Structure(Kind.SCHEDULED, (Level(20, 10, 0, 1),), 100, 1, 0, 9)
+
+
+# --- the house's money: fees and a guarantee's overlay ----------------------------------
+
+def _guaranteed(guarantee: int) -> TournamentState:
+    st = Structure(Kind.SIT_AND_GO, (Level(10, 20, 0, 1),), 500, 100, 50, 3, min_players=3,
+                   seats_per_table=3, guarantee=guarantee)
+    return _started(3, st)
+
+
+def test_the_house_is_owed_the_fees_and_owes_the_overlay_once_registration_closes():
+    from shared.poker.tournament.ranking import money_audit, prizes_payable
+    s = _guaranteed(400)  # buy-ins 300: the house adds 100; fees 3 x 50
+    assert s.registration_closed and s.pool == 400
+    assert s.house_due() == (150, 100) and not prizes_payable(s)
+    assert D.fees_paid(s) == [E.FeesPaid(150)] and D.overlay_paid(s) == [E.OverlayPaid(100)]
+    s = fold([*D.fees_paid(s), *D.overlay_paid(s)], s)
+    assert s is not None and prizes_payable(s)
+    assert D.fees_paid(s) == [] and D.overlay_paid(s) == []  # once each
+    audit = money_audit(s)  # 450 in + 100 from the house = 0 paid + 150 fees + 400 held
+    assert (audit.buy_ins, audit.overlay, audit.fees, audit.held) == (450, 100, 150, 400)
+    assert audit.balanced
+    covered = _guaranteed(200)  # the buy-ins cover the guarantee: no overlay
+    assert covered.house_due() == (150, 0) and prizes_payable(covered)
+    assert D.overlay_paid(covered) == []
+    # registering: nothing is owed yet (an entry may still be refunded)
+    registering = fold(D.create(None, "t", sit_and_go(), "x", 0))
+    assert registering is not None and registering.house_due() == (0, 0)
+    # the fold takes the house's money once, and only what is due
+    with pytest.raises(InvalidEvent, match="the house is owed 150, once"):
+        fold([E.FeesPaid(140)], _guaranteed(400))
+    with pytest.raises(InvalidEvent, match="the house owes 100, once"):
+        fold([E.OverlayPaid(100), E.OverlayPaid(100)], _guaranteed(400))
+
+
+def test_a_prize_paid_before_the_overlay_leaves_the_pool_below_nothing():
+    from shared.poker.tournament.ranking import money_audit
+    s = _guaranteed(400)
+    s = s.evolve(prize_requests=(E.PrizeRequested("p0", 1, 1, 400),),
+                 entries=tuple(e.evolve(prize_paid=e.player_id == "p0") for e in s.entries))
+    audit = money_audit(s)  # 400 paid from 300 of buy-ins
+    assert audit.pool_held == -100 and not audit.balanced

@@ -283,3 +283,15 @@ def prize_paid(s: TournamentState, player: str, entry_no: int) -> list[E.Tournam
 
 def refund_paid(s: TournamentState, player: str, entry_no: int) -> list[E.TournamentEvent]:
     return [] if s.entry(player, entry_no).refunded else [E.RefundPaid(player, entry_no)]
+
+
+def fees_paid(s: TournamentState) -> list[E.TournamentEvent]:
+    """The house credited with the fees due (TournamentState.house_due), once."""
+    fees, _ = s.house_due()
+    return [E.FeesPaid(fees)] if fees and not s.fees_paid else []
+
+
+def overlay_paid(s: TournamentState) -> list[E.TournamentEvent]:
+    """The house debited with the overlay due (TournamentState.house_due), once."""
+    _, overlay = s.house_due()
+    return [E.OverlayPaid(overlay)] if overlay and not s.overlay_paid else []

@@ -142,6 +142,22 @@ class PrizePaid(Value):
 
 
 @value
+class FeesPaid(Value):
+    """The house credited with the field's fees (once registration closed: no entry is
+    refunded after it)."""
+
+    amount: int
+
+
+@value
+class OverlayPaid(Value):
+    """The house debited with the guarantee's overlay (the pool less the buy-ins), before
+    any prize is paid."""
+
+    amount: int
+
+
+@value
 class TournamentFinished(Value):
     winner: str
     at_ms: int
@@ -155,5 +171,5 @@ class TournamentCancelled(Value):
 TournamentEvent = (TournamentCreated | EntryRequested | EntryPaid | EntryRefused | Unregistered
                    | RefundPaid | SeedCommitted | TableOpened | PlayersSeated
                    | TournamentStarted | LevelStarted | RegistrationClosed | PlayersMoved
-                   | PlayersEliminated | PrizeRequested | PrizePaid | TournamentFinished
-                   | TournamentCancelled)
+                   | PlayersEliminated | PrizeRequested | PrizePaid | FeesPaid | OverlayPaid
+                   | TournamentFinished | TournamentCancelled)

@@ -49,36 +49,42 @@ def placings(state: TournamentState) -> list[Placing]:
     return out
 
 
+def prizes_payable(state: TournamentState) -> bool:
+    """Prizes are paid from a funded pool: not before the house has paid the overlay."""
+    return state.overlay_paid == state.house_due()[1]
+
+
 @value
 class MoneyAudit(Value):
-    """A tournament's money (the wallet's units): what the entries paid, net of refunds,
-    is the prizes paid, the fees and what is held (the prizes not paid yet); a guarantee
-    above the buy-ins is the house's overlay, paid in prizes beyond the buy-ins."""
+    """A tournament's money (the wallet's units), from its log: buy-ins (buy-in and fee of
+    every entry that paid and was not refunded) and the overlay the house paid in equal the
+    prizes paid, the fees credited to the house and what the tournament holds (prizes not
+    paid yet, fees not credited yet). What it holds of the pool is never below nothing: no
+    prize is paid from an overlay the house has not paid."""
 
-    buy_ins: int  # buy-in + fee of every entry that paid and was not refunded
+    buy_ins: int
     prizes: int  # prizes the wallet paid
-    fees: int
+    fees: int  # credited to the house
     held: int
-    overlay: int
+    overlay: int  # debited of the house
+    pool_held: int  # of ``held``: the pool (buy-ins less fees, and the overlay) not paid out
 
     @property
     def balanced(self) -> bool:
-        """buy-ins = prizes + fees + held (less the overlay), nothing held below 0."""
+        """buy-ins + overlay = prizes + fees + held, nothing held below 0."""
         return (self.buy_ins + self.overlay == self.prizes + self.fees + self.held
-                and self.held >= 0)
+                and self.held >= 0 and self.pool_held >= 0)
 
 
 def money_audit(state: TournamentState) -> MoneyAudit:
     st = state.structure
-    kept = [e for e in state.entries
-            if e.status in (EntryStatus.PAID, EntryStatus.BUSTED)]
-    buy_ins = len(kept) * (st.buy_in + st.fee)
+    kept = sum(e.status in (EntryStatus.PAID, EntryStatus.BUSTED) for e in state.entries)
     paid = {(e.player_id, e.entry_no) for e in state.entries if e.prize_paid}
     prizes = sum(p.amount for p in state.prize_requests if (p.player_id, p.entry_no) in paid)
-    overlay = max(0, state.pool - len(kept) * st.buy_in) if state.registration_closed else 0
-    pool_left = (state.pool if state.registration_closed else len(kept) * st.buy_in)
-    held = pool_left - prizes
-    return MoneyAudit(buy_ins, prizes, len(kept) * st.fee, held, overlay)
+    pool_held = kept * st.buy_in + state.overlay_paid - prizes
+    held = pool_held + kept * st.fee - state.fees_paid
+    return MoneyAudit(kept * (st.buy_in + st.fee), prizes, state.fees_paid, held,
+                      state.overlay_paid, pool_held)
 
 
 def wallet_key(tournament_id: str, kind: str, player: str, n: int) -> str:
@@ -91,7 +97,8 @@ def wallet_key(tournament_id: str, kind: str, player: str, n: int) -> str:
 
 def wallet_movements(state: TournamentState) -> list[tuple[str, str, bool, int]]:
     """What the wallet must hold for the tournament, from its log: (key, player, debit?,
-    amount) of every buy-in settled, refund paid and prize paid."""
+    amount) of every buy-in settled, refund paid and prize paid, and the house's fees and
+    overlay (player "": the house)."""
     st, out = state.structure, []
     cost = st.buy_in + st.fee
     for e in state.entries:
@@ -105,4 +112,14 @@ def wallet_movements(state: TournamentState) -> list[tuple[str, str, bool, int]]
         if state.entry(p.player_id, p.entry_no).prize_paid and p.amount:
             out.append((wallet_key(state.tournament_id, "prize", p.player_id, p.entry_no),
                         p.player_id, False, p.amount))
+    if state.fees_paid:
+        out.append((house_key(state.tournament_id, "fees"), "", False, state.fees_paid))
+    if state.overlay_paid:
+        out.append((house_key(state.tournament_id, "overlay"), "", True, state.overlay_paid))
     return out
+
+
+def house_key(tournament_id: str, kind: str) -> str:
+    """The wallet's idempotency key of the house's movement for a tournament: ``fees``
+    (credited) or ``overlay`` (debited)."""
+    return f"tournament/{tournament_id}/{kind}/house"

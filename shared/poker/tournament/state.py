@@ -67,6 +67,8 @@ class TournamentState(Value):
     busts: tuple[E.PlayersEliminated, ...] = ()
     prize_requests: tuple[E.PrizeRequested, ...] = ()
     winner: str = ""
+    fees_paid: int = 0  # credited to the house
+    overlay_paid: int = 0  # debited of the house
 
     def entry(self, player_id: str, entry_no: int) -> Entry:
         for e in self.entries:
@@ -85,6 +87,15 @@ class TournamentState(Value):
     def paid_entries(self) -> int:
         """Entries that bought in and were not withdrawn (the field for the payouts)."""
         return sum(e.status in (EntryStatus.PAID, EntryStatus.BUSTED) for e in self.entries)
+
+    def house_due(self) -> tuple[int, int]:
+        """What the house takes and gives once registration has closed (nothing before:
+        until then an entry may be refunded): the field's fees, credited to it, and the
+        guarantee's overlay (the pool less the buy-ins), debited of it."""
+        if not self.registration_closed:
+            return 0, 0
+        entries = self.paid_entries()
+        return entries * self.structure.fee, self.pool - entries * self.structure.buy_in
 
     def table(self, table_id: str) -> TableSeats:
         for t in self.tables:
@@ -197,6 +208,16 @@ def apply(s: TournamentState | None, ev: E.TournamentEvent) -> TournamentState:
             return s.evolve(prize_requests=(*s.prize_requests, ev))
         case E.PrizePaid():
             return _with_entry(s, s.entry(ev.player_id, ev.entry_no).evolve(prize_paid=True))
+        case E.FeesPaid():
+            if s.fees_paid or ev.amount != s.house_due()[0]:
+                raise InvalidEvent(f"fees of {ev.amount}: the house is owed "
+                                   f"{s.house_due()[0]}, once")
+            return s.evolve(fees_paid=ev.amount)
+        case E.OverlayPaid():
+            if s.overlay_paid or ev.amount != s.house_due()[1]:
+                raise InvalidEvent(f"an overlay of {ev.amount}: the house owes "
+                                   f"{s.house_due()[1]}, once")
+            return s.evolve(overlay_paid=ev.amount)
         case E.TournamentFinished():
             return s.evolve(status=Status.FINISHED, winner=ev.winner)
         case E.TournamentCancelled():

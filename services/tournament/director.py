@@ -87,6 +87,7 @@ class Director:
         self.leases = leases
         self.now_ms = now_ms
         self.done: set[str] = set()
+        self.short_of_overlay: set[str] = set()  # told once: the house cannot pay it yet
 
     # --- the loop ------------------------------------------------------------------------
 
@@ -182,9 +183,13 @@ class Director:
             except grpc.aio.AioRpcError as exc:
                 if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
                     raise
-                log.warning("the house cannot pay the guarantee's overlay: the prizes wait",
-                            tournament_id=tid, overlay=overlay, reason=exc.details())
+                if tid not in self.short_of_overlay:  # once, not every tick
+                    self.short_of_overlay.add(tid)
+                    log.warning("the house cannot pay the guarantee's overlay: the prizes "
+                                "wait", tournament_id=tid, overlay=overlay,
+                                reason=exc.details())
                 return
+            self.short_of_overlay.discard(tid)
             await self.log.execute(tid, "overlay", lambda t: D.overlay_paid(t) if t else [])
 
     @staticmethod

@@ -141,6 +141,42 @@ def _reveal(s: TournamentState, draw_no: int, seed: str) -> TournamentState:
     return s.evolve(pending_commitment="")
 
 
+def _moved(s: TournamentState, ev: E.PlayersMoved) -> TournamentState:
+    if ev.broken:
+        s = _reveal(s, ev.draw_no, ev.seed)
+    if ev.stacks and len(ev.stacks) != len(ev.moves):
+        raise InvalidEvent("a move without its stack")
+    for i, m in enumerate(ev.moves):
+        moving = s.latest(m.player_id)
+        if moving is None or (moving.table_id, moving.seat) != (m.from_table, m.from_seat):
+            raise InvalidEvent(f"{m.player_id!r} is not at {m.from_table} seat {m.from_seat}")
+        s = _seat(_unseat(s, moving), m.player_id, m.to_table, m.to_seat,
+                  ev.stacks[i] if ev.stacks else moving.carry)
+    return s
+
+
+def _eliminated(s: TournamentState, ev: E.PlayersEliminated) -> TournamentState:
+    for b in ev.busts:
+        e = s.entry(b.player_id, b.entry_no)
+        if e.status is not EntryStatus.PAID:
+            raise InvalidEvent(f"{b.player_id!r} is not in the field")
+        s = _with_entry(_unseat(s, e), e.evolve(status=EntryStatus.BUSTED, table_id="",
+                                                seat=0))
+    return s.evolve(busts=(*s.busts, ev))
+
+
+def _house_paid(s: TournamentState, ev: E.FeesPaid | E.OverlayPaid) -> TournamentState:
+    """The house's fees or overlay: what is due (TournamentState.house_due), once."""
+    fees, overlay = s.house_due()
+    if isinstance(ev, E.FeesPaid):
+        if s.fees_paid or ev.amount != fees:
+            raise InvalidEvent(f"fees of {ev.amount}: the house is owed {fees}, once")
+        return s.evolve(fees_paid=ev.amount)
+    if s.overlay_paid or ev.amount != overlay:
+        raise InvalidEvent(f"an overlay of {ev.amount}: the house owes {overlay}, once")
+    return s.evolve(overlay_paid=ev.amount)
+
+
 def apply(s: TournamentState | None, ev: E.TournamentEvent) -> TournamentState:
     """The state after ``ev``; InvalidEvent for an event that cannot follow ``s``."""
     if isinstance(ev, E.TournamentCreated):
@@ -183,41 +219,15 @@ def apply(s: TournamentState | None, ev: E.TournamentEvent) -> TournamentState:
         case E.RegistrationClosed():
             return s.evolve(registration_closed=True, pool=ev.pool, prizes=ev.prizes)
         case E.PlayersMoved():
-            if ev.broken:
-                s = _reveal(s, ev.draw_no, ev.seed)
-            if ev.stacks and len(ev.stacks) != len(ev.moves):
-                raise InvalidEvent("a move without its stack")
-            for i, m in enumerate(ev.moves):
-                moving = s.latest(m.player_id)
-                if moving is None or (moving.table_id, moving.seat) != (m.from_table,
-                                                                        m.from_seat):
-                    raise InvalidEvent(f"{m.player_id!r} is not at {m.from_table} seat "
-                                       f"{m.from_seat}")
-                s = _seat(_unseat(s, moving), m.player_id, m.to_table, m.to_seat,
-                          ev.stacks[i] if ev.stacks else moving.carry)
-            return s
+            return _moved(s, ev)
         case E.PlayersEliminated():
-            for b in ev.busts:
-                e = s.entry(b.player_id, b.entry_no)
-                if e.status is not EntryStatus.PAID:
-                    raise InvalidEvent(f"{b.player_id!r} is not in the field")
-                s = _with_entry(_unseat(s, e), e.evolve(status=EntryStatus.BUSTED,
-                                                        table_id="", seat=0))
-            return s.evolve(busts=(*s.busts, ev))
+            return _eliminated(s, ev)
         case E.PrizeRequested():
             return s.evolve(prize_requests=(*s.prize_requests, ev))
         case E.PrizePaid():
             return _with_entry(s, s.entry(ev.player_id, ev.entry_no).evolve(prize_paid=True))
-        case E.FeesPaid():
-            if s.fees_paid or ev.amount != s.house_due()[0]:
-                raise InvalidEvent(f"fees of {ev.amount}: the house is owed "
-                                   f"{s.house_due()[0]}, once")
-            return s.evolve(fees_paid=ev.amount)
-        case E.OverlayPaid():
-            if s.overlay_paid or ev.amount != s.house_due()[1]:
-                raise InvalidEvent(f"an overlay of {ev.amount}: the house owes "
-                                   f"{s.house_due()[1]}, once")
-            return s.evolve(overlay_paid=ev.amount)
+        case E.FeesPaid() | E.OverlayPaid():
+            return _house_paid(s, ev)
         case E.TournamentFinished():
             return s.evolve(status=Status.FINISHED, winner=ev.winner)
         case E.TournamentCancelled():

@@ -1,5 +1,8 @@
 """The floor under an action: what one bare gRPC unary call costs in CPU, between two Python
-processes on this machine, over mutual TLS as the services talk (and in plaintext beside it).
+processes on this machine, over mutual TLS as the services talk (and in plaintext beside it),
+and what one request and its reply cost as messages on a long-lived bidirectional stream
+instead (each caller holding its own stream: the shape of the step streams, and of a client
+session stream that would carry a player's Acts beside their views).
 
 An Act crosses at least two such calls (client -> table service, table service -> betting)
 and one guarded JetStream append, whatever the services do; a hand adds about a dozen more
@@ -34,9 +37,15 @@ from pathlib import Path
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from shared.infra.rpc import Server
 from shared.infra.tls import TlsConfig
+import grpc
+async def session(requests, context):  # one reply per request, as an Act on a session would
+    async for request in requests:
+        yield request
 async def main():
     tls = TlsConfig(*map(Path, sys.argv[2:5])) if len(sys.argv) > 2 else None
     s = Server("bench", port=int(sys.argv[1]), tls=tls)
+    s.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+        "bench.Echo", {"Session": grpc.stream_stream_rpc_method_handler(session)}),))
     await s.server.start()
     await s.health.set("", health_pb2.HealthCheckResponse.SERVING)
     await s.server.wait_for_termination()
@@ -44,22 +53,38 @@ asyncio.run(main())
 """
 
 
-async def _calls(target: str, tls: TlsConfig | None, seconds: float) -> tuple[int, float]:
-    """Health checks from CONCURRENCY callers for ``seconds``: calls made, client CPU s."""
+#: a message about an Act request's size (table id, seat, token digest, action, amount)
+PAYLOAD = b"x" * 96
+
+
+async def _calls(target: str, tls: TlsConfig | None, seconds: float,
+                 stream: bool = False) -> tuple[int, float]:
+    """From CONCURRENCY callers for ``seconds``: health checks (unary calls), or with
+    ``stream`` a message and its reply on each caller's own long-lived stream; calls made,
+    client CPU s."""
     chan = channel(target, tls, service="table")
     stub = health_pb2_grpc.HealthStub(chan)
     request = health_pb2.HealthCheckRequest()
     await stub.Check(request, wait_for_ready=True, timeout=30)  # connected and warm
     for _ in range(200):
         await stub.Check(request)
+    open_session = chan.stream_stream("/bench.Echo/Session")
     done = 0
     stop = time.perf_counter() + seconds
 
     async def caller() -> None:
         nonlocal done
+        if not stream:
+            while time.perf_counter() < stop:
+                await stub.Check(request)
+                done += 1
+            return
+        call = open_session()
         while time.perf_counter() < stop:
-            await stub.Check(request)
+            await call.write(PAYLOAD)
+            await call.read()
             done += 1
+        await call.done_writing()
 
     cpu0 = time.process_time()
     await asyncio.gather(*(caller() for _ in range(CONCURRENCY)))
@@ -68,7 +93,7 @@ async def _calls(target: str, tls: TlsConfig | None, seconds: float) -> tuple[in
     return done, cpu
 
 
-def one(tls_dir: Path | None, seconds: float) -> dict:
+def one(tls_dir: Path | None, seconds: float, stream: bool = False) -> dict:
     port = free_port()
     args = [str(port)]
     tls = None
@@ -87,7 +112,7 @@ def one(tls_dir: Path | None, seconds: float) -> dict:
                 health_pb2.HealthCheckRequest(), wait_for_ready=True, timeout=30)
             await chan.close()
             server0 = cpu_seconds(proc.pid)
-            return await _calls(f"127.0.0.1:{port}", tls, seconds)
+            return await _calls(f"127.0.0.1:{port}", tls, seconds, stream)
 
         calls, client_cpu = asyncio.run(run())
         server_cpu = (cpu_seconds(proc.pid) or 0.0) - (server0 or 0.0)
@@ -102,8 +127,12 @@ def run(seconds: float = 2.0, repeats: int = 3) -> dict[str, dict]:
     with tempfile.TemporaryDirectory(prefix="poker-bench-grpc-") as tmp:
         tls_dir = generate(Path(tmp) / "tls", identities=("table", "client"))
         rows: dict[str, dict] = {}
-        for label, where in (("mutual TLS", tls_dir), ("plaintext", None)):
-            runs = [one(where, seconds) for _ in range(repeats)]
+        for label, where, stream in (("mutual TLS", tls_dir, False),
+                                     ("plaintext", None, False),
+                                     ("mTLS stream", tls_dir, True)):
+            runs = []
+            for _ in range(repeats):  # unary and stream alternate within each repeat
+                runs.append(one(where, seconds, stream))
             rows[label] = {k: median(r[k] for r in runs) for k in runs[0]}
         return rows
 
@@ -120,6 +149,11 @@ def main(seconds: float = 2.0) -> None:
     both = tls["client_ms"] + tls["server_ms"]
     print(f"an Act's two calls alone: {2 * both:.2f} ms of CPU; with a hand's ~0.7 automated "
           f"steps per action: {2.7 * both:.2f} ms (before any work, NATS or the bots)")
+    s = rows["mTLS stream"]
+    print(f"an Act as a message on a client session stream instead of a unary call: "
+          f"{tls['server_ms'] - s['server_ms']:.3f} ms less of the table service's CPU, "
+          f"{both - s['client_ms'] - s['server_ms']:.3f} ms less in all "
+          f"(stream / unary, both sides: {(s['client_ms'] + s['server_ms']) / both:.2f})")
 
 
 if __name__ == "__main__":

@@ -39,9 +39,9 @@ probes ask by the pod's address).
 The app is put together here from its modules: the lobby (lobby.py), the table page and its
 live stream (table_page.py), the hands and the compliance replay (hand_routes.py), the seats
 (seats.py), the sessions (sessions.py), receipts, tournaments, and what every page shares
-(pages.py: the page around a body, server-sent events, the cards, ``/healthz``, the Host
-allow-list). The pages are HTML written by those modules (Jinja2, which Starlette's templates
-need, is not installed here).
+(pages.py: a page rendered from its template, server-sent events, the cards, ``/healthz``,
+the Host allow-list). Each page is a Jinja2 template of templates/ (base.html: what every
+page shares), rendered through Starlette's Jinja2Templates with every value escaped.
 
 Players sign in with the platform's token (``POST /api/session``; checked by the identity
 provider's keys, ``Backend.verify``) and out (``DELETE /api/session``); the session

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -171,30 +170,3 @@ class Replays:
             data = await asyncio.to_thread(evidence_of, table_id, hand_no, stored, only)
         assert data is not None  # the hand is in the log (checked above)
         return data
-
-
-def replay_link(table_id: str, hand_no: int) -> str:
-    """The hand page's link to the compliance replay (shown to the compliance role only)."""
-    tid = html.escape(table_id)
-    return (f'<p><a id=compliance-replay href="/compliance/tables/{tid}/hands/{hand_no}">'
-            "compliance replay: the hand's commits, their hashes and the deck proof</a></p>")
-
-
-def compliance_body(table_id: str, n: int) -> str:
-    """The compliance replay's page (hand.js fills it): the hand step by step, the verdict,
-    the deck proof, and one row per commit of the hand; the evidence to download."""
-    tid = html.escape(table_id)
-    heads = "".join(f"<th>{h}</th>" for h in (
-        "seq", "time (UTC)", "decided by", "events", "prev hash", "hash", "link"))
-    return (f"<h1>Compliance replay: table {tid}, hand {n}</h1>"
-            f'<div id=felt data-hand="/api/compliance/tables/{tid}/hands/{n}">'
-            "<div id=board></div><div id=pot></div><div id=seats></div></div>"
-            "<p id=step></p><p><button id=prev type=button>previous</button> "
-            "<button id=next type=button>next</button> <span id=where></span></p>"
-            "<h2>The proof</h2><p id=verdict></p><p id=hand-verdict></p><ul id=decks></ul>"
-            f'<p><a id=evidence download href="/api/compliance/tables/{tid}/hands/{n}/'
-            'evidence.json">Download evidence</a> (one JSON file: the hand\'s commits as '
-            "stored, their links, the deck reveal and the verdict; verify it offline with "
-            "<code>pokerctl audit --evidence FILE</code>)</p>"
-            f"<table id=chain><thead><tr>{heads}</tr></thead><tbody></tbody></table>"
-            "<p id=error role=alert></p>")

@@ -13,7 +13,7 @@ from starlette.routing import Route
 from shared.audit.access import AccessNotRecorded
 from shared.infra.identity import COMPLIANCE
 
-from .compliance import Replays, compliance_body, replay_link
+from .compliance import Replays
 from .hands import HandPages, NotShown, Rendered
 from .limits import Rates
 from .pages import download, page
@@ -66,10 +66,9 @@ class HandRoutes:
             session = await self.sessions.of(request)
         except Refused:
             session = None
-        link = replay_link(hand.table_id, hand.hand_no) \
-            if session is not None and session.principal.has(COMPLIANCE) else ""
-        return page(f"Table {hand.table_id}, hand {hand.hand_no}", hand.page + link,
-                    "hand.js", "receipt.js")
+        compliance = session is not None and session.principal.has(COMPLIANCE)
+        return page(request, "hand.html", table_id=hand.table_id, hand_no=hand.hand_no,
+                    text=hand.text, compliance=compliance)
 
     async def json(self, request: Request) -> Response:
         hand = await self.hand_of(request)
@@ -81,7 +80,7 @@ class HandRoutes:
         hand = await self.hand_of(request)
         if isinstance(hand, Response):
             return hand
-        return download(hand.text, f"{hand.table_id}-{hand.hand_no}.txt", "text/plain")
+        return download(hand.text + "\n", f"{hand.table_id}-{hand.hand_no}.txt", "text/plain")
 
     async def phh(self, request: Request) -> Response:
         hand = await self.hand_of(request)
@@ -122,6 +121,5 @@ class HandRoutes:
             table_id = table_id_of(request)
         except Refused as exc:
             return refused(exc)
-        n = request.path_params["hand_no"]
-        return page(f"Compliance replay {table_id} {n}", compliance_body(table_id, n),
-                    "hand.js")
+        return page(request, "compliance.html", table_id=table_id,
+                    hand_no=request.path_params["hand_no"])

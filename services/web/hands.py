@@ -20,7 +20,6 @@ Read without a key: the cards nobody saw read ``??``; a private table's hands ar
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 import pickle
 import time
@@ -39,7 +38,7 @@ from shared.poker.options import TableOptions
 #: the tables whose hands are kept, and the bytes of their records (pickled) in all
 MAX_TABLES = 256
 MAX_RECORD_BYTES = 48 * 1024 * 1024
-#: the bytes of the rendered hands kept (page, JSON, PokerStars text, PHH: ~10 KB a hand)
+#: the bytes of the rendered hands kept (JSON, PokerStars text, PHH: ~10 KB a hand)
 MAX_PAGE_BYTES = 32 * 1024 * 1024
 #: the longest the fold runs before it gives the event loop back
 SLICE_S = 0.004
@@ -62,31 +61,19 @@ class Rendered:
 
     table_id: str
     hand_no: int
-    page: str  # the hand page's body (HTML)
     json: bytes
-    text: str  # PokerStars
+    text: str  # PokerStars (the page shows it; its download ends it with a newline)
     phh: str
 
     @property
     def size(self) -> int:
-        return len(self.page) + len(self.json) + len(self.text) + len(self.phh) + 200
+        return len(self.json) + len(self.text) + len(self.phh) + 200
 
 
 def render(record: HandRecord) -> Rendered:
-    text = pokerstars(record)
-    tid, n = html.escape(record.table_id), record.hand_no
-    base = f"/api/tables/{tid}/hands/{n}"
-    page = (f'<h1>Table <a href="/table/{tid}">{tid}</a>, hand {n}</h1>'
-            f'<div id=felt data-hand="{base}"><div id=board></div><div id=pot></div>'
-            '<div id=seats></div></div><p id=step></p>'
-            '<p><button id=prev type=button>previous</button> '
-            '<button id=next type=button>next</button> <span id=where></span></p>'
-            f'<p>download: <a id=pokerstars href="{base}/pokerstars.txt">PokerStars '
-            f'text</a> · <a id=phh href="{base}/hand.phh">PHH</a></p>'
-            f'<pre id=text>{html.escape(text)}</pre>')
     data = json.dumps(replay_json(record), ensure_ascii=False, allow_nan=False, indent=None,
                       separators=(",", ":")).encode()
-    return Rendered(record.table_id, n, page, data, text + "\n", phh(record))
+    return Rendered(record.table_id, record.hand_no, data, pokerstars(record), phh(record))
 
 
 class TableHands:

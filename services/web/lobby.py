@@ -21,7 +21,7 @@ from shared.infra.tablecache import TableCache
 
 from .backend import Backend
 from .limits import StreamLimits, TooManyStreams
-from .pages import SIGN_IN, EventStream, page, sse, too_many
+from .pages import EventStream, page, sse, too_many
 from .replies import HEADERS
 from .sessions import Sessions
 from .words import view_words
@@ -32,14 +32,6 @@ LOBBY_EVERY_S = 2.0
 RATE_AFTER_S = 60.0
 #: and a table the lobby has not listed for this long is forgotten (a rate spans minutes)
 RATES_IDLE_S = 3600.0
-
-#: the lobby's filters (lobby.js): game, stakes, seats free
-LOBBY_FILTERS = ("<form id=filters><label>game <select id=f-game><option value=''>any"
-                 "</option></select></label> <label>stakes <select id=f-stakes>"
-                 "<option value=''>any</option></select></label> <label>seats free "
-                 "<input id=f-free type=number min=0 value=0 inputmode=numeric></label>"
-                 "</form>")
-
 
 def lobby_row(view: table_pb2.TableView) -> dict:
     game = GAME.from_pb(view.game).value if view.game else ""
@@ -113,13 +105,7 @@ class Lobby:
             return self._rows
 
     async def page(self, request: Request) -> Response:
-        return page("Poker tables", "<h1>Tables</h1>" + SIGN_IN +
-                    '<p><a href="/tournaments">tournaments</a></p>' + LOBBY_FILTERS +
-                    "<div class=scroll><table id=lobby><thead><tr>"
-                    "<th>table</th><th>game</th><th>structure</th><th>stakes</th>"
-                    "<th>buy-in</th><th>seats</th><th>hand</th><th>hands/hour</th>"
-                    "<th>now</th></tr></thead><tbody></tbody></table></div>",
-                    "session.js", "lobby.js")
+        return page(request, "lobby.html")
 
     async def tables(self, request: Request) -> Response:
         return JSONResponse(await self.current(), headers=HEADERS)

@@ -1,20 +1,22 @@
-"""What every page of the web shares: the HTML page around a body (its scripts, served by the
-app itself), server-sent events and the response that streams them, downloads, the cards
-drawn as SVG, ``/healthz``, and the Host allow-list."""
+"""What every page of the web shares: a page rendered from its template (templates/: Jinja2
+through Starlette's Jinja2Templates; base.html is what every page shares, its scripts served
+by the app itself), server-sent events and the response that streams them, downloads, the
+cards drawn as SVG, ``/healthz``, and the Host allow-list."""
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 
+import jinja2
 from poker.table.v1 import table_pb2
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .limits import TooManyStreams
@@ -27,22 +29,22 @@ CARD = re.compile(r"(?:[2-9TJQKA][cdhs]|\?\?)")
 SUITS = {"c": ("♣", "#1b5e20"), "d": ("♦", "#0d47a1"), "h": ("♥", "#b71c1c"),
          "s": ("♠", "#212121")}
 
-#: the sign-in form and, beside it, the sign-out button (session.js)
-SIGN_IN = ("<div id=account><form id=signin><label>token <input id=token name=token "
-           "autocomplete=off></label> <button type=submit>sign in</button> "
-           "<span id=who></span></form> "
-           "<button id=signout type=button hidden>sign out</button></div>")
+TEMPLATES = Path(__file__).parent / "templates"
+#: the pages' templates: every value a page is given is escaped (autoescape for every
+#: template, whatever its name), and a value a template names but is not given is an error
+#: (StrictUndefined), never an empty string; read once (no check of the files per request);
+#: a line holding only a tag leaves nothing in the page
+templates = Jinja2Templates(env=jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+    undefined=jinja2.StrictUndefined, auto_reload=False, trim_blocks=True,
+    lstrip_blocks=True))
 
 
-def page(title: str, body: str, *scripts: str) -> HTMLResponse:
-    """A page: ``body``, then cards.js (the cards, shared by the pages) and ``scripts``."""
-    tags = "".join(f'<script src="/static/{name}"></script>'
-                   for name in ("cards.js", *scripts))
-    return HTMLResponse(
-        "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>{html.escape(title)}</title>"
-        '<link rel=stylesheet href="/static/style.css"></head>'
-        f"<body>{body}{tags}</body></html>", headers=HEADERS)
+def page(request: Request, name: str, status: int = 200, **values: object) -> Response:
+    """The page of template ``name`` (templates/) given ``values``, with the security
+    headers."""
+    return templates.TemplateResponse(request, name, values, status_code=status,
+                                      headers=HEADERS)
 
 
 def sse(data: dict) -> bytes:

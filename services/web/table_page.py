@@ -1,4 +1,4 @@
-"""The table page a player plays at (issue 26): its HTML, what it reads from the log, the
+"""The table page a player plays at (issue 26): its page (templates/table.html), what it reads from the log, the
 wallet balance it shows, and the seat controls beside sit, act and leave (seats.py).
 
 - ``/table/{id}``: the felt, followed live by ``/api/tables/{id}/events`` (fanout.py's views,
@@ -22,14 +22,13 @@ The phases and actions are put in a player's words by words.py."""
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 from collections.abc import Awaitable, Callable
 
 import grpc
 from poker.table.v1 import table_pb2
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from shared.history import to_json
@@ -39,7 +38,7 @@ from shared.poker import events as E
 
 from .hands import HandPages, NotShown, TableHands
 from .limits import Rates, StreamLimits, TooManyStreams
-from .pages import SIGN_IN, EventStream, page, too_many
+from .pages import EventStream, page, too_many
 from .replies import HEADERS, Refused, body_of, refused, whole
 from .seats import Seats, command_id, table_id_of
 from .sessions import Sessions, visitor
@@ -129,14 +128,8 @@ class TablePages:
         except Refused as exc:
             if exc.status != 404:
                 return refused(exc)
-            return HTMLResponse(
-                "<!doctype html><html lang=en><head><meta charset=utf-8><title>No such table"
-                '</title><link rel=stylesheet href="/static/style.css"></head><body>'
-                f"<h1>No such table</h1><p id=missing>There is no table "
-                f"{html.escape(request.path_params['table_id'])!r}: it may have been mistyped."
-                ' <a href="/">See the tables in the lobby</a>.</p></body></html>',
-                status_code=404, headers=HEADERS)
-        return page(f"Table {table_id}", table_body(table_id), "session.js", "table.js")
+            return page(request, "no_table.html", 404, table_id=table_id)
+        return page(request, "table.html", table_id=table_id)
 
     async def events(self, request: Request) -> Response:
         """The table's live views (fanout.py: the seat's own for a session seated there,
@@ -244,34 +237,3 @@ class TablePages:
 def _seat(table_id: str, seat: int, token: str) -> table_pb2.SeatRequest:
     return table_pb2.SeatRequest(table_id=table_id, seat=seat, seat_token=token,
                                  command_id=command_id())
-
-
-def table_body(table_id: str) -> str:
-    """The table page: header, oval felt (table.js draws the seats around it), the player's
-    controls, the hand's actions and result."""
-    tid = html.escape(table_id)
-    return (f'<header id=head><h1>Table <span id=table-id>{tid}</span></h1>'
-            '<p id=game></p><p id=wallet hidden></p></header>' + SIGN_IN +
-            f'<div id=felt class=oval data-table="{tid}"><div id=middle><div id=board></div>'
-            '<div id=pot></div><div id=pots></div><div id=phase></div></div>'
-            '<div id=seats></div></div>'
-            '<div id=clock hidden><div id=clock-bar></div><span id=clock-text></span></div>'
-            '<p id=status></p>'
-            '<form id=sit hidden><p id=sit-title></p><p id=sit-range></p>'
-            '<label>seat <input id=sit-seat type=number min=1 inputmode=numeric></label> '
-            '<label>buy-in <input id=sit-buy-in type=number min=1 inputmode=numeric></label> '
-            '<button type=submit>sit down</button> '
-            '<button id=sit-cancel type=button>cancel</button></form>'
-            '<div id=actions></div>'
-            '<div id=controls><button id=resume type=button hidden>play from this page'
-            '</button> <button id=sitout type=button hidden>sit out</button> '
-            '<button id=sitin type=button hidden>back in</button> '
-            '<span id=topup-box hidden><input id=topup-amount type=number min=1 '
-            'inputmode=numeric> <button id=topup type=button>top up</button></span> '
-            '<button id=leave type=button hidden>leave the table</button></div>'
-            '<p id=error role=alert></p>'
-            '<section id=result hidden><h2>Hand <span id=result-hand></span> result</h2>'
-            '<div id=result-board></div><ul id=result-shows></ul><ul id=result-wins></ul>'
-            '</section>'
-            '<h2>Last actions <span id=recent-hand></span></h2><ol id=recent></ol>'
-            '<p><a id=last-hand></a></p><p><a href="/">lobby</a></p>')

@@ -9,21 +9,11 @@ from __future__ import annotations
 import grpc
 from poker.tournament.v1 import tournament_pb2 as pb
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .pages import page
 from .replies import HEADERS
-
-PAGE = """<!doctype html>
-<html lang=en><head><meta charset=utf-8><title>Tournaments</title>
-<meta name=viewport content="width=device-width, initial-scale=1">
-<link rel=stylesheet href="/static/style.css"></head>
-<body><h1>Tournaments</h1><p><a href="/">tables</a></p>
-<table id=tournaments><thead><tr><th>tournament</th><th>status</th><th>structure</th>
-<th>entrants</th><th>level</th><th>ends in</th><th>prizes</th><th>tables</th></tr></thead>
-<tbody></tbody></table>
-<script src="/static/tournaments.js"></script></body></html>
-"""
 
 
 def tournament_row(v: pb.TournamentView) -> dict:
@@ -52,8 +42,8 @@ def tournament_row(v: pb.TournamentView) -> dict:
 
 def tournament_routes(backend) -> list[Route]:
     """The page and its API, reading ``backend.tournaments`` (None: no director)."""
-    async def page(request: Request) -> Response:
-        return HTMLResponse(PAGE, headers=HEADERS)
+    async def tournaments(request: Request) -> Response:
+        return page(request, "tournaments.html")
 
     async def listing(request: Request) -> Response:
         stub = getattr(backend, "tournaments", None)
@@ -68,4 +58,4 @@ def tournament_routes(backend) -> list[Route]:
                                           f"({exc.code().name})"}, 503, headers=HEADERS)
         return JSONResponse([tournament_row(v) for v in reply.tournaments], headers=HEADERS)
 
-    return [Route("/tournaments", page), Route("/api/tournaments", listing)]
+    return [Route("/tournaments", tournaments), Route("/api/tournaments", listing)]

@@ -7,6 +7,9 @@ element of theirs is."""
 
 from __future__ import annotations
 
+import re
+
+from services.web.replies import HEADERS
 from shared.infra.waiting import until
 from tests.helpers.tables import Table
 from tests.helpers.web_table import (  # web_fixture, browser_fixture: the fixtures web, browser
@@ -52,3 +55,34 @@ async def test_a_player_name_with_markup_is_text_on_the_hand_page(stack, web, br
     assert await page.evaluate("""() => document.querySelectorAll('#text *').length === 0
         && !document.getElementById('pwned') && !document.querySelector('img[src="x"]')
         && window.pwned === undefined""")
+
+
+async def test_every_page_has_the_security_headers_and_its_status_and_no_inline_script(
+        stack, web, browser):
+    """The pages rendered from templates keep what the HTML strings had: the security headers
+    (replies.HEADERS: the Content-Security-Policy allows this origin's files only), their
+    status (the unknown table's page is a 404), scripts from /static only; Chromium reports
+    no Content-Security-Policy violation on any of them."""
+    t = await new_table(stack, web.store, "web-headers")
+    for seat in (1, 2):
+        await t.sit(seat)
+    await _play_hand_one(stack, web.store, t)
+    pages = {"/": 200, "/table/web-headers": 200, "/table/nosuch": 404,
+             "/table/web-headers/hands/1": 200, "/compliance/tables/web-headers/hands/1": 200,
+             "/tournaments": 200}
+    page = await browser.new_page()
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text)
+            if "Content Security Policy" in m.text else None)
+    for path, status in pages.items():
+        reply = await page.goto(web.url + path)
+        assert reply is not None and reply.status == status, path
+        headers = await reply.all_headers()
+        assert {k.lower(): v for k, v in HEADERS.items()}.items() <= headers.items(), path
+        assert headers["content-type"] == "text/html; charset=utf-8", path
+        scripts = re.findall(r"<script\b([^>]*)>(.*?)</script>", await reply.text(), re.S)
+        assert scripts if path != "/table/nosuch" else not scripts, path
+        assert all(re.fullmatch(r' src="/static/[a-z]+\.js"', attrs) and not body
+                   for attrs, body in scripts), (path, scripts)
+        await page.wait_for_load_state("load")
+    assert refused == []

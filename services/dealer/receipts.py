@@ -23,6 +23,8 @@ from shared.poker import events as E
 from shared.poker.errors import IllegalAction
 from shared.tlog.receipt import card_proofs
 
+from .seeding import Seeds
+
 
 def _the_hand(records: list[HandRecord], table_id: str, hand_no: int) -> HandRecord:
     for r in records:
@@ -31,8 +33,10 @@ def _the_hand(records: list[HandRecord], table_id: str, hand_no: int) -> HandRec
     raise UnknownTable(f"table {table_id} has no hand {hand_no}")
 
 
-async def hand_cards(store: EventStore, vault: DeckVault,
+async def hand_cards(store: EventStore, vault: DeckVault, seeds: Seeds, closed: bool,
                      request: dealer_pb2.HandCardsRequest) -> dealer_pb2.HandCardsReply:
+    """The cards the player saw in the hand, with their proofs; and, once the table has
+    ``closed``, the server's seed of a hand derived from seeds (seeding.py)."""
     check_table_id(request.table_id)
     if request.hand_no < 1:
         raise BadRequest("a hand is a hand number from 1")
@@ -51,12 +55,18 @@ async def hand_cards(store: EventStore, vault: DeckVault,
     if not record.of(E.DeckRevealed):
         raise IllegalAction(f"hand {request.hand_no} is not finished: ask for its receipt "
                             f"once it has ended")
-    if held is None:
+    commits = record.of(E.DeckCommitted)
+    published = ""
+    if closed and commits and commits[0].shuffle:
+        published = await seeds.published(request.table_id, request.hand_no)
+    if held is None and not published:
         raise IllegalAction(f"hand {request.hand_no}'s deck has left the dealer's vault "
                             f"(kept a day): no receipt can be made for it any more")
-    decks = held[0]
-    reply = dealer_pb2.HandCardsReply(seat=seat, deck_sizes=[len(d) for d in decks.decks])
-    for c in card_proofs(decks.decks, decks.key, seen_cards(record, seat)):
-        reply.cards.add(deck=c.deck, position=c.position, card=str(c.card), salt=c.salt,
-                        proof=list(c.proof), seen=c.seen)
+    reply = dealer_pb2.HandCardsReply(seat=seat, deck_sizes=[e.deck_size for e in commits],
+                                      server_seed=published)
+    if held is not None:  # (after a day, the seed alone: the cards' proofs need the hand key)
+        decks = held[0]
+        for c in card_proofs(decks.decks, decks.key, seen_cards(record, seat)):
+            reply.cards.add(deck=c.deck, position=c.position, card=str(c.card), salt=c.salt,
+                            proof=list(c.proof), seen=c.seen)
     return reply

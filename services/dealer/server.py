@@ -1,5 +1,5 @@
-"""DealerService: secure shuffles, deck commitments, dealing and burns, turning hands face up
-at the showdown, deck reveals.
+"""DealerService: decks derived from the server's and the players' seeds (seeding.py), deck
+commitments, dealing and burns, turning hands face up at the showdown, deck reveals.
 
 The deck of a running hand and the hand's key live in the dealer's vault (a KV bucket no other
 service reads). In the log, burned and face-down cards and the revealed decks are sealed under
@@ -22,6 +22,7 @@ from collections.abc import Callable
 from poker.dealer.v1 import dealer_pb2, dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
 
+from shared.infra.randomness import new_salt, secure_shuffle
 from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import BadRequest, check_step, check_table_id, rpc
 from shared.infra.seattokens import check_holder
@@ -31,13 +32,15 @@ from shared.infra.stepstream import serve_steps
 from shared.infra.tablecache import TableCache
 from shared.infra.vault import DeckVault, HandDecks
 from shared.poker import decide as D
-from shared.poker.cards import DECK, UNKNOWN_CARD
-from shared.poker.deck import commitment, new_salt, shuffled
+from shared.poker.cards import UNKNOWN_CARD
+from shared.poker.deck import commitment
 from shared.poker.errors import IllegalAction
+from shared.poker.shuffle import Entropy
 from shared.poker.state import HandState
 from shared.tlog.receipt import positions_root
 
 from .receipts import hand_cards
+from .seeding import Seeds
 
 CHOICES: dict[int, Callable[[HandState, int], list]] = {
     dealer_pb2.SHOW_CHOICE_SHOW: D.show,
@@ -55,6 +58,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         self.vault = vault
         self.compliance = compliance
         self.keyring: DealerKeyring = repo.keyring
+        self.seeds = Seeds(vault)
         #: table -> its hand, the hand's decks and their vault revision, as last read or
         #: written
         self._decks_seen: TableCache[tuple[int, HandDecks, int]] = TableCache("decks")
@@ -121,19 +125,19 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
 
     @rpc
     async def CommitDeck(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
-        await self._hand(request)
-        # Shuffle (CSPRNG), make the hand's key and store both before committing; a retry
-        # reuses what is stored.
+        hand = await self._hand(request)
+        # Derive the deck from the server's seed and the players' (seeding.py), make the
+        # hand's key and store both before committing; a retry reuses what is stored.
+        deck, salt, entropy = await self.seeds.first_deck(request.table_id, hand)
         decks = await self.vault.create(
             request.table_id, request.hand_no,
-            HandDecks((shuffled(DECK),), (new_salt(),),
-                      HandKey.generate(request.table_id, request.hand_no).key))
+            HandDecks((deck,), (salt,), HandKey.generate(request.table_id, request.hand_no).key))
         self._keep_decks(request.table_id, request.hand_no, decks, 0)  # revision: not needed
         sealing = self._know(request.table_id, request.hand_no, decks)
         return await run_step(self.repo, request, digest("commit_deck", request.hand_no),
                               for_hand(request, D.commit_deck,
                                        commitment(decks.decks[0], decks.salts[0]), 52,
-                                       positions_root(decks.decks[0], decks.key, 0)),
+                                       positions_root(decks.decks[0], decks.key, 0), entropy),
                               sealing=sealing)
 
     @rpc
@@ -157,8 +161,12 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         if len(decks.decks) == len(hand.commitments):
             # Shuffle the undealt and burned cards anew; stored before the commitment.
             cards = D.cards_to_reshuffle(hand, decks.decks[-1])
-            decks = HandDecks(decks.decks + (shuffled(cards),), decks.salts + (new_salt(),),
-                              decks.key)
+            if hand.shuffle:  # derived as the hand's first deck was
+                deck, salt = await self.seeds.reshuffled(request.table_id, hand, cards,
+                                                         len(decks.decks))
+            else:  # a hand dealt before the players' entropy
+                deck, salt = secure_shuffle(cards), new_salt()
+            decks = HandDecks(decks.decks + (deck,), decks.salts + (salt,), decks.key)
             revision = await self.vault.update(request.table_id, request.hand_no, decks,
                                                revision)
             self._keep_decks(request.table_id, request.hand_no, decks, revision)
@@ -167,7 +175,9 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
                                        commitment(decks.decks[-1], decks.salts[-1]),
                                        len(decks.decks[-1]),
                                        positions_root(decks.decks[-1], decks.key,
-                                                      len(decks.decks) - 1)),
+                                                      len(decks.decks) - 1),
+                                       Entropy(hand.shuffle, hand.seed_sha256,
+                                               hand.player_seeds)),
                               sealing=sealing)
 
     @rpc
@@ -186,8 +196,10 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
     async def RevealDeck(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         check_step(request)
         decks, sealing = await self._current_decks(request)
+        hand = await self._hand(request)
+        seed = await self.seeds.seed(request.table_id, request.hand_no) if hand.shuffle else ""
         return await run_step(self.repo, request, digest("reveal", request.hand_no),
-                              for_hand(request, D.reveal_deck, decks.decks, decks.salts),
+                              for_hand(request, D.reveal_deck, decks.decks, decks.salts, seed),
                               sealing=sealing)
 
     @rpc
@@ -206,7 +218,11 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
 
     @rpc
     async def HandCards(self, request: dealer_pb2.HandCardsRequest, context):
-        return await hand_cards(self.repo.store, self.vault, request)
+        check_table_id(request.table_id)
+        lt = await self.repo.get(request.table_id)
+        assert lt.state is not None  # (get: the table exists)
+        return await hand_cards(self.repo.store, self.vault, self.seeds, lt.state.closed,
+                                request)
 
 
 async def setup(server, repo, store, config):

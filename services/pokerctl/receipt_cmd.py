@@ -1,7 +1,7 @@
 """`pokerctl receipt`: a player's receipt for a hand they played, and its offline check.
 
     pokerctl receipt --table T --hand N --token JWT [--out FILE]
-    pokerctl receipt verify FILE [--log-key VKEY]
+    pokerctl receipt verify FILE [--log-key VKEY] [--seed HEX]
 
 The first asks the table service (``GetReceipt``, as the player whose ``--token`` it is, or
 POKER_TOKEN, as the seat commands) for the receipt of hand N of table T, which that player
@@ -15,6 +15,10 @@ bad arguments.
 ``verify`` needs no server: every card's inclusion proof to its deck's positions root, those
 roots in the hand's leaf, the leaf's inclusion in the checkpoint's tree and the checkpoint's
 signature by the notary's key (``--log-key``, else POKER_NOTARY_VKEY, else `pokerctl up`'s).
+A receipt of a hand whose deck was derived from seeds, fetched once its table has closed,
+holds the server's seed: ``verify`` then recomputes the deck (shared/tlog/seedcheck.py), checks
+it against the hand's commitments and the cards seen, prints it, and with ``--seed`` (the seed
+you revealed for the hand) checks that yours was used.
 Prints what was proved; exit 0 if all of it holds, 1 if any part fails (named), 2 if the file
 or the key cannot be read.
 """
@@ -35,6 +39,7 @@ from shared.infra.rpc import log_away
 from shared.infra.tls import sync_channel
 from shared.tlog.note import NoteError
 from shared.tlog.receipt import Receipt, ReceiptError, verify
+from shared.tlog.seedcheck import check_shuffle
 
 from .botclient import AddressError, address_list, parse_addresses
 from .certs_cmd import client_tls_or_exit
@@ -64,6 +69,8 @@ def verify_file(args: argparse.Namespace) -> int:
         return refuse(f"{PROG} verify: {exc}")
     try:
         lines = verify(receipt, key)
+        if args.seed or receipt.extra.get("server_seed"):
+            lines += check_shuffle(receipt, args.seed)
     except ReceiptError as exc:
         print(f"{PROG} verify: {args.file} does NOT verify: {exc}", file=sys.stderr)
         return FAILED
@@ -101,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         return verify_file(args)
     if args.action is not None or args.file:
         return refuse(f"{PROG}: the only action is `verify FILE`")
+    if args.seed:
+        return refuse(f"{PROG}: --seed goes with `verify FILE`")
     if args.table is None or args.hand is None or args.hand < 1:
         return refuse(f"{PROG}: --table T and --hand N (a hand number from 1) are required")
     if not args.token or not BEARER_TOKEN.fullmatch(args.token):
@@ -138,6 +147,8 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
                    help="verify: the notary's verifier key (or a file holding it) the "
                         "checkpoint must be signed with (default POKER_NOTARY_VKEY, else "
                         "`pokerctl up`'s)")
+    p.add_argument("--seed", default="", metavar="HEX",
+                   help="verify: the seed you revealed for the hand, to check it was used")
     p.add_argument("--table-addr", default=default_table_addr(), type=address_list,
                    help="table service address, or a comma-separated list of its instances "
                         "(default POKER_TABLE_ADDR or %(default)s)")

@@ -6,6 +6,8 @@
     pokerctl seat leave      --table T --seat N --seat-token S --token JWT
     pokerctl seat disconnect --table T --seat N --seat-token S --token JWT
     pokerctl seat reconnect  --table T --seat N --seat-token S --token JWT
+    pokerctl seat commit-seed --table T --seat N --seat-token S --token JWT --hand H [--seed HEX]
+    pokerctl seat reveal-seed --table T --seat N --seat-token S --token JWT --hand H --seed HEX
 
 Each command needs both: ``--token``, the player's token from the identity provider (sent as
 ``authorization: Bearer``; against `pokerctl up`: ``pokerctl token --player P``), whose
@@ -15,7 +17,10 @@ POKER_TOKEN and POKER_SEAT_TOKEN, which keep them out of the process list.
 Sitting out and returning take effect from the next hand; a player who timed out was sat out
 and comes back with ``return``; leaving mid-hand folds the hand and frees the seat when it
 ends; topping up (from the player's wallet) happens between hands; a reconnect while on the
-clock adds the table's reconnect bonus once per decision. ``--command-id``: the same id
+clock adds the table's reconnect bonus once per decision. ``commit-seed`` commits to a seed
+of yours for hand H (the hand after the next one: README "Players add entropy"), sending only
+its SHA-256: without ``--seed`` it makes one (32 random bytes) and prints it on stderr; keep
+it, and ``reveal-seed`` it once hand H - 1 has started, before hand H starts. ``--command-id``: the same id
 makes a retry harmless. Prints the seat afterwards (``--json``: the whole view as JSON). Exit
 (failures.py) 1 if the service refuses (with its reason), 2 for bad arguments, 3 for no such
 table, 4 if it or its log does not answer (one line naming the address).
@@ -34,6 +39,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import secrets
 import sys
 import uuid
 
@@ -46,6 +52,7 @@ from shared.infra.retry import CLI_RETRY, retrying_sync
 from shared.infra.rpc import log_away
 from shared.infra.tls import sync_channel
 from shared.poker.players import printable
+from shared.poker.shuffle import is_seed_hex, seed_digest
 
 from .botclient import AddressError, address_list, parse_addresses
 from .certs_cmd import client_tls_or_exit
@@ -64,7 +71,8 @@ from .failures import (
 )
 from .up import default_table_addr
 
-ACTIONS = ("sit-out", "return", "top-up", "leave", "disconnect", "reconnect")
+ACTIONS = ("sit-out", "return", "top-up", "leave", "disconnect", "reconnect", "commit-seed",
+           "reveal-seed")
 #: what a bearer token may be made of (RFC 6750; a JWT is of these)
 BEARER_TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
 
@@ -87,6 +95,12 @@ def command(stub: table_pb2_grpc.TableServiceStub, args: argparse.Namespace):
             seat=seat, sit_out=args.action == "sit-out", post_big_blind=args.post_big_blind)
     if args.action == "top-up":
         return stub.TopUp, table_pb2.TopUpRequest(seat=seat, amount=args.amount)
+    if args.action == "commit-seed":
+        return stub.CommitSeed, table_pb2.SeedRequest(seat=seat, hand_no=args.hand,
+                                                      seed_sha256=seed_digest(args.seed))
+    if args.action == "reveal-seed":
+        return stub.RevealSeed, table_pb2.SeedRequest(seat=seat, hand_no=args.hand,
+                                                      seed=args.seed)
     return {"leave": stub.Leave, "disconnect": stub.Disconnect,
             "reconnect": stub.Reconnect}[args.action], seat
 
@@ -108,6 +122,24 @@ def describe(reply: table_pb2.TableReply, seat: int) -> str:
         left = max(0, view.deadline_unix_ms - view.server_unix_ms) / 1000
         line += f"; on the clock, {left:.1f} s left"
     return line
+
+
+def _seed_arguments(args: argparse.Namespace) -> str:
+    """What is wrong with the seed arguments ("": nothing); a commit without ``--seed`` gets
+    a fresh seed, printed on stderr for the reveal."""
+    seeding = args.action in ("commit-seed", "reveal-seed")
+    if not seeding:
+        return "--hand and --seed go with commit-seed and reveal-seed" \
+            if args.hand is not None or args.seed else ""
+    if args.hand is None or args.hand < 1:
+        return "--hand H (a hand number from 1) is required"
+    if args.action == "commit-seed" and not args.seed:
+        args.seed = secrets.token_hex(32)
+        print(f"your seed for hand {args.hand} (keep it for reveal-seed): {args.seed}",
+              file=sys.stderr)
+    if not is_seed_hex(args.seed):
+        return "--seed is 32 bytes as 64 lowercase hex digits"
+    return ""
 
 
 @reports_unreachable("pokerctl seat")
@@ -137,6 +169,10 @@ def run(args: argparse.Namespace) -> int:
         return USAGE
     if args.action != "top-up" and args.amount is not None:
         print("pokerctl seat: --amount goes with top-up only", file=sys.stderr)
+        return USAGE
+    bad_seed = _seed_arguments(args)
+    if bad_seed:
+        print(f"pokerctl seat {args.action}: {bad_seed}", file=sys.stderr)
         return USAGE
     if args.post_big_blind and args.action != "return":
         print("pokerctl seat: --post-big-blind goes with return only", file=sys.stderr)
@@ -176,6 +212,11 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
                    help="the player's token from the identity provider, sent as "
                         "'authorization: Bearer' (default POKER_TOKEN)")
     p.add_argument("--amount", type=int, default=None, help="top-up: chips to add")
+    p.add_argument("--hand", type=int, default=None,
+                   help="commit-seed, reveal-seed: the hand the seed is for")
+    p.add_argument("--seed", default="", metavar="HEX",
+                   help="commit-seed (default: a fresh one), reveal-seed: your 32-byte seed "
+                        "as 64 hex digits")
     p.add_argument("--post-big-blind", action="store_true",
                    help="return: post the missed blinds now (else wait for the big blind)")
     p.add_argument("--command-id", default=None,

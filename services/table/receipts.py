@@ -81,4 +81,5 @@ class Receipts:
             tuple(CardProof(c.deck, c.position, card(c.card), c.salt, tuple(c.proof), c.seen)
                   for c in cards.cards),
             await self.hands.leaf(index), index,
-            tuple(self.hands.tree.inclusion_proof(index, size)), signed.encode()).encode()
+            tuple(self.hands.tree.inclusion_proof(index, size)), signed.encode(),
+            {"server_seed": cards.server_seed} if cards.server_seed else {}).encode()

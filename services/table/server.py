@@ -64,10 +64,12 @@ from shared.infra.rpc import (
     rpc,
 )
 from shared.infra.seattokens import check_holder, new_seat_token, token_digest
+from shared.poker import seeds as S
 from shared.poker import table as T
 from shared.poker.clock import is_late
 from shared.poker.errors import IllegalAction
 from shared.poker.options import NO_RAKE_CAP, table_options
+from shared.poker.shuffle import is_seed_hex
 from shared.poker.state import TableState
 
 from . import tournament
@@ -94,6 +96,7 @@ ACCESS: dict[str, Rule] = {
     "SitDown": _PLAYERS, "ResumeSeat": _PLAYERS, "Leave": _PLAYERS, "SitOut": _PLAYERS, "TopUp": _PLAYERS,
     "Act": _PLAYERS, "Disconnect": _PLAYERS, "Reconnect": _PLAYERS,
     "GetState": Rule(frozenset()), "Watch": Rule(frozenset()), "GetReceipt": _PLAYERS,
+    "CommitSeed": _PLAYERS, "RevealSeed": _PLAYERS,
     **tournament.ACCESS,  # a tournament's director: TournamentTables
 }
 
@@ -365,6 +368,20 @@ class TableService(table_pb2_grpc.TableServiceServicer):
                                         money="settle")
 
     @rpc
+    async def CommitSeed(self, request, context):
+        _check_seed_request(request, "seed_sha256", "the SHA-256 of your 32-byte seed")
+        return await self._seat_command(request.seat, "commit_seed", S.commit_seed,
+                                        request.hand_no, request.seed_sha256,
+                                        limit=self.limits.seat_toggles)
+
+    @rpc
+    async def RevealSeed(self, request, context):
+        _check_seed_request(request, "seed", "your 32-byte seed")
+        return await self._seat_command(request.seat, "reveal_seed", S.reveal_seed,
+                                        request.hand_no, request.seed,
+                                        limit=self.limits.seat_toggles)
+
+    @rpc
     async def PauseTable(self, request, context):
         return await self._operator_command(request.table_id, request.command_id, "pause",
                                             T.pause, request.paused)
@@ -505,6 +522,16 @@ def _chosen_digest(digest_hex: str) -> str:
         raise BadRequest("seat_token_sha256 is the SHA-256 of your seat token as 64 "
                          "lowercase hex digits")
     return digest_hex
+
+
+def _check_seed_request(request: table_pb2.SeedRequest, field: str, what: str) -> None:
+    """A seed request's form (the rules are shared/poker/seeds.py's): one of its two fields."""
+    other = "seed" if field == "seed_sha256" else "seed_sha256"
+    if request.hand_no < 1:
+        raise BadRequest("hand_no is a hand number from 1")
+    if not is_seed_hex(getattr(request, field)) or getattr(request, other):
+        raise BadRequest(f"{field} must be {what} as 64 lowercase hex digits, and {other} "
+                         f"left empty")
 
 
 def access(verifier: Verifier) -> Access:

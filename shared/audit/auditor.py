@@ -53,6 +53,7 @@ from shared.infra.repository import LoadedTable
 from shared.infra.secrecy import Keyring
 from shared.poker import decide as D
 from shared.poker import events as E
+from shared.poker import seeds as S
 from shared.poker import table as T
 from shared.poker.cards import DECK, Card
 from shared.poker.clock import TurnClock, clock_after, is_late
@@ -70,7 +71,8 @@ _FULL_DECK = frozenset(DECK)
 _TABLE_DECISIONS = frozenset({
     E.TableCreated, E.HandStarted, E.PlayerSeated, E.PlayerLeft, E.PlayerLeaving,
     E.PlayerSatOut, E.PlayerToppedUp, E.PlayerDisconnected, E.PlayerReconnected,
-    E.ClockRestarted, E.SeatTokenReplaced, *E.MONEY_EVENTS, *E.OPERATOR_EVENTS})
+    E.ClockRestarted, E.SeatTokenReplaced, E.SeedCommitted, E.SeedRevealed, *E.MONEY_EVENTS,
+    *E.OPERATOR_EVENTS})
 #: the wallet's answers to a saga
 _Settlement = E.BuyInConfirmed | E.BuyInRefused | E.CashOutConfirmed | E.RakeCredited
 _SETTLED = {E.BuyInConfirmed: "confirmed", E.BuyInRefused: "refused",
@@ -574,6 +576,10 @@ class TableAuditor:
         if type(first) is E.SeatTokenReplaced:
             return T.replace_seat_token(table, first.seat, first.player_id,
                                         first.token_digest)
+        if type(first) is E.SeedCommitted:
+            return S.commit_seed(table, first.seat, first.hand_no, first.seed_sha256)
+        if type(first) is E.SeedRevealed:
+            return S.reveal_seed(table, first.seat, first.hand_no, first.seed)
         raise _Bad(0, f"{t.__name__} is not a table decision")  # not reached: see _decide
 
     def _decide_hand(self, t: type, first: object, table: TableState, at_ms: int) -> list:

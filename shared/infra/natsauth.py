@@ -62,6 +62,7 @@ from .services import (
     WALLET_USER,
 )
 from .vault import BUCKET as DECKS
+from .vault import SEEDS_BUCKET as SEEDS
 
 ACCOUNT = "POKER"
 #: the services' users (the registry names them: shared/infra/services.py)
@@ -145,9 +146,10 @@ _EDIT_STREAMS = ["$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>",
                  "$JS.API.STREAM.PURGE.>", "$JS.API.STREAM.MSG.DELETE.>",
                  "$JS.API.STREAM.RESTORE.>", "$JS.API.STREAM.SNAPSHOT.>"]
 NEVER_EDIT = ["$JS.API.STREAM.CREATE.>", *_EDIT_STREAMS]
-#: the running hands' decks: the dealer's alone
-NOT_THE_DECKS = [f"$KV.{DECKS}.>", f"$JS.API.DIRECT.GET.KV_{DECKS}",
-                 f"$JS.API.DIRECT.GET.KV_{DECKS}.>", f"$JS.API.STREAM.MSG.GET.KV_{DECKS}"]
+#: the running hands' decks and the tables' master seeds: the dealer's alone
+NOT_THE_DECKS = [s for b in (DECKS, SEEDS)
+                 for s in (f"$KV.{b}.>", f"$JS.API.DIRECT.GET.KV_{b}",
+                           f"$JS.API.DIRECT.GET.KV_{b}.>", f"$JS.API.STREAM.MSG.GET.KV_{b}")]
 
 
 @dataclass(frozen=True)
@@ -184,20 +186,21 @@ def users(shards: int = 1) -> tuple[User, ...]:
     return (
         User(ADMIN, comment="creates the streams and the KV buckets (replicas 3); never a "
                             "service"),
-        User(DEALER, publish=[*log, *_bucket(DECKS)], publish_deny=NEVER_EDIT,
+        User(DEALER, publish=[*log, *_bucket(DECKS), *_bucket(SEEDS)], publish_deny=NEVER_EDIT,
              subscribe=["_INBOX.>", *log_subjects],
-             comment="the dealer: the log, and the running hands' decks (it alone)"),
+             comment="the dealer: the log, the running hands' decks and the tables' seeds "
+                     "(it alone)"),
         User(TABLE, publish=[*log, *_bucket(LEASES), CLOCK_SUBJECTS, *_read(HANDS_STREAM),
                              *_read(CHECKPOINT_STREAM)],
              publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS],
              subscribe=["_INBOX.>", *log_subjects, LIVE_SUBJECTS, CLOCK_SUBJECTS,
                         f"$KV.{LEASES}.>"],
-             subscribe_deny=[f"$KV.{DECKS}.>"],
+             subscribe_deny=[f"$KV.{DECKS}.>", f"$KV.{SEEDS}.>"],
              comment="the table service: the log (and its live feed), the clock leases, "
                      "the countdown nudges; it reads the hands' Merkle log and its "
                      "checkpoints (players' receipts)"),
         User(SERVICE, publish=log, publish_deny=[*NEVER_EDIT, *NOT_THE_DECKS],
-             subscribe=["_INBOX.>", *log_subjects], subscribe_deny=[f"$KV.{DECKS}.>"],
+             subscribe=["_INBOX.>", *log_subjects], subscribe_deny=[f"$KV.{DECKS}.>", f"$KV.{SEEDS}.>"],
              comment="betting, showdown and rake: append to the log and read it"),
         User(WALLET, publish=[WALLET_SUBJECTS, "$JS.API.INFO", *_read(WALLET_STREAM),
                               "_INBOX.>"],

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import structlog
 from poker.events.v1 import events_pb2 as pb
 
+from shared.infra.randomness import entropy
 from shared.poker.clock import TurnClock, clock_after
-from shared.poker.deck import entropy
 from shared.poker.errors import InvalidEvent
 from shared.poker.fold import apply
 from shared.poker.state import TableState

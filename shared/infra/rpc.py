@@ -33,7 +33,7 @@ import nats.js.errors
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from shared.poker.deck import EntropyUnavailable
+from shared.infra.randomness import EntropyUnavailable
 from shared.poker.errors import ClockSkew, IllegalAction, InvalidOptions
 from shared.poker.table import TABLE_ID
 

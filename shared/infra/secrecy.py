@@ -39,7 +39,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from shared.poker.deck import entropy
+from shared.infra.randomness import entropy
 
 from .tablecache import TableCache
 

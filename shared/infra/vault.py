@@ -2,6 +2,12 @@
 that only the dealer's account may read (see deploy/). A deck and the hand's key are stored
 before the commitment is appended, so a dealer killed after the commitment deals from the same
 deck, and seals with the same key, when it returns.
+
+Beside it, the tables' master seeds (``POKER_SEEDS``, the dealer's alone too, kept without an
+expiry): each table's 32 random bytes from which the server's seed of every hand comes
+(shared/poker/shuffle.py ``server_seed``), made at the table's first deck and kept for as long
+as the table's log, so that they can be published to the players once the table has closed,
+however long after its last hand.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSe
 from shared.poker.cards import DECK, Card
 
 from .eventstore import StoreError
+from .randomness import entropy
 
 BUCKET = "POKER_DECKS"
+SEEDS_BUCKET = "POKER_SEEDS"
 #: how long a hand's deck and key stay in the vault: far longer than any hand lasts (the log
 #: keeps the deck, sealed, and the key, sealed to compliance, for ever); then they go, so the
 #: vault holds only recent hands and does not grow with the history
@@ -45,19 +53,43 @@ class HandDecks:
                    bytes.fromhex(raw["key"]))
 
 
+async def _bucket(js: JetStreamContext, name: str, replicas: int, ttl: float | None):
+    try:
+        return await js.key_value(name)
+    except BucketNotFoundError:
+        return await js.create_key_value(js_api.KeyValueConfig(
+            bucket=name, history=1, storage=js_api.StorageType.FILE, replicas=replicas,
+            ttl=ttl))
+
+
 class DeckVault:
-    def __init__(self, kv) -> None:
+    def __init__(self, kv, seeds) -> None:
         self.kv = kv
+        self.seeds = seeds
 
     @classmethod
     async def open(cls, js: JetStreamContext, replicas: int = 1) -> DeckVault:
-        try:
-            kv = await js.key_value(BUCKET)
-        except BucketNotFoundError:
-            kv = await js.create_key_value(js_api.KeyValueConfig(
-                bucket=BUCKET, history=1, storage=js_api.StorageType.FILE, replicas=replicas,
-                ttl=TTL_SECONDS))
-        return cls(kv)
+        return cls(await _bucket(js, BUCKET, replicas, TTL_SECONDS),
+                   await _bucket(js, SEEDS_BUCKET, replicas, None))
+
+    async def master_seed(self, table_id: str, create: bool = True) -> bytes | None:
+        """The table's master seed, made (32 bytes of the system's CSPRNG) if it has none and
+        ``create``; None if it has none and not ``create``. Two dealers racing both get the
+        one stored first."""
+        for _ in range(3):
+            try:
+                entry = await self.seeds.get(table_id)
+                if entry.value:
+                    return bytes.fromhex(entry.value.decode())
+            except KeyNotFoundError:
+                pass
+            if not create:
+                return None
+            try:
+                await self.seeds.create(table_id, entropy(32).hex().encode())
+            except (KeyWrongLastSequenceError, KeyNotFoundError):
+                await asyncio.sleep(0.05)  # another dealer stored one first: read it
+        raise StoreError(f"the seed store would not return table {table_id}'s seed: retry")
 
     @staticmethod
     def key(table_id: str, hand_no: int) -> str:

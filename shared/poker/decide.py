@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from . import events as E
 from . import seating
 from .betting import bring_in_due, legal_actions
-from .cards import UNKNOWN_CARD, Card
+from .cards import DECK, UNKNOWN_CARD, Card
 from .deck import commitment as deck_commitment
 from .errors import IllegalAction
 from .events import ActionKind
@@ -21,6 +21,15 @@ from .options import TimeoutPolicy
 from .pots import form_pots as _form_pots
 from .pots import rake_due, take_from_pots, uncalled_bet, uncalled_stake
 from .showdown import award, hand_names, would_win_or_tie
+from .shuffle import (
+    ALGORITHM,
+    NO_ENTROPY,
+    Entropy,
+    deck_salt,
+    derive_deck,
+    is_seed_hex,
+    seed_digest,
+)
 from .state import HandState, Phase, TableState
 
 # The steps are re-exported (the `X as X` imports from .steps, the explicit form): callers
@@ -82,20 +91,58 @@ def start_hand(table: TableState, hand_no: int, button: int,
 
 
 def commit_deck(state: HandState, commitment: str, deck_size: int = 52,
-                positions_root: str = "") -> list[E.DeckCommitted]:
+                positions_root: str = "", entropy: Entropy = NO_ENTROPY,
+                ) -> list[E.DeckCommitted]:
+    """The hand's first deck. ``entropy``: the seeds it was derived from (shared/poker/
+    shuffle.py), which must be the ones the log holds: the server's seed the hand before
+    committed to, and every seed revealed for this hand (a deck shuffled by the CSPRNG alone
+    is refused once the server has committed to a seed)."""
     require_phase(state, Phase.COMMIT, "commit to a deck")
-    return [E.DeckCommitted(commitment, deck_size, positions_root=positions_root)]
+    _check_entropy(state, entropy, first=True)
+    return [E.DeckCommitted(commitment, deck_size, positions_root=positions_root,
+                            shuffle=entropy.shuffle, seed_sha256=entropy.seed_sha256,
+                            player_seeds=entropy.player_seeds,
+                            next_seed_sha256=entropy.next_seed_sha256)]
 
 
 def reshuffle(state: HandState, commitment: str, deck_size: int,
-              positions_root: str = "") -> list[E.DeckCommitted]:
+              positions_root: str = "", entropy: Entropy = NO_ENTROPY,
+              ) -> list[E.DeckCommitted]:
     step = next_step(state)
     if not isinstance(step, Reshuffle):
         raise IllegalAction("no reshuffle is due")
     if deck_size != step.deck_size:
         raise IllegalAction(f"the reshuffled deck must hold {step.deck_size} cards")
+    _check_entropy(state, entropy, first=False)
     return [E.DeckCommitted(commitment, deck_size, reshuffle=True,
-                            positions_root=positions_root)]
+                            positions_root=positions_root, shuffle=entropy.shuffle,
+                            seed_sha256=entropy.seed_sha256,
+                            player_seeds=entropy.player_seeds)]
+
+
+def _check_entropy(state: HandState, entropy: Entropy, first: bool) -> None:
+    if not first:  # a reshuffle is derived as the hand's first deck was
+        if (entropy.shuffle, entropy.seed_sha256, entropy.player_seeds) != (
+                state.shuffle, state.seed_sha256, state.player_seeds) or entropy.next_seed_sha256:
+            raise IllegalAction("a reshuffle is derived from the hand's own seeds")
+        return
+    if not entropy.shuffle:
+        if entropy != NO_ENTROPY:
+            raise IllegalAction("seeds without a shuffle algorithm")
+        if state.seed_sha256 or state.player_seeds:
+            raise IllegalAction("the server committed to a seed for this hand (or players "
+                                "revealed theirs): its deck must be derived from them")
+        return
+    if entropy.shuffle != ALGORITHM:
+        raise IllegalAction(f"unknown shuffle algorithm {entropy.shuffle!r}")
+    if not is_seed_hex(entropy.seed_sha256) or not (
+            entropy.next_seed_sha256 == "" or is_seed_hex(entropy.next_seed_sha256)):
+        raise IllegalAction("a seed's commitment is 64 lowercase hex digits")
+    if state.seed_sha256 and entropy.seed_sha256 != state.seed_sha256:
+        raise IllegalAction("the deck must come from the server seed committed to in the "
+                            "hand before")
+    if tuple(entropy.player_seeds) != state.player_seeds:
+        raise IllegalAction("the deck must use every seed revealed for this hand, and no other")
 
 
 def deal(state: HandState, cards: Sequence[Card]) -> list[E.CardsDealt]:
@@ -150,8 +197,10 @@ def deck_order(e: E.CardsDealt) -> tuple[Card, ...]:
 
 
 def reveal_deck(state: HandState, decks: Sequence[Sequence[Card]],
-                salts: Sequence[str]) -> list[E.DeckRevealed]:
-    """Reveal each deck and salt; each must hash to the commitment made before dealing it."""
+                salts: Sequence[str], server_seed: str = "") -> list[E.DeckRevealed]:
+    """Reveal each deck and salt; each must hash to the commitment made before dealing it, and
+    a derived deck must be the one its seeds give (with the server's seed, which must be the
+    one committed to)."""
     require_phase(state, Phase.REVEAL, "reveal the deck")
     if len(decks) != len(salts):
         raise IllegalAction("one salt per deck")
@@ -161,7 +210,25 @@ def reveal_deck(state: HandState, decks: Sequence[Sequence[Card]],
     for deck, salt, c in zip(decks, salts, committed):
         if deck_commitment(deck, salt) != c:
             raise IllegalAction("a revealed deck does not match its commitment")
-    return [E.DeckRevealed(tuple(tuple(d) for d in decks), tuple(salts))]
+    if state.shuffle:
+        _check_derived(state, decks, salts, server_seed)
+    elif server_seed:
+        raise IllegalAction("a server seed revealed for a deck not derived from seeds")
+    return [E.DeckRevealed(tuple(tuple(d) for d in decks), tuple(salts), server_seed)]
+
+
+def _check_derived(state: HandState, decks: Sequence[Sequence[Card]], salts: Sequence[str],
+                   server_seed: str) -> None:
+    if not is_seed_hex(server_seed) or seed_digest(server_seed) != state.seed_sha256:
+        raise IllegalAction("the server's seed revealed is not the one it committed to")
+    for k, (deck, salt) in enumerate(zip(decks, salts)):
+        # deck 0: the 52 cards in order; a reshuffle: its cards sorted (shuffle.py)
+        cards = DECK if k == 0 else tuple(sorted(deck))
+        if tuple(deck) != derive_deck(server_seed, state.player_seeds, cards, k):
+            raise IllegalAction(f"deck {k + 1} is not the one its seeds give "
+                                f"({state.shuffle})")
+        if salt != deck_salt(server_seed, k):
+            raise IllegalAction(f"deck {k + 1}'s salt is not the one its seed gives")
 
 
 # --- betting ------------------------------------------------------------------------------------

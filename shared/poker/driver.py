@@ -8,6 +8,7 @@ comes from the caller, so a run with a fixed deck is fully reproducible.
 from __future__ import annotations
 
 import random
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -15,7 +16,7 @@ from . import decide as D
 from . import events as E
 from .betting import LegalActions
 from .cards import Card
-from .deck import commitment, new_salt, shuffled
+from .deck import commitment, shuffled
 from .events import ActionKind, TableCreated
 from .fold import HAND_HANDLERS, after_hand, apply, apply_hand
 from .options import TableOptions
@@ -31,8 +32,11 @@ Policy = Callable[[HandState | None, LegalActions], tuple[ActionKind, int | None
 class Dealer:
     """The dealer's secrets for one hand: the deck(s) and salts (kept out of the events)."""
 
-    shuffle: Callable[[Sequence[Card]], tuple[Card, ...]] = shuffled
-    salt: Callable[[], str] = new_salt
+    # by default Python's CSPRNG (``secrets``); the services' dealer draws from the guarded
+    # system source instead (shared/infra/randomness.py)
+    shuffle: Callable[[Sequence[Card]], tuple[Card, ...]] = \
+        lambda cards: shuffled(cards, secrets.randbelow)
+    salt: Callable[[], str] = lambda: secrets.token_hex(16)
     decks: list[tuple[Card, ...]] = field(default_factory=list)
     salts: list[str] = field(default_factory=list)
 

@@ -148,6 +148,26 @@ class SeatTokenReplaced(Value):
 
 
 @value
+class SeedCommitted(Value):
+    """The player holding ``seat`` committed to a seed for hand ``hand_no`` (the SHA-256 of
+    its 32 bytes): accepted only before hand ``hand_no - 1`` starts (shared/poker/table.py)."""
+
+    seat: int
+    hand_no: int
+    seed_sha256: str
+
+
+@value
+class SeedRevealed(Value):
+    """The seat revealed the seed it committed to for hand ``hand_no``: accepted only once
+    the server committed to its own seed for that hand and before the hand starts."""
+
+    seat: int
+    hand_no: int
+    seed: str
+
+
+@value
 class ClockRestarted(Value):
     """The log refused the table's appends (out of space) while ``seat`` was on the clock,
     from ``refused_at_unix_ms`` (the table service's time); the decision starts again at
@@ -274,6 +294,14 @@ class DeckCommitted(Value):
     deck_size: int
     reshuffle: bool = False
     positions_root: str = ""
+    # The players' entropy (shared/poker/shuffle.py), all empty for a deck shuffled by the
+    # CSPRNG alone: the algorithm that derived the deck, the commitment to the server's seed of
+    # this hand (the one the hand before committed to, if it did), the seeds the players
+    # revealed for this hand (sorted), and the commitment to the server's seed of the next hand.
+    shuffle: str = ""
+    seed_sha256: str = ""
+    player_seeds: tuple[str, ...] = ()
+    next_seed_sha256: str = ""
 
 
 @value
@@ -291,10 +319,12 @@ class CardsDealt(Value):
 
 @value
 class DeckRevealed(Value):
-    """After the hand: the deck and salt behind each commitment, for the audit."""
+    """After the hand: the deck and salt behind each commitment, for the audit, and the
+    server's seed of a derived deck (shared/poker/shuffle.py; sealed with the rest)."""
 
     decks: tuple[tuple[Card, ...], ...]
     salts: tuple[str, ...]
+    server_seed: str = ""
 
 
 # --- hand: betting -------------------------------------------------------------------------
@@ -394,7 +424,7 @@ HAND_EVENTS = (
 )
 TABLE_EVENTS = (TableCreated, PlayerSeated, PlayerLeft, PlayerSatOut, PlayerToppedUp,
                 PlayerDisconnected, PlayerReconnected, PlayerLeaving, ClockRestarted,
-                SeatTokenReplaced)
+                SeatTokenReplaced, SeedCommitted, SeedRevealed)
 MONEY_EVENTS = (BuyInRequested, BuyInConfirmed, BuyInRefused, CashOutRequested,
                 CashOutConfirmed, RakeCredited)
 OPERATOR_EVENTS = (TablePaused, TableConfigured, TableClosing)
@@ -404,5 +434,5 @@ Event = (
     | ActionTaken | BetReturned | BettingRoundClosed | PotsFormed | HandShown | HandMucked
     | PotAwarded | HandEnded | RakeTaken | BuyInRequested | BuyInConfirmed | BuyInRefused
     | CashOutRequested | CashOutConfirmed | RakeCredited | TablePaused | TableConfigured
-    | TableClosing | ClockRestarted | SeatTokenReplaced
+    | TableClosing | ClockRestarted | SeatTokenReplaced | SeedCommitted | SeedRevealed
 )

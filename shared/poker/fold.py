@@ -19,7 +19,7 @@ from .options import AnteType, Structure
 from .pots import uncalled_bet
 from .seating import owes_big_blind_on_arrival
 from .showdown import show_order
-from .state import HandState, Phase, Player, Saga, SagaKind, Seat, TableState
+from .state import HandState, PendingSeed, Phase, Player, Saga, SagaKind, Seat, TableState
 
 # Enum members read on every action, bound once as module globals, which read faster than
 # Enum class attributes on Python 3.11 (measured in bench_hands).
@@ -69,7 +69,9 @@ def _deck_committed(s: HandState, e: E.DeckCommitted) -> HandState:
     if s.phase is not Phase.COMMIT:
         raise InvalidEvent("a deck commitment after the hand's first commitment")
     phase = Phase.FORCED if s.forced_bets else Phase.DEAL
-    return s.evolve(phase=phase, deck_size=e.deck_size, commitments=(e.commitment,))
+    return s.evolve(phase=phase, deck_size=e.deck_size, commitments=(e.commitment,),
+                    shuffle=e.shuffle, seed_sha256=e.seed_sha256 or s.seed_sha256,
+                    next_seed_sha256=e.next_seed_sha256)
 
 
 def _forced_bet_posted(s: HandState, e: E.ForcedBetPosted) -> HandState:
@@ -233,8 +235,13 @@ def start_hand_state(table: TableState, e: E.HandStarted) -> HandState:
     positions = [-1] * (max(p.seat for p in players) + 1)
     for i, p in enumerate(players):
         positions[p.seat] = i
+    before = table.hand
+    seed = (before.next_seed_sha256
+            if before is not None and before.hand_no == e.hand_no - 1 else "")
+    revealed = tuple(sorted(p.seed for p in table.seeds if p.hand_no == e.hand_no and p.seed))
     return HandState(options=table.options, hand_no=e.hand_no, button=e.button,
-                     players=players, forced_bets=e.forced_bets, positions=tuple(positions))
+                     players=players, forced_bets=e.forced_bets, positions=tuple(positions),
+                     seed_sha256=seed, player_seeds=revealed)
 
 
 #: (state, event, result) of the last hand event folded
@@ -382,12 +389,30 @@ def _table_event(table: TableState, event: object) -> TableState:
         if seat is None or _in_hand(table, event.seat):
             raise InvalidEvent(f"seat {event.seat} cannot top up now")
         return _with_seat(table, event.seat, stack=seat.stack + event.amount)
+    if isinstance(event, E.SeedCommitted | E.SeedRevealed):
+        return _seed_event(table, event)
     if isinstance(event, E.ClockRestarted):
         hand = table.hand
         if hand is None or not table.hand_running or hand.to_act != event.seat:
             raise InvalidEvent(f"seat {event.seat} is not on the clock")
         return table  # the clock alone changes (shared/poker/clock.py)
     raise InvalidEvent(f"{type(event).__name__} is not a table event")
+
+
+def _seed_event(table: TableState, event: E.SeedCommitted | E.SeedRevealed) -> TableState:
+    """A seat's seed for a later hand (the rules: shared/poker/table.py commit_seed)."""
+    pending = table.pending_seed(event.hand_no, event.seat)
+    if event.hand_no <= table.last_hand_no:
+        raise InvalidEvent(f"a seed for hand {event.hand_no}, which has started")
+    if isinstance(event, E.SeedCommitted):
+        if pending is not None:
+            raise InvalidEvent(f"seat {event.seat} committed twice for hand {event.hand_no}")
+        return table.evolve(seeds=table.seeds + (
+            PendingSeed(event.hand_no, event.seat, event.seed_sha256),))
+    if pending is None or pending.seed:
+        raise InvalidEvent(f"seat {event.seat} revealed a seed it did not commit to")
+    return table.evolve(seeds=tuple(p.evolve(seed=event.seed) if p is pending else p
+                                    for p in table.seeds))
 
 
 def _hand_started(table: TableState, e: E.HandStarted) -> TableState:
@@ -405,7 +430,8 @@ def _hand_started(table: TableState, e: E.HandStarted) -> TableState:
     big = next((f.seat for f in e.forced_bets if f.kind is ForcedKind.BIG_BLIND), None)
     return table.evolve(seats=tuple(seats), hand=start_hand_state(table, e),
                         last_hand_no=e.hand_no, button=e.button, last_small_blind=small,
-                        last_big_blind=big)
+                        last_big_blind=big,
+                        seeds=tuple(p for p in table.seeds if p.hand_no > e.hand_no))
 
 
 def after_hand(table: TableState, hand: HandState) -> TableState:

@@ -108,6 +108,13 @@ class HandState(Value):
     rake: int = 0
     rake_from: tuple[int, ...] = ()
     paid_out: int = 0  # chips awarded from the pots so far
+    # the players' entropy (shared/poker/shuffle.py): the server's seed commitment for this
+    # hand (from the hand before), the seeds revealed for it (sorted), the algorithm of the
+    # first deck, and the server's commitment for the next hand
+    seed_sha256: str = ""
+    player_seeds: tuple[str, ...] = ()
+    shuffle: str = ""
+    next_seed_sha256: str = ""
 
     # --- small queries used throughout the core ---------------------------------------------
 
@@ -195,6 +202,16 @@ class Saga(Value):
 
 
 @value
+class PendingSeed(Value):
+    """A seat's seed for a hand not started yet: committed (its SHA-256), then revealed."""
+
+    hand_no: int
+    seat: int
+    seed_sha256: str
+    seed: str = ""
+
+
+@value
 class Seat(Value):
     seat: int
     player_id: str
@@ -230,6 +247,19 @@ class TableState(Value):
     sagas: tuple[Saga, ...] = ()  # money with the wallet not yet settled, oldest first
     paused: bool = False  # an operator paused the table: no new hand starts
     closing: bool = False  # an operator closed the table: everyone is cashed out
+    seeds: tuple[PendingSeed, ...] = ()  # the players' seeds for the next hands
+
+    def pending_seed(self, hand_no: int, seat: int) -> PendingSeed | None:
+        for p in self.seeds:
+            if p.hand_no == hand_no and p.seat == seat:
+                return p
+        return None
+
+    @property
+    def next_seed_sha256(self) -> str:
+        """The server's commitment to the seed of the table's next hand ("": none made)."""
+        hand = self.hand
+        return hand.next_seed_sha256 if hand is not None else ""
 
     def saga(self, key: str) -> Saga | None:
         for g in self.sagas:

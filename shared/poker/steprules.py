@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from . import decide as D
 from . import events as E
 from .cards import Card
+from .shuffle import Entropy
 from .state import HandState
 from .steps import (
     Act,
@@ -97,13 +98,13 @@ STEPS: dict[type[Step], StepRule] = {
     CommitDeck: StepRule(
         "dealer", "CommitDeck",
         dealer=lambda hand, step, deck: D.commit_deck(hand, deck.new_deck()),
-        again={E.DeckCommitted: lambda hand, e: D.commit_deck(hand, e.commitment, e.deck_size,
-                                                             e.positions_root)}),
+        again={E.DeckCommitted: lambda hand, e: D.commit_deck(
+            hand, e.commitment, e.deck_size, e.positions_root, Entropy.of(e))}),
     PostForcedBets: StepRule("betting", "PostForcedBets", house=D.post_forced_bets),
     Reshuffle: StepRule(
         "dealer", "Reshuffle", dealer=_reshuffled,
-        again={E.DeckCommitted: lambda hand, e: D.reshuffle(hand, e.commitment, e.deck_size,
-                                                           e.positions_root)}),
+        again={E.DeckCommitted: lambda hand, e: D.reshuffle(
+            hand, e.commitment, e.deck_size, e.positions_root, Entropy.of(e))}),
     Deal: StepRule(
         "dealer", "DealStreet",
         dealer=lambda hand, step, deck: D.deal_from(hand, deck.decks[-1]),
@@ -123,7 +124,8 @@ STEPS: dict[type[Step], StepRule] = {
     RevealDeck: StepRule(
         "dealer", "RevealDeck",
         dealer=lambda hand, step, deck: D.reveal_deck(hand, deck.decks, deck.salts),
-        again={E.DeckRevealed: lambda hand, e: D.reveal_deck(hand, e.decks, e.salts)}),
+        again={E.DeckRevealed: lambda hand, e: D.reveal_deck(hand, e.decks, e.salts,
+                                                             e.server_seed)}),
     HandComplete: StepRule("table", ""),
 }
 

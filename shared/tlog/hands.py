@@ -13,11 +13,17 @@ SHA-256(0x00 || leaf), shared/tlog/merkle.py):
     head <hex SHA-256 of the last envelope of the hand's last commit: the chain's head then>
     deck <commitment>                       (one line per DeckCommitted, in order)
     cards <hex root>                        (one line per DeckCommitted with a positions root)
+    shuffle <algorithm> <hex SHA-256 of the server's seed> <player seed>...
+                                            (a deck derived from seeds: shared/poker/shuffle.py)
     result <hex SHA-256 of the hand's result>
 
 A ``cards`` line is the RFC 6962 root the dealer committed to over the deck's salted
 positions (``DeckCommitted.positions_root``, shared/tlog/receipt.py): a player's receipt proves
 its cards to it. Hands dealt before those roots have no such line (their leaves are as before).
+The ``shuffle`` line names what the hand's first ``DeckCommitted`` says of its seeds: with the
+server's seed, published to the hand's players once the table has closed, a player recomputes
+the deck, checks it against the ``deck`` line and sees their own seed among those used
+(shared/tlog/seedcheck.py). Hands shuffled by the CSPRNG alone have none.
 
 The result is SHA-256 over the hand's ``HandEnded``, ``PotAwarded`` and ``RakeTaken`` events
 in log order, each as its body's field name, a newline, the 8-byte big-endian length of the
@@ -63,12 +69,14 @@ class HandLeaf:
     decks: tuple[str, ...]
     result: bytes
     roots: tuple[str, ...] = ()  # the decks' positions roots (hex), when they were committed
+    shuffle: str = ""  # "<algorithm> <seed sha256> <player seeds...>" of a derived deck
 
     def encode(self) -> bytes:
         lines = [VERSION, f"table {self.table_id}", f"hand {self.hand_no}",
                  f"shard {'-' if self.shard is None else self.shard}",
                  f"seq {self.first_seq} {self.last_seq}", f"head {self.head.hex()}",
                  *(f"deck {d}" for d in self.decks), *(f"cards {r}" for r in self.roots),
+                 *([f"shuffle {self.shuffle}"] if self.shuffle else []),
                  f"result {self.result.hex()}"]
         return "".join(line + "\n" for line in lines).encode()
 
@@ -79,15 +87,16 @@ class HandLeaf:
             if lines[-1] != "" or lines[0] != VERSION:
                 raise LeafError("not a poker-hand/v1 leaf")
             fields = [line.split(" ") for line in lines[1:-1]]
-            head = {f[0]: f[1:] for f in fields if f[0] not in ("deck", "cards")}
+            head = {f[0]: f[1:] for f in fields if f[0] not in ("deck", "cards", "shuffle")}
             decks = tuple(" ".join(f[1:]) for f in fields if f[0] == "deck")
             roots = tuple(" ".join(f[1:]) for f in fields if f[0] == "cards")
+            shuffle = next((" ".join(f[1:]) for f in fields if f[0] == "shuffle"), "")
             shard = head["shard"][0]
             first, last = (int(x) for x in head["seq"])
             leaf = cls(" ".join(head["table"]), int(head["hand"][0]),
                        None if shard == "-" else int(shard), first, last,
                        bytes.fromhex(head["head"][0]), decks, bytes.fromhex(head["result"][0]),
-                       roots)
+                       roots, shuffle)
         except LeafError:
             raise
         except (ValueError, KeyError, IndexError, UnicodeDecodeError) as exc:
@@ -108,6 +117,7 @@ class _Open:
     first_seq: int
     decks: list[str] = field(default_factory=list)
     roots: list[str] = field(default_factory=list)
+    shuffle: str = ""
     result: hashlib._Hash = field(default_factory=hashlib.sha256)
 
 
@@ -139,15 +149,19 @@ class HandLeaves:
                 continue
             if kind == "deck_committed":
                 hand.decks.append(env.deck_committed.commitment)
-                if env.deck_committed.positions_root:
-                    hand.roots.append(env.deck_committed.positions_root)
+                dc = env.deck_committed
+                if dc.positions_root:
+                    hand.roots.append(dc.positions_root)
+                if dc.shuffle and not dc.reshuffle:
+                    hand.shuffle = " ".join([dc.shuffle, dc.seed_sha256, *dc.player_seeds])
             elif kind in RESULT_BODIES:
                 body = getattr(env, kind).SerializeToString(deterministic=True)
                 hand.result.update(kind.encode() + b"\n" + len(body).to_bytes(8, "big") + body)
             elif kind == "deck_revealed":
                 leaf = HandLeaf(self.table_id, hand.hand_no, hand.shard, hand.first_seq,
                                 stored.primary_seq, hashlib.sha256(raws[-1]).digest(),
-                                tuple(hand.decks), hand.result.digest(), tuple(hand.roots))
+                                tuple(hand.decks), hand.result.digest(), tuple(hand.roots),
+                                hand.shuffle)
                 done.append(leaf)
                 self.open = None
         if self.keep:

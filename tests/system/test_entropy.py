@@ -1,5 +1,5 @@
 """The entropy source failing (threat 21, issue 15): every secret the tables rely on comes from
-one CSPRNG source (shared/poker/deck.entropy); when it fails or returns short, the dealer
+one CSPRNG source (shared/infra/randomness.entropy); when it fails or returns short, the dealer
 refuses to commit a deck (UNAVAILABLE, saying so), nothing is stored or appended, and the hand
 goes on once the source is healthy. Real services (in process, mutual TLS) and nats-server."""
 
@@ -13,9 +13,9 @@ from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
 from services.table.server import CARRY_ON_S
+from shared.infra import randomness
 from shared.infra.eventstore import EventStore
 from shared.infra.waiting import until
-from shared.poker import deck
 
 TABLE = "entropy"
 
@@ -38,7 +38,7 @@ async def test_no_deck_is_committed_without_entropy_and_the_hand_resumes(
     await stack.deposit("p2", 100)
     await table_stub.SitDown(tpb.SitDownRequest(table_id=TABLE, seat=1, buy_in=100,
                                                 command_id="sit-1"))
-    real = deck._source
+    real = randomness._source
 
     def broken(n: int) -> bytes:  # the hand key's 32 bytes fail; event ids still work
         if n == 32:
@@ -47,7 +47,7 @@ async def test_no_deck_is_committed_without_entropy_and_the_hand_resumes(
             return real(n)[:5]
         return real(n)
 
-    monkeypatch.setattr(deck, "_source", broken)
+    monkeypatch.setattr(randomness, "_source", broken)
     # The sit-down that starts the hand is in the log: it answers OK (with the table waiting
     # for its deck) within its deadline, shorter than the driver's retries of the dealer,
     # instead of DEADLINE_EXCEEDED for a command that was written.
@@ -69,7 +69,7 @@ async def test_no_deck_is_committed_without_entropy_and_the_hand_resumes(
         assert "random source" in refused.value.details()
         assert "deck_committed" not in await events_of(store)  # nothing appended
 
-        monkeypatch.setattr(deck, "_source", real)  # healthy again: the hand goes on
+        monkeypatch.setattr(randomness, "_source", real)  # healthy again: the hand goes on
 
         async def dealt():  # the deck committed, the blinds posted, the cards dealt
             v = await table_stub.GetState(tpb.ViewRequest(table_id=TABLE))

@@ -44,7 +44,7 @@ def test_every_event_of_played_tables_round_trips():
     events = _mixed_events()
     assert {type(e) for e in events} >= set(EVENT_TYPES) - {
         E.PlayerDisconnected, E.PlayerReconnected, E.TablePaused, E.TableConfigured,
-        E.TableClosing, E.ClockRestarted, E.SeatTokenReplaced}
+        E.TableClosing, E.ClockRestarted, E.SeatTokenReplaced, E.SeedCommitted, E.SeedRevealed}
     for e in events:
         back = decode_event(encode_event(e))
         assert back == e
@@ -60,6 +60,11 @@ def test_every_event_of_played_tables_round_trips():
     E.CardsDealt(0, (UNKNOWN_CARD,), (E.HoleDeal(1, (UNKNOWN_CARD, Card(51)), (False, True)),),
                  ()),
     E.DeckRevealed((cards("2cAh"), cards("Ks")), ("ab", "cd")),
+    E.DeckRevealed((cards("2cAh"),), ("ab",), "ef" * 32),
+    E.DeckCommitted("c" * 64, 52, positions_root="d" * 64, shuffle="poker-shuffle/x",
+                    seed_sha256="e" * 64, player_seeds=("01" * 32, "02" * 32),
+                    next_seed_sha256="f" * 64),
+    E.SeedCommitted(3, 7, "ab" * 32), E.SeedRevealed(3, 7, "cd" * 32),
     E.PotAwarded(1, E.Portion.LOW, (E.Share(2, 5), E.Share(3, 6)), "8-6-4-2-A"),
 ])
 def test_edge_events_round_trip(event):

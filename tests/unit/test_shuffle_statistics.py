@@ -1,8 +1,9 @@
 """The shuffle's statistics (threat 24): the dealer's Fisher-Yates over the CSPRNG
-(shared/poker/deck.shuffled) puts every card at every position equally often, and gives every
-order of a small deck equally often; a shuffle biased by one percentage point, or the classic
-naive shuffle, is caught by the same tests (so they can fail); two dealers started together
-deal different decks (nothing is seeded from the time).
+(shared/infra/randomness.secure_shuffle) and the deck derived from the server's and the
+players' seeds (shared/poker/shuffle.derive_deck, issue 29) each put every card at every
+position equally often, and give every order of a small deck equally often; a shuffle biased
+by one percentage point, or the classic naive shuffle, is caught by the same tests (so they can
+fail); two dealers started together deal different decks (nothing is seeded from the time).
 
 Significance: each test refuses a fair shuffle with probability below 1e-6 (chi-square by the
 Wilson-Hilferty approximation; the largest of the 2,704 card-by-position cells by a normal
@@ -11,6 +12,7 @@ bound with Bonferroni's correction), so a run is not made red by chance.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import random
@@ -19,8 +21,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
+from shared.infra.randomness import secure_shuffle
 from shared.poker.cards import DECK
 from shared.poker.deck import shuffled
+from shared.poker.shuffle import derive_deck
 
 ROOT = Path(__file__).resolve().parents[2]
 DECKS = 20_000  # enough to see one card 1 percentage point more often at one position
@@ -62,8 +68,26 @@ def looks_fair(decks: list[tuple]) -> bool:
     return chi2 < chi2_critical(52 * 51) and worst < CELL_Z
 
 
-def test_every_card_lands_at_every_position_equally_often():
-    decks = [shuffled(DECK) for _ in range(DECKS)]
+_HANDS = itertools.count()
+
+
+def derived(cards=DECK) -> tuple:
+    """A deck derived from seeds as the dealer derives one: a fresh server seed per hand (here
+    the hand's number, hashed: distinct and fixed, so a failure can be replayed) and two
+    players' seeds."""
+    n = next(_HANDS)
+    seed = hashlib.sha256(f"server {n}".encode()).hexdigest()
+    players = [hashlib.sha256(f"player {n} {k}".encode()).hexdigest() for k in range(2)]
+    return derive_deck(seed, players, cards)
+
+
+SHUFFLES = {"csprng": secure_shuffle, "derived": derived}
+
+
+@pytest.mark.parametrize("name", sorted(SHUFFLES))
+def test_every_card_lands_at_every_position_equally_often(name):
+    shuffle = SHUFFLES[name]
+    decks = [shuffle(DECK) for _ in range(DECKS)]
     chi2, worst = verdicts(card_by_position(decks), DECKS)
     assert chi2 < chi2_critical(52 * 51), chi2
     assert worst < CELL_Z, worst
@@ -104,9 +128,10 @@ def _orders(shuffle, n: int) -> float:
                for p in itertools.permutations(small))
 
 
-def test_every_order_of_a_small_deck_comes_equally_often():
+@pytest.mark.parametrize("name", sorted(SHUFFLES))
+def test_every_order_of_a_small_deck_comes_equally_often(name):
     n = 48_000
-    assert _orders(shuffled, n) < chi2_critical(23)
+    assert _orders(SHUFFLES[name], n) < chi2_critical(23)
     rng = random.Random(4)
 
     def naive(cards):  # 4^4 = 256 equally likely paths onto 24 orders: not uniform
@@ -122,8 +147,8 @@ def test_every_order_of_a_small_deck_comes_equally_often():
 def test_two_dealers_started_together_deal_different_decks():
     """Two processes started at the same moment shuffle from the CSPRNG: nothing they share
     (the time, the pid range) makes their decks alike."""
-    code = ("from shared.poker.deck import shuffled; "
-            "print(' '.join(str(c) for c in shuffled()))")
+    code = ("from shared.infra.randomness import secure_shuffle; "
+            "print(' '.join(str(c) for c in secure_shuffle()))")
     procs = [subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
                               text=True) for _ in range(2)]
     decks = [p.communicate(timeout=60)[0].split() for p in procs]

@@ -92,8 +92,15 @@ def _stream(seed_hex: str, player_seeds: Sequence[str], index: int) -> Iterator[
 
 
 def drawer(seed_hex: str, player_seeds: Sequence[str], index: int = 0) -> Callable[[int], int]:
-    """``randbelow`` over the stream of the seeds: a uniform integer in [0, n) by rejection."""
-    stream = _stream(seed_hex, player_seeds, index)
+    """``randbelow`` over the stream of the seeds (:func:`draws_from`)."""
+    return draws_from(_stream(seed_hex, player_seeds, index))
+
+
+def draws_from(stream: Iterator[int]) -> Callable[[int], int]:
+    """``randbelow(n)`` over a stream of bytes: a uniform integer in [0, n), by rejection. A
+    draw reads ``ceil(b / 8)`` bytes (``b`` = the bit length of ``n - 1``), keeps the top
+    ``b`` bits, and tries again when they are ``n`` or more: each value below ``n`` comes
+    from as many byte strings as every other, and a try fails less than half the time."""
 
     def randbelow(n: int) -> int:
         if n <= 0:

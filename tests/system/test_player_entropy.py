@@ -28,7 +28,7 @@ from shared.infra.waiting import until
 from shared.poker import events as E
 from shared.poker.events import ActionKind
 from shared.poker.shuffle import ALGORITHM, derive_deck, seed_digest
-from shared.tlog.receipt import Receipt, verify
+from shared.tlog.receipt import Receipt, ReceiptError, verify
 from shared.tlog.seedcheck import check_shuffle
 from tests.helpers.tables import Table, table_stub
 
@@ -60,6 +60,20 @@ async def refused(call, request, code: grpc.StatusCode, words: str, store) -> No
     assert len(await store.read(TABLE)) == before
 
 
+async def receipt_of(stack, hand: int) -> Receipt | None:
+    """Player p1's receipt of ``hand``; None while no checkpoint covers the hand."""
+    async with stack.channel("table", token=stack.token("p1")) as ch:
+        try:
+            text = (await table_pb2_grpc.TableServiceStub(ch).GetReceipt(
+                tpb.ReceiptRequest(table_id=TABLE, hand_no=hand))).receipt
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() is grpc.StatusCode.FAILED_PRECONDITION and \
+                    "checkpoint" in exc.details():
+                return None
+            raise
+    return Receipt.parse(text)
+
+
 async def next_hand(t: Table, hand: int) -> None:
     """The player on turn folds; hand ``hand`` is dealt and someone is on turn."""
     await t.act(ActionKind.FOLD)
@@ -73,6 +87,7 @@ async def next_hand(t: Table, hand: int) -> None:
 async def test_a_revealed_seed_makes_the_deck_and_the_rest_are_refused(
         fast_stack, store, tmp_path):
     stack = fast_stack
+    await stack.start_service("notary")
     t = await Table.open(stack, store, TABLE, seats=2)  # hand 1 starts at once
     assert (await t.view()).hand_no == 1
     commit, reveal = t.stub.CommitSeed, t.stub.RevealSeed
@@ -107,6 +122,12 @@ async def test_a_revealed_seed_makes_the_deck_and_the_rest_are_refused(
     await next_hand(t, 3)
     await refused(reveal, seed_request(t, 2, 3, seed=SEED_2), FP,
                   "revealed after its hand started is refused", store)
+    # the table is open: a receipt of hand 2 does not give the server's seed (it would show
+    # the folded cards), so the player cannot recompute the deck yet
+    early = await until(lambda: receipt_of(stack, 2), 30, "a receipt of hand 2")
+    assert "server_seed" not in early.extra
+    with pytest.raises(ReceiptError, match="once the table has closed"):
+        check_shuffle(early)
     (committed,) = await t.events(E.DeckCommitted, 3)
     assert (committed.shuffle, committed.seed_sha256, committed.player_seeds) == (
         ALGORITHM, server_commitment, (SEED_1,))
@@ -124,19 +145,10 @@ async def test_a_revealed_seed_makes_the_deck_and_the_rest_are_refused(
     assert revealed.decks[0] == derive_deck(revealed.server_seed, [SEED_1])
 
     # the player's receipt, once the table has closed, holds the server's seed
-    await stack.start_service("notary")
 
     async def published():
-        async with stack.channel("table", token=stack.token("p1")) as ch:
-            try:
-                text = (await table_pb2_grpc.TableServiceStub(ch).GetReceipt(
-                    tpb.ReceiptRequest(table_id=TABLE, hand_no=3))).receipt
-            except grpc.aio.AioRpcError as exc:
-                if exc.code() is FP:  # no checkpoint covers it yet
-                    return None
-                raise
-        receipt = Receipt.parse(text)
-        return receipt if receipt.extra.get("server_seed") else None
+        receipt = await receipt_of(stack, 3)
+        return receipt if receipt is not None and receipt.extra.get("server_seed") else None
 
     receipt = await until(published, 30, "a receipt of hand 3 with the server's seed")
     assert receipt.extra["server_seed"] == revealed.server_seed

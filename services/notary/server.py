@@ -125,8 +125,10 @@ class Notary:
     last_checkpoint: SignedCheckpoint | None = None
 
     def __post_init__(self) -> None:
-        self._tables: dict[str, HandLeaves] = {}
-        self._home: dict[str, str] = {}  # table -> its log stream's name
+        #: log stream -> table -> its hand running, for the tables with one only: a table
+        #: between hands has nothing to keep (a HandLeaves without an open hand holds nothing),
+        #: so the notary's state is bounded by the hands running, not by the tables ever seen
+        self._running: dict[str, dict[str, HandLeaves]] = {}
         self._follows: dict[str, _Follow] = {}
         self._loaded = False
         self._wake = asyncio.Event()
@@ -209,8 +211,7 @@ class Notary:
         """The tree and each log stream's place, from POKER_HANDS."""
         leaves = await tstore.read_leaves(self.store)
         self.tree = merkle.Tree([merkle.leaf_hash(leaf) for leaf in leaves])
-        self._tables.clear()
-        self._home.clear()
+        self._running.clear()
         self._follows = {}
         for s in (await self.store.layout()).streams:
             last = await tstore.last_leaf_of(self.store.js, s.name)
@@ -241,18 +242,17 @@ class Notary:
 
     async def _commit(self, follow: _Follow, subject: str, stored) -> int:
         table = subject[len(follow.stream.prefix):]
-        hands = self._tables.get(table)
-        if hands is None:
-            hands = self._tables[table] = HandLeaves(table, keep=False)
-            self._home[table] = follow.stream.name
+        running = self._running.setdefault(follow.stream.name, {})
+        hands = running.pop(table, None) or HandLeaves(table, keep=False)
         try:
             commit, envelopes = read_envelopes(stored.data)
         except CommitParseError as exc:
             log.critical("a commit does not parse: its table's hand is left out",
                          table_id=table, seq=stored.seq, reason=exc.cause)
-            hands.open = None
             return 0
         finished = hands.feed(stored, commit.events, envelopes)
+        if hands.open is not None:
+            running[table] = hands
         if stored.seq <= follow.done:
             return 0  # its leaf is in the tree already
         for leaf in finished:
@@ -261,9 +261,13 @@ class Notary:
 
     def _resume(self, follow: _Follow, seq: int) -> int:
         """Where to read ``follow``'s stream again to find every hand running after ``seq``."""
-        running = [h.open_since for t, h in self._tables.items()
-                   if self._home.get(t) == follow.stream.name and h.open_since is not None]
-        return min([*running, seq + 1])
+        running = self._running.get(follow.stream.name, {}).values()
+        return min([*(h.open_since for h in running if h.open_since is not None), seq + 1])
+
+    @property
+    def tables_held(self) -> int:
+        """How many tables the notary holds state for: those with a hand running."""
+        return sum(len(r) for r in self._running.values())
 
     async def _append(self, follow: _Follow, seq: int, leaf: bytes) -> None:
         async with self._appending:

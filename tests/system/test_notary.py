@@ -127,6 +127,24 @@ async def test_restarts_over_interleaved_hands_append_each_hand_once(store, step
     assert_each_hand_once(await read_leaves(store), want)
 
 
+async def test_the_notary_holds_only_the_tables_with_a_hand_running(store):
+    """Its state is the hands running, not every table it has seen: read in steps over five
+    interleaved tables it holds some, and none once every hand has ended (issue 29's review:
+    it kept each table for ever and went through all of them for every leaf)."""
+    await interleaved(store, tables=5)
+    want = await leaves_of_the_log(store)
+    commits = len(await store.read_all())
+    await ensure_streams(store.js)
+    notary = Notary(store, Signer.generate("poker.test/hands"))
+    held = []
+    for _ in range(commits // 7 + 2):
+        await notary.follow_once(limit=7)
+        held.append(notary.tables_held)
+    assert_each_hand_once(await read_leaves(store), want)
+    assert max(held) >= 3  # interleaved: several hands at once
+    assert held[-1] == 0  # every hand ended: nothing held
+
+
 async def test_two_notaries_never_interleave_leaves(stack, client_stub, sponsor, store):
     await play(client_stub, sponsor, tables=2, hands=2, leave=False)
     want = await leaves_of_the_log(store)

@@ -23,29 +23,65 @@ from shared.poker.cards import card
 from shared.poker.errors import IllegalAction
 from shared.tlog import merkle
 from shared.tlog import store as tstore
+from shared.tlog.hands import VERSION as LEAF_VERSION
 from shared.tlog.hands import HandLeaf
 from shared.tlog.note import NoteError, SignedCheckpoint
 from shared.tlog.receipt import CardProof, Receipt
 
+#: the hands' leaves whose receipts the table service answers from memory (about a day of
+#: hands at three a second; at ~150 bytes each); older ones are read from the stream
+KEEP_LEAVES = 1 << 18
+
 
 class HandsTree:
     """The hands' Merkle log as this process last read it: the tree and where each hand's
-    leaf is."""
+    leaf is, for the last ``keep`` leaves (the tree forgets the hashes the proofs of the rest
+    need, and the index their entries: shared/tlog/merkle.py ``Tree.forget``), so that it
+    does not grow with the history. A receipt of an older hand reads the leaves from the
+    stream again (:meth:`locate`: rare, the receipts are limited per player)."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: EventStore, keep: int = KEEP_LEAVES) -> None:
         self.store = store
+        self.keep = keep
         self.tree = merkle.Tree()
-        self.index: dict[tuple[str, int], int] = {}
+        self.index: dict[tuple[str, int], int] = {}  # in leaf order
+        self.latest: dict[str, int] = {}  # table -> its last hand in the index
         self._lock = asyncio.Lock()
 
     async def refresh(self) -> None:
         async with self._lock:
             for leaf in await tstore.read_leaves(self.store, self.tree.size):
-                self.index[HandLeaf.parse(leaf).key] = self.tree.append(merkle.leaf_hash(leaf))
+                key = HandLeaf.parse(leaf).key
+                self.index[key] = self.tree.append(merkle.leaf_hash(leaf))
+                self.latest[key[0]] = key[1]
+            first = self.tree.forget(self.tree.size - self.keep)
+            while self.index and next(iter(self.index.values())) < first:
+                table, hand = next(iter(self.index))
+                del self.index[(table, hand)]
+                if self.latest.get(table) == hand:
+                    del self.latest[table]
 
     async def leaf(self, index: int) -> bytes:
         msg = await self.store.js.get_msg(tstore.HANDS_STREAM, seq=index + 1, direct=True)
         return msg.data or b""
+
+    async def locate(self, key: tuple[str, int],
+                     size: int) -> tuple[int, bytes, list[bytes]] | None:
+        """The hand's leaf index, the leaf and its inclusion proof in the tree of ``size``
+        (None: no leaf of that hand in it)."""
+        index = self.index.get(key)
+        if index is not None and index < size:
+            return index, await self.leaf(index), self.tree.inclusion_proof(index, size)
+        if index is not None or self.tree.forgotten[0] == 0 or \
+                key[1] > self.latest.get(key[0], 0) > 0:
+            return None  # (not forgotten: not in the log yet)
+        leaves = await tstore.read_leaves(self.store, 0)
+        whole = merkle.Tree([merkle.leaf_hash(x) for x in leaves[:size]])
+        head = f"{LEAF_VERSION}\ntable {key[0]}\nhand {key[1]}\n".encode()
+        for i, x in enumerate(leaves[:size]):
+            if x.startswith(head):
+                return i, x, whole.inclusion_proof(i, size)
+        return None
 
 
 class Receipts:
@@ -61,25 +97,26 @@ class Receipts:
                  f"{self.checkpoint_s:g} s)")
         text = await tstore.latest_checkpoint(self.hands.store.js)
         await self.hands.refresh()  # after the checkpoint: the tree holds what it signs
-        index = self.hands.index.get((table_id, hand_no))
-        if index is None:
-            raise IllegalAction(f"hand {hand_no} of table {table_id} is not in the hands' "
-                              f"Merkle log yet: {retry}")
         try:
             signed = SignedCheckpoint.parse(text or "")
         except NoteError:
             signed = None
-        if signed is None or signed.checkpoint.size <= index:
-            raise IllegalAction(f"no checkpoint covers hand {hand_no} of table {table_id} yet: "
-                              f"{retry}")
-        size = signed.checkpoint.size
+        size = signed.checkpoint.size if signed is not None else 0
+        found = await self.hands.locate((table_id, hand_no), size)
+        if found is None:
+            if (table_id, hand_no) in self.hands.index:
+                raise IllegalAction(f"no checkpoint covers hand {hand_no} of table {table_id} "
+                                    f"yet: {retry}")
+            raise IllegalAction(f"hand {hand_no} of table {table_id} is not in the hands' "
+                                f"Merkle log yet: {retry}")
+        assert signed is not None  # (a leaf was found in its tree)
         if self.hands.tree.root(size) != signed.checkpoint.root:
             raise Unavailable("the hands' Merkle log does not hash to its latest checkpoint: "
                               "tell the operator")
+        index, leaf, proof = found
         return Receipt(
             table_id, hand_no, cards.seat, player_id, tuple(cards.deck_sizes),
             tuple(CardProof(c.deck, c.position, card(c.card), c.salt, tuple(c.proof), c.seen)
                   for c in cards.cards),
-            await self.hands.leaf(index), index,
-            tuple(self.hands.tree.inclusion_proof(index, size)), signed.encode(),
+            leaf, index, tuple(proof), signed.encode(),
             {"server_seed": cards.server_seed} if cards.server_seed else {}).encode()

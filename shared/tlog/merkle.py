@@ -171,20 +171,39 @@ def verify_consistency(size1: int, size2: int, root1: bytes, root2: bytes,
 # --- a tree that grows ---------------------------------------------------------------------
 
 
+#: :meth:`Tree.forget` keeps every hash of this level and above (one per 4,096 leaves)
+FORGET_LEVEL = 12
+
+
 class Tree:
     """Leaf hashes appended in order, with every complete subtree's hash kept:
     ``levels[h][i]`` is the hash of leaves [i * 2^h, (i + 1) * 2^h). Roots and proofs for
     any size up to :attr:`size` come from those (the RFC's tree shape splits every range at
-    an aligned power of two, whose left part is a complete subtree)."""
+    an aligned power of two, whose left part is a complete subtree).
+
+    :meth:`forget` drops the hashes below level ``FORGET_LEVEL`` of the leaves before a
+    boundary aligned to ``2**FORGET_LEVEL``: the root of any size from the boundary on, and
+    the inclusion proof of any leaf after it, need none of them (every range the RFC's recursion visits
+    lies in one aligned block of a power of two at least its size, so a range below that
+    level lies wholly before or wholly after the boundary, and a range above it is a kept
+    hash). A forgotten leaf's proof is ProofError."""
 
     def __init__(self, hashes: Sequence[bytes] = ()) -> None:
         self.levels: list[list[bytes]] = [[]]
+        #: how many hashes of each level were forgotten (from the left)
+        self.forgotten: list[int] = [0]
         for h in hashes:
             self.append(h)
 
     @property
     def size(self) -> int:
-        return len(self.levels[0])
+        return len(self.levels[0]) + self.forgotten[0]
+
+    def _hash(self, level: int, i: int) -> bytes:
+        at = i - self.forgotten[level]
+        if at < 0:
+            raise ProofError(f"the hashes of leaves before {self.forgotten[0]} were forgotten")
+        return self.levels[level][at]
 
     def append(self, h: bytes) -> int:
         """Append a leaf hash; returns its index."""
@@ -194,17 +213,29 @@ class Tree:
         self.levels[0].append(h)
         level, i = 0, index
         while i & 1:  # it completes a subtree one level up
-            left = self.levels[level][i - 1]
+            left = self._hash(level, i - 1)
             level += 1
             if len(self.levels) == level:
                 self.levels.append([])
+                self.forgotten.append(0)
             self.levels[level].append(node_hash(left, h))
             h = self.levels[level][-1]
             i >>= 1
         return index
 
+    def forget(self, before: int) -> int:
+        """Drop what proofs of leaves from ``before`` on do not need (rounded down to a
+        multiple of ``2**FORGET_LEVEL``); returns the first leaf whose proof can still be made."""
+        boundary = min(before, self.size) >> FORGET_LEVEL << FORGET_LEVEL
+        for level in range(min(FORGET_LEVEL, len(self.levels))):
+            drop = (boundary >> level) - self.forgotten[level]
+            if drop > 0:
+                del self.levels[level][:drop]
+                self.forgotten[level] += drop
+        return self.forgotten[0]
+
     def leaf(self, index: int) -> bytes:
-        return self.levels[0][index]
+        return self._hash(0, index)
 
     def _range(self, start: int, end: int) -> bytes:
         """MTH of leaves [start, end): start aligned to the largest power of two <= the
@@ -214,7 +245,7 @@ class Tree:
             return EMPTY_ROOT
         if n & (n - 1) == 0:
             h = n.bit_length() - 1
-            return self.levels[h][start >> h]
+            return self._hash(h, start >> h)
         k = _split(n)
         return node_hash(self._range(start, start + k), self._range(start + k, end))
 

@@ -2,7 +2,9 @@
 cards the player saw in a finished hand, against the positions roots it committed to.
 
 Only the dealer holds a hand's key (its vault, for a day: shared/infra/vault.py), from which
-the positions' salts come. It reads the table's log, opens that hand's cards with the key,
+the positions' salts come. After the refusals its fold of the table answers (no such hand,
+one still running, a deck gone from the vault), it reads the table's log, opens that hand's
+cards with the key,
 and answers for the seat the player held in the hand the cards that seat saw at the table
 (shared/history/render.py ``seen_cards``): nothing else leaves.
 """
@@ -21,6 +23,7 @@ from shared.infra.secrecy import DealerKeyring, HandKey
 from shared.infra.vault import DeckVault
 from shared.poker import events as E
 from shared.poker.errors import IllegalAction
+from shared.poker.state import TableState
 from shared.tlog.receipt import card_proofs
 
 from .seeding import Seeds
@@ -33,17 +36,25 @@ def _the_hand(records: list[HandRecord], table_id: str, hand_no: int) -> HandRec
     raise UnknownTable(f"table {table_id} has no hand {hand_no}")
 
 
-async def hand_cards(store: EventStore, vault: DeckVault, seeds: Seeds, closed: bool,
+async def hand_cards(store: EventStore, vault: DeckVault, seeds: Seeds, table: TableState,
                      request: dealer_pb2.HandCardsRequest) -> dealer_pb2.HandCardsReply:
     """The cards the player saw in the hand, with their proofs; and, once the table has
-    ``closed``, the server's seed of a hand derived from seeds (seeding.py)."""
+    closed, the server's seed of a hand derived from seeds (seeding.py). ``table``: the
+    dealer's fold of the table, which answers the cheap refusals (no such hand, a hand
+    running, a deck gone from the vault) before the table's log is read."""
     check_table_id(request.table_id)
     if request.hand_no < 1:
         raise BadRequest("a hand is a hand number from 1")
-    stored = await store.read(request.table_id)
-    if not stored:
-        raise UnknownTable(f"no table {request.table_id}")
+    if request.hand_no > table.last_hand_no:
+        raise UnknownTable(f"table {request.table_id} has no hand {request.hand_no}")
+    if request.hand_no == table.last_hand_no and table.hand_running:
+        raise IllegalAction(f"hand {request.hand_no} is not finished: ask for its receipt "
+                            f"once it has ended")
     held = await vault.get(request.table_id, request.hand_no)
+    if held is None and not table.closed:
+        raise IllegalAction(f"hand {request.hand_no}'s deck has left the dealer's vault "
+                            f"(kept a day): no receipt can be made for it any more")
+    stored = await store.read(request.table_id)  # who was dealt in: the log alone says
     keyring = DealerKeyring(1)
     if held is not None:
         keyring.add(HandKey(request.table_id, request.hand_no, held[0].key))
@@ -52,12 +63,9 @@ async def hand_cards(store: EventStore, vault: DeckVault, seeds: Seeds, closed: 
     if seat is None:
         raise Denied(f"hand {request.hand_no} of table {request.table_id} was not dealt to "
                      f"you: a receipt is for a player who was dealt in")
-    if not record.of(E.DeckRevealed):
-        raise IllegalAction(f"hand {request.hand_no} is not finished: ask for its receipt "
-                            f"once it has ended")
     commits = record.of(E.DeckCommitted)
     published = ""
-    if closed and commits and commits[0].shuffle:
+    if table.closed and commits and commits[0].shuffle:
         published = await seeds.published(request.table_id, request.hand_no)
     if held is None and not published:
         raise IllegalAction(f"hand {request.hand_no}'s deck has left the dealer's vault "

@@ -221,8 +221,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         check_table_id(request.table_id)
         lt = await self.repo.get(request.table_id)
         assert lt.state is not None  # (get: the table exists)
-        return await hand_cards(self.repo.store, self.vault, self.seeds, lt.state.closed,
-                                request)
+        return await hand_cards(self.repo.store, self.vault, self.seeds, lt.state, request)
 
 
 async def setup(server, repo, store, config):

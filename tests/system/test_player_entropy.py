@@ -45,6 +45,11 @@ async def fast_stack(nats_server):
     await s.stop()
 
 
+def pokerctl(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "services.pokerctl", *args], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
 def seed_request(t: Table, seat: int, hand: int, digest: str = "", seed: str = ""):
     return tpb.SeedRequest(seat=t.seat_request(seat), hand_no=hand, seed_sha256=digest,
                            seed=seed)
@@ -96,7 +101,20 @@ async def test_a_revealed_seed_makes_the_deck_and_the_rest_are_refused(
     await refused(commit, seed_request(t, 1, 2, seed_digest(SEED_1)), FP, "for hand 3 now",
                   store)
     await commit(seed_request(t, 1, 3, seed_digest(SEED_1)))
-    await commit(seed_request(t, 2, 3, seed_digest(SEED_2)))
+    # seat 2 commits with the CLI, which sends only the seed's hash
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
+        "POKER_TLS_DIR": str(stack.tls_dir), "POKER_TOKEN": stack.token("p2"),
+        "POKER_SEAT_TOKEN": t.tokens[2]}
+    seat = ["--table", TABLE, "--seat", "2", "--hand", "3",
+            "--table-addr", stack.addresses["table"]]
+    cli = await asyncio.to_thread(pokerctl, env, "seat", "commit-seed", *seat, "--seed", SEED_2)
+    assert cli.returncode == 0, cli.stderr
+    assert [e for e in await t.events(E.SeedCommitted) if e.seat == 2] == [
+        E.SeedCommitted(2, 3, seed_digest(SEED_2))]
+    assert SEED_2 not in str(await t.log())  # the seed itself stays with the player
+    cli = await asyncio.to_thread(pokerctl, env, "seat", "reveal-seed", *seat)
+    assert cli.returncode == 2 and "--seed is 32 bytes" in cli.stderr
     await refused(commit, seed_request(t, 1, 3, seed_digest(SEED_2)), FP, "already", store)
     # bad input: malformed, both fields, a hand 0; another player's seat
     bad = grpc.StatusCode.INVALID_ARGUMENT
@@ -162,18 +180,15 @@ async def test_a_revealed_seed_makes_the_deck_and_the_rest_are_refused(
     path.write_text(receipt.encode())
     vkey = tmp_path / "notary.vkey"
     vkey.write_text(key.vkey + "\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
 
-    def pokerctl(seed: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "services.pokerctl", "receipt", "verify",
-                               str(path), "--log-key", str(vkey), "--seed", seed], env=env,
-                              capture_output=True, text=True, timeout=60)
+    def verify_with(seed: str) -> subprocess.CompletedProcess:
+        return pokerctl(env, "receipt", "verify", str(path), "--log-key", str(vkey), "--seed",
+                        seed)
 
-    ok = await asyncio.to_thread(pokerctl, SEED_1)
+    ok = await asyncio.to_thread(verify_with, SEED_1)
     assert ok.returncode == 0, ok.stderr
     assert "your seed is among them" in ok.stdout
     deck = " ".join(str(c) for c in revealed.decks[0])
     assert deck in ok.stdout
-    other = await asyncio.to_thread(pokerctl, SEED_2)  # not revealed in time: left out
+    other = await asyncio.to_thread(verify_with, SEED_2)  # not revealed in time: left out
     assert other.returncode == 1 and "not among the seeds" in other.stderr

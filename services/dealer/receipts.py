@@ -4,23 +4,26 @@ cards the player saw in a finished hand, against the positions roots it committe
 Only the dealer holds a hand's key (its vault, for a day: shared/infra/vault.py), from which
 the positions' salts come. After the refusals its fold of the table answers (no such hand,
 one still running, a deck gone from the vault), it reads the table's log, opens that hand's
-cards with the key,
+cards with the key (from the hand's first commit on, when the table service names it from
+the hand's leaf and the vault lists who was dealt in),
 and answers for the seat the player held in the hand the cards that seat saw at the table
 (shared/history/render.py ``seen_cards``): nothing else leaves.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from poker.dealer.v1 import dealer_pb2
 
 from shared.history.log import table_hands
-from shared.history.record import HandRecord
+from shared.history.record import HandRecord, hands
 from shared.history.render import seen_cards
 from shared.infra.eventstore import EventStore
-from shared.infra.repository import UnknownTable
+from shared.infra.repository import UnknownTable, read_commit
 from shared.infra.rpc import BadRequest, Denied, check_table_id
 from shared.infra.secrecy import DealerKeyring, HandKey
-from shared.infra.vault import DeckVault
+from shared.infra.vault import DeckVault, HandDecks
 from shared.poker import events as E
 from shared.poker.errors import IllegalAction
 from shared.poker.state import TableState
@@ -34,6 +37,27 @@ def _the_hand(records: list[HandRecord], table_id: str, hand_no: int) -> HandRec
         if r.hand_no == hand_no:
             return r
     raise UnknownTable(f"table {table_id} has no hand {hand_no}")
+
+
+async def _hand_record(store: EventStore, table: TableState, held: HandDecks | None,
+                       request: dealer_pb2.HandCardsRequest) -> HandRecord:
+    """The hand's record, its cards opened with its key if the vault still holds it. Given
+    the hand's first commit and the vault's list of who was dealt in, the log is read from
+    that commit on; else from its start (who sat where comes from the seating events)."""
+    keyring = DealerKeyring(1)
+    if held is not None:
+        keyring.add(HandKey(request.table_id, request.hand_no, held.key))
+    if request.first_seq > 0 and held is not None and held.players:
+        events: list[object] = []
+        for commit in await store.read(request.table_id, request.first_seq - 1):
+            events += read_commit(commit).events(keyring)
+            if isinstance(events[-1], E.DeckRevealed):  # the hand's last event
+                break
+        record = _the_hand(hands(events, options=table.options, table_id=request.table_id),
+                           request.table_id, request.hand_no)
+        return replace(record, players=dict(held.players))
+    stored = await store.read(request.table_id)  # who was dealt in: the log alone says
+    return _the_hand(table_hands(stored, keyring), request.table_id, request.hand_no)
 
 
 async def hand_cards(store: EventStore, vault: DeckVault, seeds: Seeds, table: TableState,
@@ -54,11 +78,7 @@ async def hand_cards(store: EventStore, vault: DeckVault, seeds: Seeds, table: T
     if held is None and not table.closed:
         raise IllegalAction(f"hand {request.hand_no}'s deck has left the dealer's vault "
                             f"(kept a day): no receipt can be made for it any more")
-    stored = await store.read(request.table_id)  # who was dealt in: the log alone says
-    keyring = DealerKeyring(1)
-    if held is not None:
-        keyring.add(HandKey(request.table_id, request.hand_no, held[0].key))
-    record = _the_hand(table_hands(stored, keyring), request.table_id, request.hand_no)
+    record = await _hand_record(store, table, held[0] if held is not None else None, request)
     seat = next((s for s, p in sorted(record.players.items()) if p == request.player_id), None)
     if seat is None:
         raise Denied(f"hand {request.hand_no} of table {request.table_id} was not dealt to "

@@ -97,6 +97,13 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         lt = await self.repo.get(request.table_id, request.version or None)
         return current_hand(lt.state, request.table_id, request.hand_no)
 
+    async def _dealt_in(self, request: step_pb2.StepRequest) -> tuple[tuple[int, str], ...]:
+        """(seat, player id) of each seat dealt in the request's hand."""
+        lt = await self.repo.get(request.table_id, request.version or None)
+        assert lt.state is not None and lt.state.hand is not None  # (_hand checked it)
+        seats = {s.seat: s.player_id for s in lt.state.seats}
+        return tuple((p.seat, seats.get(p.seat, "")) for p in lt.state.hand.players)
+
     async def _current_decks(self, request: step_pb2.StepRequest,
                              ) -> tuple[HandDecks, Sealing]:
         """The decks for a step that uses the one last committed: read afresh if the fold
@@ -127,11 +134,13 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
     async def CommitDeck(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         hand = await self._hand(request)
         # Derive the deck from the server's seed and the players' (seeding.py), make the
-        # hand's key and store both before committing; a retry reuses what is stored.
+        # hand's key and store both, with who is dealt in, before committing; a retry reuses
+        # what is stored.
         deck, salt, entropy = await self.seeds.first_deck(request.table_id, hand)
         decks = await self.vault.create(
             request.table_id, request.hand_no,
-            HandDecks((deck,), (salt,), HandKey.generate(request.table_id, request.hand_no).key))
+            HandDecks((deck,), (salt,), HandKey.generate(request.table_id, request.hand_no).key,
+                      await self._dealt_in(request)))
         self._keep_decks(request.table_id, request.hand_no, decks, 0)  # revision: not needed
         sealing = self._know(request.table_id, request.hand_no, decks)
         return await run_step(self.repo, request, digest("commit_deck", request.hand_no),
@@ -166,7 +175,8 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
                                                          len(decks.decks))
             else:  # a hand dealt before the players' entropy
                 deck, salt = secure_shuffle(cards), new_salt()
-            decks = HandDecks(decks.decks + (deck,), decks.salts + (salt,), decks.key)
+            decks = HandDecks(decks.decks + (deck,), decks.salts + (salt,), decks.key,
+                              decks.players)
             revision = await self.vault.update(request.table_id, request.hand_no, decks,
                                                revision)
             self._keep_decks(request.table_id, request.hand_no, decks, revision)

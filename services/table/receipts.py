@@ -91,8 +91,12 @@ class Receipts:
         self.checkpoint_s = checkpoint_s
 
     async def receipt(self, table_id: str, hand_no: int, player_id: str) -> str:
+        await self.hands.refresh()
+        index = self.hands.index.get((table_id, hand_no))  # the dealer reads from its start
+        first = HandLeaf.parse(await self.hands.leaf(index)).first_seq if index is not None else 0
         cards = await retrying(self.dealer.HandCards, dealer_pb2.HandCardsRequest(
-            table_id=table_id, hand_no=hand_no, player_id=player_id), policy=PEER_RETRY)
+            table_id=table_id, hand_no=hand_no, player_id=player_id, first_seq=first),
+            policy=PEER_RETRY)
         retry = (f"retry after the next checkpoint (every POKER_CHECKPOINT_S, "
                  f"{self.checkpoint_s:g} s)")
         text = await tstore.latest_checkpoint(self.hands.store.js)

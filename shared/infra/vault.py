@@ -36,21 +36,26 @@ TTL_SECONDS = 24 * 3600
 @dataclass(frozen=True, slots=True)
 class HandDecks:
     """The deck behind each commitment of one hand (a stud reshuffle adds one), the salts,
-    and the hand's key (shared/infra/secrecy.py)."""
+    the hand's key (shared/infra/secrecy.py), and who was dealt in ((seat, player id) pairs,
+    as the table seated them at the deck's commitment: a receipt's reader need not read the
+    table's log from its start to learn it; empty in hands stored before)."""
 
     decks: tuple[tuple[Card, ...], ...]
     salts: tuple[str, ...]
     key: bytes
+    players: tuple[tuple[int, str], ...] = ()
 
     def encode(self) -> bytes:
         return json.dumps({"decks": [[int(c) for c in d] for d in self.decks],
-                           "salts": list(self.salts), "key": self.key.hex()}).encode()
+                           "salts": list(self.salts), "key": self.key.hex(),
+                           "players": [list(p) for p in self.players]}).encode()
 
     @classmethod
     def decode(cls, data: bytes) -> HandDecks:
         raw = json.loads(data)
         return cls(tuple(tuple(DECK[c] for c in d) for d in raw["decks"]), tuple(raw["salts"]),
-                   bytes.fromhex(raw["key"]))
+                   bytes.fromhex(raw["key"]),
+                   tuple((int(s), str(p)) for s, p in raw.get("players", ())))
 
 
 async def _bucket(js: JetStreamContext, name: str, replicas: int, ttl: float | None):

@@ -81,26 +81,35 @@ def server_seed(master: bytes, table_id: str, hand_no: int) -> str:
                        "sha256").hex()
 
 
-def _stream(seed_hex: str, player_seeds: Sequence[str], index: int) -> Iterator[int]:
+def _blocks(seed_hex: str, player_seeds: Sequence[str], index: int) -> Iterator[bytes]:
     key = bytes.fromhex(seed_hex)
     context = (f"poker-shuffle/v1\ndeck {index}\n".encode()
                + b"".join(bytes.fromhex(s) for s in sorted(player_seeds)))
     counter = 0
     while True:
-        yield from hmac.digest(key, context + counter.to_bytes(8, "big"), "sha256")
+        yield hmac.digest(key, context + counter.to_bytes(8, "big"), "sha256")
         counter += 1
 
 
 def drawer(seed_hex: str, player_seeds: Sequence[str], index: int = 0) -> Callable[[int], int]:
     """``randbelow`` over the stream of the seeds (:func:`draws_from`)."""
-    return draws_from(_stream(seed_hex, player_seeds, index))
+    return draws_from(_blocks(seed_hex, player_seeds, index))
 
 
-def draws_from(stream: Iterator[int]) -> Callable[[int], int]:
-    """``randbelow(n)`` over a stream of bytes: a uniform integer in [0, n), by rejection. A
-    draw reads ``ceil(b / 8)`` bytes (``b`` = the bit length of ``n - 1``), keeps the top
-    ``b`` bits, and tries again when they are ``n`` or more: each value below ``n`` comes
-    from as many byte strings as every other, and a try fails less than half the time."""
+def draws_from(blocks: Iterator[bytes]) -> Callable[[int], int]:
+    """``randbelow(n)`` over a byte stream given in blocks: a uniform integer in [0, n), by
+    rejection. A draw reads ``ceil(b / 8)`` bytes (``b`` = the bit length of ``n - 1``),
+    keeps the top ``b`` bits, and tries again when they are ``n`` or more: each value below
+    ``n`` comes from as many byte strings as every other, and a try fails less than half the
+    time."""
+    buf, pos = b"", 0
+
+    def take(size: int) -> int:
+        nonlocal buf, pos
+        while pos + size > len(buf):
+            buf, pos = buf[pos:] + next(blocks), 0
+        pos += size
+        return int.from_bytes(buf[pos - size:pos], "big")
 
     def randbelow(n: int) -> int:
         if n <= 0:
@@ -108,8 +117,7 @@ def draws_from(stream: Iterator[int]) -> Callable[[int], int]:
         bits = (n - 1).bit_length()
         size = (bits + 7) // 8
         while True:
-            value = int.from_bytes(bytes(next(stream) for _ in range(size)), "big")
-            value >>= 8 * size - bits
+            value = take(size) >> (8 * size - bits)
             if value < n:
                 return value
 

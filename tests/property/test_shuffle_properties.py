@@ -58,7 +58,7 @@ def test_each_draw_is_uniform_by_construction(n):
     followed by another try on the next byte."""
     outcomes = []
     for first in range(256):
-        randbelow = draws_from(itertools.chain([first], itertools.repeat(0)))
+        randbelow = draws_from(itertools.chain([bytes([first])], itertools.repeat(bytes(32))))
         outcomes.append(randbelow(n))
     bits = (n - 1).bit_length()
     accepted = [b for b in range(256) if b >> (8 - bits) < n]
@@ -79,7 +79,7 @@ def test_wider_bounds_read_more_bytes_and_reject_the_same_way(n):
 
     def draw(value: int) -> int:  # ``value`` in the top bits, then zeros
         first = (value << (8 * width - bits)).to_bytes(width, "big")
-        return draws_from(itertools.chain(first, itertools.repeat(0)))(n)
+        return draws_from(itertools.chain([first], itertools.repeat(bytes(32))))(n)
 
     assert draw(n - 1) == n - 1
     assert draw((1 << bits) - 1) == (n - 1 if n == 1 << bits else 0)  # over: the next try

@@ -100,7 +100,7 @@ def base_port(env: Mapping[str, str]) -> int:
 
 def stream_shards(env: Mapping[str, str]) -> int:
     """POKER_STREAM_SHARDS (default 1): how many JetStream streams the tables are split over
-    (shared/infra/eventstore.py's LogLayout); every process of a deployment, and its NATS
+    (shared/infra/loglayout.py's LogLayout); every process of a deployment, and its NATS
     accounts (shared/infra/natsauth.py), must say the same."""
     return _integer(env, "POKER_STREAM_SHARDS", 1, least=1, most=MAX_SHARDS)
 
@@ -214,7 +214,7 @@ class Config:
     addresses: dict[str, str]  # peer service -> "host:port[,host:port...]"
     log_level: str
     stream_replicas: int
-    #: how many streams the log's tables are split over (shared/infra/eventstore.py); a log
+    #: how many streams the log's tables are split over (shared/infra/loglayout.py); a log
     #: that has another number is refused at connect
     stream_shards: int = 1
     #: the dealer's: the compliance role's public key file, which every hand key is sealed to

@@ -1,4 +1,4 @@
-"""The log's layout (shared/infra/eventstore.py): a table's shard is a stable hash of its id,
+"""The log's layout (shared/infra/loglayout.py): a table's shard is a stable hash of its id,
 the same in every process and version; one layout value names every stream and subject; the
 configuration and the NATS rights follow POKER_STREAM_SHARDS."""
 

@@ -29,10 +29,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("bots", "bots_cmd", "bots play hands at new tables; the log is audited"),
     Command("demo", "demo_cmd", "start everything, bots play every game, audit the log"),
     Command("phh", "phh_cmd", "replay or export hands in the PHH format"),
-    Command("table", "play_cmd", "create a table, sit down, act, read and follow a table "
-                                 "(a player's or operator's client)"),
-    Command("seat", "table_cmd", "a seated player's commands: sit out, return, top up, "
-                                 "leave, disconnect, reconnect"),
+    Command("table", "table_cmd", "create a table, sit down, act, read and follow a table "
+                                  "(a player's or operator's client)"),
+    Command("seat", "seat_cmd", "a seated player's commands: sit out, return, top up, "
+                                "leave, disconnect, reconnect"),
     Command("mirror", "mirror_cmd", "copy the event log to an independent store; reconcile"),
     Command("history", "history_cmd", "hand histories of a table from the event log"),
     Command("audit", "audit_cmd", "audit the event log: chain, decisions, decks, chips"),

@@ -52,7 +52,7 @@ from .failures import (
     reports_unreachable,
     status_exit,
 )
-from .table_cmd import BEARER_TOKEN
+from .seat_cmd import BEARER_TOKEN
 from .tlog_args import log_key
 from .up import default_table_addr
 

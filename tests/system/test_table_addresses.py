@@ -15,7 +15,7 @@ import pytest
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from services.pokerctl import bots_cmd, table_cmd
+from services.pokerctl import bots_cmd, seat_cmd
 from services.pokerctl.botclient import (
     AddressError,
     address_list,
@@ -79,7 +79,7 @@ def _parser(module) -> argparse.ArgumentParser:
 
 
 @pytest.mark.parametrize(("module", "command"), [
-    (bots_cmd, ["bots"]), (table_cmd, ["seat", "leave", "--table", "t", "--seat", "1"])])
+    (bots_cmd, ["bots"]), (seat_cmd, ["seat", "leave", "--table", "t", "--seat", "1"])])
 def test_the_client_commands_check_table_addr_and_poker_table_addr(module, command, monkeypatch,
                                                               capsys):
     def build_parser():

@@ -12,7 +12,8 @@ Each side runs in a process of its own with its tree first on its path and in PY
 (services/pokerctl/up.LocalCluster), CPU from /proc over the window. ``--watch`` (each bot
 watches its own seat and acts from its views), ``--spectators N`` and ``--think-ms MIN-MAX``
 load the tables as clients do (services/pokerctl/botclient.py ``play_table``): the bots are
-each side's own, so for a tree from before them copy this tree's botclient.py into it.
+each side's own, so for a tree from before them copy this tree's botclient.py (with the
+table_addresses.py and thinktime.py it imports) into it.
 """
 
 from __future__ import annotations
@@ -71,8 +72,9 @@ async def one_side(tables: int, seconds: float, watch: bool = False, spectators:
     """In the side's own process: start, play, print one line of figures."""
     from poker.table.v1 import table_pb2_grpc
 
-    from services.pokerctl.botclient import ThinkTime, play_table
+    from services.pokerctl.botclient import play_table
     from services.pokerctl.bots_cmd import TablePlan, create_and_seat
+    from services.pokerctl.thinktime import ThinkTime
     from services.pokerctl.up import LocalCluster
 
     with tempfile.TemporaryDirectory(prefix="poker-ab-") as tmp:

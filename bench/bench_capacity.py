@@ -104,7 +104,7 @@ def settings(args: argparse.Namespace, env: Mapping[str, str], seconds: float) -
     POKER_BENCH_WINDOW_S, POKER_BENCH_TABLE_SERVICES, POKER_BENCH_CLIENTS of ``env``, else
     the defaults (the window: ``seconds`` if longer than WINDOW_S). :class:`SettingsError`
     naming the flag or variable of a value that does not parse."""
-    from services.pokerctl.botclient import ThinkTime, ThinkTimeError
+    from services.pokerctl.thinktime import ThinkTime, ThinkTimeError
 
     def pick(flag: str | None, name: str, variable: str) -> tuple[str | None, str]:
         value = (env.get(variable) or "").strip()
@@ -227,8 +227,10 @@ async def client_main(config: dict, out) -> None:
     from poker.table.v1 import table_pb2_grpc
     from poker.wallet.v1 import wallet_pb2_grpc
 
-    from services.pokerctl.botclient import BotTable, Sponsor, ThinkTime, play_table, table_channel
+    from services.pokerctl.botclient import BotTable, Sponsor, play_table
     from services.pokerctl.bots_cmd import TablePlan, create_and_seat
+    from services.pokerctl.table_addresses import table_channel
+    from services.pokerctl.thinktime import ThinkTime
     from shared.infra.devissuer import DevIssuer
     from shared.infra.tls import TlsConfig, channel
 

@@ -89,8 +89,9 @@ async def client(config: dict) -> None:
 async def measure(steps: tuple[int, ...], window_s: float, clients: int) -> list[dict]:
     from poker.table.v1 import table_pb2_grpc
 
-    from services.pokerctl.botclient import ThinkTime, play_table
+    from services.pokerctl.botclient import play_table
     from services.pokerctl.bots_cmd import TablePlan, create_and_seat
+    from services.pokerctl.thinktime import ThinkTime
     from services.pokerctl.up import LocalCluster
 
     from .load import stop_tasks

@@ -48,20 +48,16 @@ import asyncio
 import json
 import os
 import sys
-import time
-from collections.abc import Iterable
 
 from shared.audit.access import AccessNotRecorded
-from shared.audit.auditor import TableAudit, TableAuditor
+from shared.audit.auditor import TableAudit
 from shared.audit.checkpoint import CheckpointAudit, audit_checkpoint
-from shared.audit.export import ExportError, dump_lines, load_leaves, load_lines
+from shared.audit.export import ExportError, dump_lines, load_leaves
 from shared.audit.money import MoneyAudit, audit_money
 from shared.infra.eventstore import (
     MIRROR_STREAM,
     STREAM,
-    EventStore,
     LogLayout,
-    Stored,
     StoreError,
 )
 from shared.infra.secrecy import Keyring, SecrecyError
@@ -69,159 +65,13 @@ from shared.tlog.note import NoteError, SignedCheckpoint
 from shared.tlog.store import read_leaves
 
 from . import evidence_cmd
-from .audit_pool import (
-    audit_in_parallel,
-    log_source,
-    stream_info,
-    stream_state,
-    stream_tables,
-)
-from .bots_cmd import connect_store, record_read
+from .audit_pool import audit_in_parallel, stream_tables
+from .audit_read import Progress, Run, connect, progress_wanted, read_file, read_stream
+from .bots_cmd import record_read
+from .datadir import NATS_HELP, default_nats_url
 from .failures import FAILED, OK, USAGE, no_table, read_exit, reports_unreachable
 from .keys_cmd import add_key_argument, key_files, keyring_from
 from .tlog_args import add_log_key_arguments, log_key, witness_keys
-from .up import NATS_HELP, default_nats_url
-
-
-class Progress:
-    """Events audited and events/s on stderr: a bar on a terminal, a line every few seconds
-    otherwise. ``total``: messages expected (0: unknown)."""
-
-    def __init__(self, total: int = 0, out=None, enabled: bool = True) -> None:
-        self.out = out if out is not None else sys.stderr
-        self.total = total
-        self.enabled = enabled
-        self.tty = bool(getattr(self.out, "isatty", lambda: False)())
-        self.started = time.perf_counter()
-        self.last = 0.0
-        self.messages = 0
-        self.events = 0
-
-    def update(self, messages: int, events: int, force: bool = False) -> None:
-        self.messages, self.events = messages, events
-        now = time.perf_counter()
-        if not self.enabled or (not force and now - self.last < (0.2 if self.tty else 5.0)):
-            return
-        self.last = now
-        rate = events / max(now - self.started, 1e-9)
-        if self.total:
-            frac = min(1.0, messages / self.total)
-            head = f"{messages}/{self.total} commits {frac:6.1%}"
-        else:
-            frac, head = 0.0, f"{messages} commits"
-        text = f"{head}, {events} events, {rate:,.0f} events/s"
-        if self.tty:
-            bar = "#" * int(frac * 30)
-            print(f"\raudit [{bar:<30}] {text}", end="", file=self.out, flush=True)
-        else:
-            print(f"audit: {text}", file=self.out, flush=True)
-
-    def finish(self) -> float:
-        self.update(self.messages, self.events, force=True)
-        if self.enabled and self.tty:
-            print(file=self.out, flush=True)
-        return time.perf_counter() - self.started
-
-
-def progress_wanted(args: argparse.Namespace) -> bool:
-    """Progress lines go to stderr when it is a terminal, or when asked (--progress); never
-    with --quiet, and never into a pipe or a file unasked (a script reads the result only)."""
-    if args.quiet:
-        return False
-    return args.progress or sys.stderr.isatty()
-
-
-class Run:
-    """Commits routed to one auditor per table, with the stream-level sequence check."""
-
-    def __init__(self, tables: set[str] | None, progress: Progress,
-                 keyring: Keyring | None = None) -> None:
-        self.tables = tables  # None: every table
-        self.keyring = keyring  # the compliance role's: opens the sealed cards
-        self.auditors: dict[str, TableAuditor] = {}
-        self.progress = progress
-        self.messages = 0
-        self.events = 0
-        self.seqs_read = 0
-        self.prev_seq = 0
-        self.gaps: list[str] = []
-
-    def begin(self) -> None:
-        """The next commits are another stream's (a log of several): its sequences count
-        from 1 again, and its own gaps are collected (a sequence is a place in one stream)."""
-        self.prev_seq, self.gaps = 0, []
-
-    def feed(self, table_id: str, stored: Stored, contiguous: bool = False) -> None:
-        if contiguous and stored.seq != self.prev_seq + 1 and len(self.gaps) < 20:
-            self.gaps.append(f"stream sequences {self.prev_seq + 1}..{stored.seq - 1} are "
-                             f"missing (deleted or purged)")
-        self.prev_seq = stored.seq
-        self.messages += 1
-        if self.tables is not None and table_id not in self.tables:
-            return
-        auditor = self.auditors.get(table_id)
-        if auditor is None:
-            auditor = self.auditors[table_id] = TableAuditor(table_id, self.keyring)
-        before = auditor.audit.events
-        auditor.feed(stored)
-        self.events += auditor.audit.events - before
-        if self.messages % 256 == 0:
-            self.progress.update(self.messages, self.events)
-
-    def results(self) -> list[TableAudit]:
-        return [self.auditors[t].result() for t in sorted(self.auditors)]
-
-
-# --- sources -----------------------------------------------------------------------------------
-
-
-async def connect(url: str, stream: str | None, timeout: float = 3.0) -> EventStore:
-    """``stream`` None: the log the server holds (the primary, else a mirror's copy)."""
-    return await connect_store(url, timeout, stream, name="pokerctl-audit")
-
-
-async def read_stream(store: EventStore, table: str | None, run: Run | None,
-                      rows: list | None = None) -> dict:
-    """Read the log (one table's subject, or all: every stream of it, one after another) in
-    batches into ``run`` (or ``rows``); returns the log's state and its sequence problems,
-    stream by stream (:func:`~.audit_pool.log_source`)."""
-    if run is None and rows is None:
-        raise ValueError("read_stream reads into a run or into rows: give one")
-    layout = await store.layout()
-    streams = [await store.stream_of(table)] if table is not None else list(layout.streams)
-    infos = [await stream_info(store, s) for s in streams]
-    states = [stream_state(s.name, info) for s, info in zip(streams, infos)]
-    if run is not None:
-        run.progress.total = sum(st["messages"] for st in states) if table is None else 0
-    for s, info, state in zip(streams, infos, states):
-        if info is None:
-            continue
-        if run is not None:
-            run.begin()
-        read = 0
-        async for batch in store.batches(s, s.subject(table) if table is not None else None):
-            read += len(batch)
-            for subject, stored in batch:
-                table_id = subject[len(s.prefix):]
-                if run is not None:
-                    run.feed(table_id, stored, contiguous=table is None)
-                elif rows is not None:
-                    rows.append((table_id, stored))
-        if run is not None:
-            state["problems"] += run.gaps
-            held = state["messages"]
-            if table is None and held and read != held:
-                state["problems"].append(f"{held} messages held, {read} read")
-    return log_source(layout, states)
-
-
-def read_file(path: str, table: str | None, run: Run) -> dict:
-    with open(path, encoding="utf-8") as f:
-        for table_id, stored in load_lines(f):
-            if table is None or table_id == table:
-                run.feed(table_id, stored)
-    return {"file": path, "problems": []}
-
 
 # --- output ------------------------------------------------------------------------------------
 
@@ -314,13 +164,6 @@ def _in_parallel(args: argparse.Namespace, progress: Progress) -> tuple[list[Tab
                              min(workers, len(counts)), progress.update, layout)
 
 
-def audit_rows(rows: Iterable[tuple[str, Stored]],
-               keyring: Keyring | None = None) -> list[TableAudit]:
-    """Audit (table, commit) pairs in stream order (for callers holding the commits)."""
-    run = Run(None, Progress(enabled=False), keyring)
-    for table_id, stored in rows:
-        run.feed(table_id, stored)
-    return run.results()
 
 
 async def _leaves_from_nats(args: argparse.Namespace) -> list[bytes]:
@@ -362,73 +205,98 @@ def _write_export(path: str, rows: list, leaves: list[bytes] | None = None) -> N
         raise
 
 
-@reports_unreachable("pokerctl audit")
-def run(args: argparse.Namespace) -> int:
-    if args.evidence:
-        if args.table_id or args.export or args.checkpoint:
-            print("pokerctl audit: --evidence checks one hand's file alone", file=sys.stderr)
-            return USAGE
-        return evidence_cmd.run(args)
-    if not (args.table_id or args.all or args.file):
-        print("pokerctl audit: say which tables: --table T, --all, --file F or --evidence F",
-              file=sys.stderr)
+def _export(args: argparse.Namespace) -> int:
+    """--export: the tables' raw commits (and, with --all, the hands' log) to a file."""
+    if args.file:
+        print("pokerctl audit: --export reads from NATS, not --file", file=sys.stderr)
         return USAGE
-    if args.export:
-        if args.file:
-            print("pokerctl audit: --export reads from NATS, not --file", file=sys.stderr)
-            return USAGE
-        rows: list = []
+    rows: list = []
+    try:
+        asyncio.run(_from_nats(args, None, rows))
+    except (StoreError, OSError, asyncio.TimeoutError) as exc:
+        print(f"pokerctl audit: {exc}", file=sys.stderr)
+        return read_exit(exc)
+    if args.table_id and not rows:
+        return no_table("pokerctl audit", args.table_id, "in the log (nothing exported)")
+    leaves: list[bytes] = []
+    if args.all:  # a whole-log export holds the hands' log too
         try:
-            asyncio.run(_from_nats(args, None, rows))
+            leaves = asyncio.run(_leaves_from_nats(args))
         except (StoreError, OSError, asyncio.TimeoutError) as exc:
             print(f"pokerctl audit: {exc}", file=sys.stderr)
             return read_exit(exc)
-        if args.table_id and not rows:
-            return no_table("pokerctl audit", args.table_id, "in the log (nothing exported)")
-        leaves: list[bytes] = []
-        if args.all:  # a whole-log export holds the hands' log too
-            try:
-                leaves = asyncio.run(_leaves_from_nats(args))
-            except (StoreError, OSError, asyncio.TimeoutError) as exc:
-                print(f"pokerctl audit: {exc}", file=sys.stderr)
-                return read_exit(exc)
-        try:
-            _write_export(args.export, rows, leaves)
-        except OSError as exc:
-            print(f"pokerctl audit: cannot write {args.export}: {exc}", file=sys.stderr)
-            return USAGE
-        print(f"{len(rows)} commits of {len({t for t, _ in rows})} table(s)"
-              + (f" and {len(leaves)} leaves of the hands' log" if leaves else "")
-              + f" written to {args.export}", file=sys.stderr)
-        return 0
+    try:
+        _write_export(args.export, rows, leaves)
+    except OSError as exc:
+        print(f"pokerctl audit: cannot write {args.export}: {exc}", file=sys.stderr)
+        return USAGE
+    print(f"{len(rows)} commits of {len({t for t, _ in rows})} table(s)"
+          + (f" and {len(leaves)} leaves of the hands' log" if leaves else "")
+          + f" written to {args.export}", file=sys.stderr)
+    return 0
+
+
+def _keyring_for_audit(args: argparse.Namespace) -> Keyring | None:
+    """The compliance keyring an audit opens the sealed cards with; None: the arguments do
+    not make an audit (the line saying why is printed)."""
     if args.checkpoint and not (args.all or (args.file and not args.table_id)):
         print("pokerctl audit: --checkpoint checks the whole log: with --all, or --file of a "
               "whole-log export (`audit --all --export`)", file=sys.stderr)
-        return USAGE
+        return None
     try:
         keyring = keyring_from(args)
     except SecrecyError as exc:
         print(f"pokerctl audit: {exc}", file=sys.stderr)
-        return USAGE
+        return None
     if keyring is None:
         print("pokerctl audit: the log seals the cards nobody has seen; the audit opens them "
               "with the compliance private key: --key FILE (or POKER_COMPLIANCE_KEY)",
               file=sys.stderr)
-        return USAGE
+        return None
     if args.workers is not None and args.workers < 1:
         print("pokerctl audit: --workers is at least 1", file=sys.stderr)
+        return None
+    return keyring
+
+
+def _audit_tables(args: argparse.Namespace, progress: Progress,
+                  keyring: Keyring) -> tuple[list[TableAudit], dict]:
+    """Every table asked for, audited from --file, from NATS in one pass, or (--all) over
+    --workers processes; and the log's state (its source)."""
+    audit_run = Run({args.table_id} if args.table_id else None, progress, keyring)
+    if args.file:
+        source = read_file(args.file, args.table_id, audit_run)
+        return audit_run.results(), source
+    if args.table_id is None and args.workers != 1:
+        return _in_parallel(args, progress)
+    source = asyncio.run(_from_nats(args, audit_run, None))
+    return audit_run.results(), source
+
+
+def _money_into(args: argparse.Namespace, audits: list[TableAudit],
+                source: dict) -> MoneyAudit | None:
+    """--all: the money audit, its verdict and problems recorded in ``source``."""
+    money = None
+    try:
+        money = asyncio.run(_money(args, audits))
+    except Exception as exc:  # LedgerCorrupt, StoreError: the money does not check
+        source.setdefault("problems", []).append(f"the wallet's ledger: {exc}")
+    if money is not None:
+        source["money"] = money.as_dict()
+        if not money.ok:
+            source.setdefault("problems", []).extend(
+                ["money: " + p for p in money.problems] or ["money: " + money.summary()])
+    return money
+
+
+def _audit(args: argparse.Namespace) -> int:
+    """The audit itself: read, check the checkpoint and the money, report, exit code."""
+    keyring = _keyring_for_audit(args)
+    if keyring is None:
         return USAGE
     progress = Progress(enabled=progress_wanted(args))
-    audit_run = Run({args.table_id} if args.table_id else None, progress, keyring)
     try:
-        if args.file:
-            source = read_file(args.file, args.table_id, audit_run)
-            audits = audit_run.results()
-        elif args.table_id is None and args.workers != 1:
-            audits, source = _in_parallel(args, progress)
-        else:
-            source = asyncio.run(_from_nats(args, audit_run, None))
-            audits = audit_run.results()
+        audits, source = _audit_tables(args, progress, keyring)
     except (StoreError, ExportError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
         print(f"pokerctl audit: {exc}", file=sys.stderr)
         return read_exit(exc)
@@ -445,17 +313,7 @@ def run(args: argparse.Namespace) -> int:
         source["checkpoint"] = checked.as_dict()
         source.setdefault("problems", []).extend(
             "checkpoint: " + p for p in checked.problems)
-    money = None
-    if args.all:
-        try:
-            money = asyncio.run(_money(args, audits))
-        except Exception as exc:  # LedgerCorrupt, StoreError: the money does not check
-            source.setdefault("problems", []).append(f"the wallet's ledger: {exc}")
-        if money is not None:
-            source["money"] = money.as_dict()
-            if not money.ok:
-                source.setdefault("problems", []).extend(
-                    ["money: " + p for p in money.problems] or ["money: " + money.summary()])
+    money = _money_into(args, audits, source) if args.all else None
     (report_json if args.json else report_text)(audits, source, seconds, sys.stdout)
     if money is not None and not args.json:
         print(money.summary(), file=sys.stdout, flush=True)
@@ -464,6 +322,20 @@ def run(args: argparse.Namespace) -> int:
     if not sum(a.hands for a in audits):
         return FAILED  # nothing audited: not a pass (the report says so)
     return OK if all(a.ok for a in audits) and not source.get("problems") else FAILED
+
+
+@reports_unreachable("pokerctl audit")
+def run(args: argparse.Namespace) -> int:
+    if args.evidence:
+        if args.table_id or args.export or args.checkpoint:
+            print("pokerctl audit: --evidence checks one hand's file alone", file=sys.stderr)
+            return USAGE
+        return evidence_cmd.run(args)
+    if not (args.table_id or args.all or args.file):
+        print("pokerctl audit: say which tables: --table T, --all, --file F or --evidence F",
+              file=sys.stderr)
+        return USAGE
+    return _export(args) if args.export else _audit(args)
 
 
 def register(sub: argparse._SubParsersAction, help: str = "") -> None:

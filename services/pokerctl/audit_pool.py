@@ -50,7 +50,7 @@ def _work(url: str, layout: LogLayout, tables: list[str], key_files: list[str], 
 
 async def _audit(url: str, layout: LogLayout, tables: list[str], key_files: list[str],
                  out) -> tuple[list[TableAudit], int]:
-    from .up import client_ca  # the same CA the parent checked the server against
+    from .datadir import client_ca  # the same CA the parent checked the server against
     keyring = ComplianceKeyring.from_files(key_files) if key_files else None
     nc = await natsconn.connect_once(url, name="pokerctl-audit-worker", ca=client_ca())
     store = EventStore(nc, nc.jetstream(timeout=10), layout=layout)

@@ -10,20 +10,18 @@ task of its own that watches its own seat (TableService.Watch) and acts on the v
 receives, at a person's pace (:class:`ThinkTime`). :func:`play_table` adds spectators, each on
 a Watch of its own.
 
-Clients reach the table service through :func:`table_channel`: one address, or a
-comma-separated list of them (POKER_TABLE_ADDR, ``--table``; read by :func:`parse_addresses`,
-the one place a client's list is read), balanced call by call over the instances. Every call
+Clients reach the table service through table_addresses.py's ``table_channel``: one address,
+or a comma-separated list of them (POKER_TABLE_ADDR, ``--table-addr``; read by
+``parse_addresses``, the one place a client's list is read), balanced call by call over the
+instances; a bot's pace is thinktime.py's ``ThinkTime``. Every call
 a bot makes is idempotent (a command id of its own, the same on every attempt) and retried
 through an instance that goes away (:func:`retrying`): the services deduplicate by command
 id, so an action retried after its first attempt landed is applied once."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import ipaddress
 import random
-import re
 import secrets
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
@@ -41,91 +39,9 @@ from shared.infra.limits import retry_after_s
 from shared.infra.protomap import ACTION_KIND, legal_from
 from shared.infra.retry import PLAYER_RETRY, RetryPolicy
 from shared.infra.seattokens import new_seat_token
-from shared.infra.tls import TlsConfig, channel
 from shared.poker.driver import Policy, random_policy
 
-# --- addresses ---------------------------------------------------------------------------
-
-
-class AddressError(ValueError):
-    """An address list that does not parse; the message says what is wrong and what to give."""
-
-
-#: gRPC target schemes a single address may carry (``dns:///table:50051``: a name that
-#: resolves to several instances, balanced as a list is)
-_SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")
-_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]")
-
-
-def parse_addresses(text: str, what: str = "table service") -> list[str]:
-    """The addresses of ``text``: ``host:port``, or a comma-separated list of them (spaces
-    around an entry are dropped), as shared/infra/tls.channel balances them (round robin).
-
-    A list is handed to gRPC as one ``ipv4:`` target, so each of its entries must be an IPv4
-    address and port (``127.0.0.1:50051,127.0.0.1:50071``); a single entry may also be a host
-    name (``table:50051``), ``[::1]:50051`` or a gRPC target (``dns:///table:50051``). The TLS
-    check does not depend on the address: the server must prove the service's identity
-    whichever instance answers. :class:`AddressError` for an empty list or entry, a
-    duplicate, a port that is not 1..65535, or a host that cannot be in a list."""
-    if not text or not text.strip():
-        raise AddressError(f"no {what} address: give host:port, or a comma-separated list "
-                           "of them (127.0.0.1:50051,127.0.0.1:50071)")
-    entries = [entry.strip() for entry in text.split(",")]
-    if any(not entry for entry in entries):
-        raise AddressError(f"{what} address list {text!r} has an empty entry: give "
-                           "host:port[,host:port...] with no empty item")
-    if len(entries) == 1 and entries[0].lower().startswith(_SCHEMES):
-        return entries
-    out: list[str] = []
-    for entry in entries:
-        if entry.lower().startswith(_SCHEMES):
-            raise AddressError(f"{what} address {entry!r} in a list: a gRPC target "
-                               "(dns:///NAME:PORT, ...) must be the only address given")
-        host, port = _host_port(entry, what)
-        if len(entries) > 1:
-            try:
-                ipaddress.IPv4Address(host)
-            except ValueError:
-                raise AddressError(
-                    f"{what} address {entry!r} in a list: every entry of a list must be an "
-                    "IPv4 address and port (127.0.0.1:50051); for a name that resolves to "
-                    "every instance give it alone (dns:///NAME:PORT)") from None
-        address = f"{host}:{port}"
-        if address in out:
-            raise AddressError(f"{what} address {address} is twice in the list {text!r}")
-        out.append(address)
-    return out
-
-
-def _host_port(entry: str, what: str) -> tuple[str, int]:
-    host, colon, port = entry.rpartition(":")
-    if not colon or not host:
-        raise AddressError(f"{what} address {entry!r} is not host:port (127.0.0.1:50051)")
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise AddressError(f"{what} address {entry!r}: the port must be a number from 1 to "
-                           "65535")
-    if not _HOST.fullmatch(host) or (":" in host and not host.startswith("[")):
-        raise AddressError(f"{what} address {entry!r}: {host!r} is not a host name or IP "
-                           "address (an IPv6 address goes in brackets: [::1]:50051)")
-    return host, int(port)
-
-
-def address_list(text: str) -> str:
-    """An argparse ``type`` for ``--table-addr`` (its default, POKER_TABLE_ADDR, is checked
-    the same way): the list as :func:`parse_addresses` reads it, comma-joined."""
-    try:
-        return ",".join(parse_addresses(text))
-    except AddressError as exc:
-        raise argparse.ArgumentTypeError(f"{exc} (--table-addr, or POKER_TABLE_ADDR)") from None
-
-
-def table_channel(addresses: str, tls: TlsConfig | None,
-                  options=()) -> grpc.aio.Channel:
-    """A channel to the table service over every instance of ``addresses`` (round robin;
-    the server must present the ``table`` certificate, whatever its address)."""
-    return channel(",".join(parse_addresses(addresses)), tls, service="table",
-                   options=options)
-
+from .thinktime import NO_THINKING, ThinkTime
 
 # --- retries ---------------------------------------------------------------------------------
 
@@ -159,59 +75,6 @@ async def joining(fn: Callable[..., Awaitable], request, metadata: tuple = (),
         await asyncio.sleep(wait)
 
 
-# --- pace ------------------------------------------------------------------------------------
-
-#: the longest think time a bot may be given: a table's action clock is at most 10 minutes
-#: (shared/poker/options.py), and a bot that thinks longer than its clock is timed out
-MAX_THINK_MS = 600_000
-_WHOLE = re.compile(r"[0-9]+")
-
-
-class ThinkTimeError(ValueError):
-    """A think time that does not parse; the message says what is wrong and what to give."""
-
-
-@dataclass(frozen=True)
-class ThinkTime:
-    """How long a bot waits before each action: uniformly random in [``min_ms``,
-    ``max_ms``] milliseconds, a person's pace (0-0: at once, as fast as replies come)."""
-
-    min_ms: int = 0
-    max_ms: int = 0
-
-    @classmethod
-    def parse(cls, text: str) -> ThinkTime:
-        """``MIN-MAX`` in whole milliseconds (``1000-3000``; ``500-500`` for a fixed wait;
-        spaces around either number are dropped). :class:`ThinkTimeError` for anything else:
-        no dash, a number that is not a whole number of milliseconds (negative, a fraction),
-        MIN above MAX, or MAX above :data:`MAX_THINK_MS`."""
-        low, dash, high = text.strip().partition("-")
-        if not dash:
-            raise ThinkTimeError(f"think time {text!r} is not MIN-MAX: give two whole numbers "
-                                 "of milliseconds, e.g. 1000-3000 (0-0: no wait)")
-        for what, part in (("MIN", low), ("MAX", high)):
-            if not _WHOLE.fullmatch(part.strip()):
-                raise ThinkTimeError(f"think time {text!r}: {what} {part.strip()!r} is not a "
-                                     "whole number of milliseconds of at least 0 (MIN-MAX, "
-                                     "e.g. 1000-3000)")
-        min_ms, max_ms = int(low), int(high)
-        if min_ms > max_ms:
-            raise ThinkTimeError(f"think time {text!r}: MIN {min_ms} is above MAX {max_ms} "
-                                 f"(give {max_ms}-{min_ms})")
-        if max_ms > MAX_THINK_MS:
-            raise ThinkTimeError(f"think time {text!r}: at most {MAX_THINK_MS} ms (a table's "
-                                 "action clock is at most 10 minutes)")
-        return cls(min_ms, max_ms)
-
-    def seconds(self, rng: random.Random) -> float:
-        """One wait, drawn from ``rng`` (nothing drawn at 0-0: a seeded bot's choices are the
-        same with and without this)."""
-        if not self.max_ms:
-            return 0.0
-        return rng.uniform(self.min_ms, self.max_ms) / 1000
-
-
-NO_THINKING = ThinkTime()
 
 
 # --- who the bots are --------------------------------------------------------------------------

@@ -62,19 +62,9 @@ from shared.infra.secrecy import Keyring, SecrecyError
 from shared.infra.tls import TlsConfig, channel
 from shared.poker.options import Game, Stakes, Structure, TableOptions, buy_in_limits, table_options
 
-from .botclient import (
-    NO_THINKING,
-    BotTable,
-    Sponsor,
-    ThinkTime,
-    ThinkTimeError,
-    address_list,
-    joining,
-    play_table,
-    seat_bots,
-    table_channel,
-)
+from .botclient import BotTable, Sponsor, joining, play_table, seat_bots
 from .certs_cmd import client_tls_or_exit
+from .datadir import NATS_HELP, client_ca, default_nats_url, default_table_addr
 from .failures import (
     FAILED,
     OK,
@@ -86,8 +76,9 @@ from .failures import (
     reports_unreachable,
 )
 from .keys_cmd import add_key_argument, keyring_from
+from .table_addresses import address_list, table_channel
+from .thinktime import NO_THINKING, ThinkTime, ThinkTimeError
 from .token_cmd import identity_dir
-from .up import NATS_HELP, client_ca, default_nats_url, default_table_addr
 from .wallet_cmd import default_wallet_addr
 
 GAMES = ("holdem", "omaha", "omaha_hilo", "stud", "stud_hilo")
@@ -331,7 +322,7 @@ async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan]
                    issuer: DevIssuer | None = None, watch: bool = False, spectators: int = 0,
                    think: ThinkTime = NO_THINKING) -> int:
     """Play and audit; ``table_addr``: the table service's address, or a comma-separated
-    list of its instances (botclient.parse_addresses); ``tls``: the CA and certificate the
+    list of its instances (table_addresses.parse_addresses); ``tls``: the CA and certificate the
     table service is reached with (None: plaintext, POKER_INSECURE); ``wallet_tls``: the
     admin's, for the wallet's cashier; ``issuer``: who signs the bots' tokens (default:
     `up`'s); ``watch``, ``spectators``, ``think``: how the bots play (play_tables)."""

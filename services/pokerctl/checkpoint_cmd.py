@@ -22,8 +22,8 @@ from shared.tlog.note import NoteError, SignedCheckpoint
 from shared.tlog.store import latest_checkpoint
 
 from .bots_cmd import connect_store
+from .datadir import default_nats_url
 from .failures import FAILED, NOT_FOUND, read_exit, reports_unreachable
-from .up import default_nats_url
 
 
 async def _latest(url: str) -> str | None:

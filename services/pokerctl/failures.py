@@ -27,9 +27,9 @@ import grpc
 
 from shared.infra.natsconn import NatsUnreachable
 
-from .botclient import AddressError, parse_addresses
 from .exitcodes import FAILED, NOT_FOUND, UNREACHABLE, USAGE
 from .exitcodes import OK as OK  # every code is imported from here by the commands
+from .table_addresses import AddressError, parse_addresses
 
 #: what to check when NATS does not answer
 NATS_CHECK = ("is `pokerctl up` running? Else check the URL ({flag}; without one, "
@@ -115,7 +115,7 @@ def _table_ca() -> str:
 
 
 def _nats_ca() -> str:
-    from .up import client_ca
+    from .datadir import client_ca
     return client_ca() or "the system's"
 
 

@@ -44,9 +44,9 @@ from shared.infra.repository import CorruptLog
 from shared.infra.secrecy import SecrecyError
 
 from .bots_cmd import connect_store, record_read
+from .datadir import NATS_HELP, default_nats_url
 from .failures import FAILED, NOT_FOUND, OK, USAGE, no_table, read_exit, reports_unreachable
 from .keys_cmd import add_key_argument, keyring_from
-from .up import NATS_HELP, default_nats_url
 
 FORMATS = ("pokerstars", "json", "phh")
 

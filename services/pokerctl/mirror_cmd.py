@@ -29,8 +29,8 @@ from shared.infra.mirror import MirrorRefused, copy_new, reconcile
 from shared.infra.natsconn import NatsUnreachable, redact
 
 from .bots_cmd import connect_store
+from .datadir import NATS_HELP, default_nats_url
 from .failures import FAILED, UNREACHABLE, USAGE, unreachable_line
-from .up import NATS_HELP, default_nats_url
 
 MIRROR_URL_ENV = "POKER_MIRROR_URL"
 

@@ -28,10 +28,11 @@ from poker.table.v1 import table_pb2_grpc
 
 from shared.infra.natsauth import COMPLIANCE, READER
 
-from .botclient import table_channel
 from .bots_cmd import audit_money_of, audit_tables, plan_tables, play_tables, print_report
 from .failures import FAILED, OK
-from .up import ClusterError, LocalCluster
+from .table_addresses import table_channel
+from .up import LocalCluster
+from .up_processes import ClusterError
 
 
 async def run_networked_demo(hands: int, seats: int, seed, out=None, serve: bool = False) -> int:

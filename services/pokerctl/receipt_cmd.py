@@ -41,8 +41,8 @@ from shared.tlog.note import NoteError
 from shared.tlog.receipt import Receipt, ReceiptError, verify
 from shared.tlog.seedcheck import check_shuffle
 
-from .botclient import AddressError, address_list, parse_addresses
 from .certs_cmd import client_tls_or_exit
+from .datadir import default_table_addr
 from .exitcodes import FAILED, OK, UNREACHABLE
 from .failures import (
     TableUnreachable,
@@ -53,8 +53,8 @@ from .failures import (
     status_exit,
 )
 from .seat_cmd import BEARER_TOKEN
+from .table_addresses import AddressError, address_list, parse_addresses
 from .tlog_args import log_key
-from .up import default_table_addr
 
 PROG = "pokerctl receipt"
 

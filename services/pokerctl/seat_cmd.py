@@ -54,8 +54,8 @@ from shared.infra.tls import sync_channel
 from shared.poker.players import printable
 from shared.poker.shuffle import is_seed_hex, seed_digest
 
-from .botclient import AddressError, address_list, parse_addresses
 from .certs_cmd import client_tls_or_exit
+from .datadir import default_table_addr
 from .failures import (
     UNREACHABLE,
     USAGE,
@@ -69,7 +69,7 @@ from .failures import (
     reports_unreachable,
     status_exit,
 )
-from .up import default_table_addr
+from .table_addresses import AddressError, address_list, parse_addresses
 
 ACTIONS = ("sit-out", "return", "top-up", "leave", "disconnect", "reconnect", "commit-seed",
            "reveal-seed")

@@ -46,7 +46,6 @@ import asyncio
 import base64
 import json
 import os
-import shlex
 import sys
 import uuid
 from collections.abc import Callable
@@ -57,26 +56,16 @@ from google.protobuf.json_format import MessageToJson
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
 from shared.infra.bearer import bearer_metadata
-from shared.infra.protomap import ACTION_KIND, ANTE_TYPE, GAME, STRUCTURE, TIMEOUT_POLICY
+from shared.infra.protomap import ACTION_KIND, GAME, STRUCTURE
 from shared.infra.retry import CLI_RETRY, PLAYER_RETRY, retrying, retrying_sync, watching
 from shared.infra.rpc import log_away
 from shared.infra.seattokens import new_seat_token
 from shared.infra.tls import sync_channel
 from shared.poker.errors import InvalidOptions
 from shared.poker.events import ActionKind
-from shared.poker.options import (
-    NO_RAKE_CAP,
-    AnteType,
-    Game,
-    Structure,
-    TimeoutPolicy,
-    buy_in_limits,
-    table_options,
-)
-from shared.poker.players import printable
 
-from .botclient import address_list, legal_from, parse_addresses, table_channel
 from .certs_cmd import client_tls_or_exit
+from .datadir import default_table_addr
 from .failures import (
     FAILED,
     UNREACHABLE,
@@ -88,29 +77,13 @@ from .failures import (
     status_exit,
     unreachable_line,
 )
-from .up import default_table_addr
+from .table_addresses import address_list, parse_addresses, table_channel
+from .table_settings import add_settings_arguments, settings_of
+from .table_text import Follower, allows_raise_to, options_text, render, seat_of
 
-#: the structure a game is played in unless told
-DEFAULT_STRUCTURE = {Game.HOLDEM: Structure.NO_LIMIT, Game.OMAHA: Structure.POT_LIMIT,
-                     Game.OMAHA_HILO: Structure.POT_LIMIT, Game.STUD: Structure.FIXED_LIMIT,
-                     Game.STUD_HILO: Structure.FIXED_LIMIT}
 #: what `act --action` takes: the ActionKind names, and all_in (a call, bet or raise)
 ACTIONS = (*(a.value for a in ActionKind), "all_in")
 _RAISES = (ActionKind.BET, ActionKind.RAISE, ActionKind.COMPLETE)
-#: TableSettings' plain options: (flag's dest, help)
-_INT_SETTINGS = (
-    ("chip_unit", "the smallest chip"), ("small_blind", "no/pot limit: small blind"),
-    ("big_blind", "no/pot limit: big blind"), ("small_bet", "fixed limit: the small bet"),
-    ("big_bet", "fixed limit: the big bet (default 2x the small bet)"),
-    ("ante", "the ante"), ("bring_in", "stud: the bring-in"),
-    ("max_bets", "fixed limit: bets and raises per round"),
-    ("rake_basis_points", "rake in 1/100 %% (500: 5%%)"), ("rake_cap", "rake cap per hand"),
-    ("min_buy_in", "default 20 big blinds (stud: small bets)"),
-    ("max_buy_in", "default 200 big blinds (stud: small bets)"),
-    ("decision_seconds", "seconds per decision"),
-    ("countdown_seconds", "then a visible countdown of this many seconds"),
-    ("reconnect_bonus_seconds", "added once per decision on a reconnect"),
-)
 
 
 class Fail(Exception):
@@ -211,50 +184,6 @@ def _to_json(message) -> str:
 
 # --- create ----------------------------------------------------------------------------------
 
-def settings_of(args: argparse.Namespace) -> tuple[table_pb2.TableSettings, tuple[int, int]]:
-    """The TableSettings ``args`` ask for (the defaults filled in) and the table's buy-in
-    range; checked here as the service checks them (InvalidOptions: bad arguments)."""
-    game = Game(args.game)
-    structure = Structure(args.structure) if args.structure else DEFAULT_STRUCTURE[game]
-    ints = {name: getattr(args, name) for name, _ in _INT_SETTINGS
-            if getattr(args, name) is not None}
-    if args.seats is not None:
-        ints["max_seats"] = args.seats
-    if structure is Structure.FIXED_LIMIT:
-        if "small_bet" not in ints:
-            ints["small_bet"] = 10 if game.is_stud else 2
-    elif "big_blind" not in ints:
-        ints["big_blind"] = 2 * ints["small_blind"] if "small_blind" in ints else 2
-        ints.setdefault("small_blind", 1)
-    kwargs: dict[str, Any] = dict(ints)
-    enums: dict[str, int] = {}
-    if args.ante_type:
-        kwargs["ante_type"] = AnteType(args.ante_type)
-        enums["ante_type"] = ANTE_TYPE.to_pb(kwargs["ante_type"])
-    elif ints.get("ante") and not game.is_stud:
-        kwargs["ante_type"] = AnteType.PER_SEAT
-        enums["ante_type"] = ANTE_TYPE.to_pb(AnteType.PER_SEAT)
-    if args.timeout_policy:
-        kwargs["timeout_policy"] = TimeoutPolicy(args.timeout_policy)
-        enums["timeout_policy"] = TIMEOUT_POLICY.to_pb(kwargs["timeout_policy"])
-    if args.private:
-        kwargs["private"] = True
-    if args.no_rake_cap:
-        if "rake_cap" in ints:
-            raise InvalidOptions("--rake-cap and --no-rake-cap: choose one")
-        kwargs["rake_cap"] = NO_RAKE_CAP
-    options = table_options(game, structure, wallet=True, **kwargs)  # InvalidOptions
-    settings = table_pb2.TableSettings(game=GAME.to_pb(game),
-                                       structure=STRUCTURE.to_pb(structure))
-    for name, value in (*ints.items(), *enums.items()):
-        setattr(settings, name, value)
-    if args.private:
-        settings.private = True
-    if args.no_rake_cap:
-        settings.no_rake_cap = True
-    return settings, buy_in_limits(options)
-
-
 def _create(args: argparse.Namespace) -> int:
     metadata = _auth(args, "an operator's token (`pokerctl token --player ops --role operator` "
                            "for `pokerctl up`)")
@@ -322,16 +251,6 @@ def _resume(args: argparse.Namespace) -> int:
 
 # --- act -------------------------------------------------------------------------------------
 
-def _seat_of(view: table_pb2.TableView, seat: int) -> table_pb2.SeatView | None:
-    return next((s for s in view.seats if s.seat == seat), None)
-
-
-def _allows(legal: table_pb2.Legal, to: int) -> bool:
-    """Whether the view's legal actions let a bet or raise go to ``to``: the core's rule
-    (:meth:`~shared.poker.betting.LegalActions.allows_raise_to`) on the view's numbers."""
-    return legal_from(0, legal).allows_raise_to(to)
-
-
 def resolve_action(args: argparse.Namespace, view: table_pb2.TableView | None
                    ) -> tuple[ActionKind, int | None]:
     """The action and amount ``args`` ask for (all_in, and a single legal size, made
@@ -342,13 +261,13 @@ def resolve_action(args: argparse.Namespace, view: table_pb2.TableView | None
             _usage(args, "all_in takes no --amount")
         if view is None or view.to_act != args.seat:
             return ActionKind.CALL, None  # not on turn: the service says so
-        legal, seat = view.legal, _seat_of(view, args.seat)
+        legal, seat = view.legal, seat_of(view, args.seat)
         everything = (seat.stack + seat.bet) if seat is not None else 0
-        if legal.raise_kind and _allows(legal, everything):
+        if legal.raise_kind and allows_raise_to(legal, everything):
             return ACTION_KIND.from_pb(legal.raise_kind), everything
         if legal.call and seat is not None and legal.call >= seat.stack:
             return ActionKind.CALL, None
-        _usage(args, f"all in ({everything}) is not allowed now: {_options_text(view)}")
+        _usage(args, f"all in ({everything}) is not allowed now: {options_text(view)}")
     action = ActionKind(args.action)
     if action in _RAISES:
         if amount is None:
@@ -358,7 +277,7 @@ def resolve_action(args: argparse.Namespace, view: table_pb2.TableView | None
                     on_turn.legal.min_to == on_turn.legal.max_to:
                 sizes = [on_turn.legal.min_to]
             if len(sizes) != 1:
-                hint = f": {_options_text(on_turn)}" if on_turn is not None else ""
+                hint = f": {options_text(on_turn)}" if on_turn is not None else ""
                 _usage(args, f"{action.value} needs --amount, the total bet this round after "
                              f"it{hint}")
             amount = sizes[0]
@@ -399,113 +318,6 @@ def _act(args: argparse.Namespace) -> int:
 
 # --- state -----------------------------------------------------------------------------------
 
-def _names(view: table_pb2.TableView) -> tuple[str, str, str]:
-    game = GAME.from_pb(view.game).value if view.game else "?"
-    structure = STRUCTURE.from_pb(view.structure).value if view.structure else "?"
-    return game, structure, view.stakes
-
-
-def _options_text(view: table_pb2.TableView) -> str:
-    return ", ".join(text for text, _ in legal_actions(view, ""))
-
-
-def legal_actions(view: table_pb2.TableView, table: str) -> list[tuple[str, str]]:
-    """The options of the player on turn: (what it is, the `pokerctl table act` line)."""
-    if not view.to_act:
-        return []
-    legal, seat = view.legal, _seat_of(view, view.to_act)
-    stack = seat.stack if seat is not None else 0
-    base = f"pokerctl table act --table {shlex.quote(table)} --seat {view.to_act} --action"
-    out: list[tuple[str, str]] = []
-    if legal.bring_in:
-        out.append((f"bring in {legal.bring_in}", f"{base} bring_in"))
-    if legal.can_fold:
-        out.append(("fold", f"{base} fold"))
-    if legal.can_check:
-        out.append(("check", f"{base} check"))
-    if legal.call:
-        all_in = " (all in)" if legal.call >= stack else ""
-        out.append((f"call {legal.call}{all_in}", f"{base} call"))
-    if legal.raise_kind:
-        kind = ACTION_KIND.from_pb(legal.raise_kind).value
-        if legal.raise_sizes:
-            for size in legal.raise_sizes:
-                out.append((f"{kind} to {size}", f"{base} {kind} --amount {size}"))
-        elif legal.min_to == legal.max_to:
-            out.append((f"{kind} to {legal.min_to}", f"{base} {kind} --amount {legal.min_to}"))
-        else:
-            out.append((f"{kind} to {legal.min_to}..{legal.max_to}",
-                        f"{base} {kind} --amount {legal.min_to}"))
-        everything = stack + (seat.bet if seat is not None else 0)
-        if _allows(legal, everything):
-            out.append((f"all in ({kind} to {everything})", f"{base} all_in"))
-    return out
-
-
-def _cards(cards) -> str:
-    return " ".join(cards) if cards else "-"
-
-
-def render(view: table_pb2.TableView, viewer: int, table: str) -> str:
-    """The table as text: the hand, the board, the pots, each seat, and the options of the
-    player on turn with the commands that take them."""
-    game, structure, stakes = _names(view)
-    flags = [f for f, on in (("paused", view.paused), ("closing", view.closing)) if on]
-    lines = [f"table {view.table_id}: {game} {structure} {stakes}, {view.max_seats} seats"
-             f"{' (' + ', '.join(flags) + ')' if flags else ''}; version {view.version}",
-             f"hand {view.hand_no}: {view.phase}" + (f", street {view.street}, button seat "
-                                                    f"{view.button}" if view.hand_no else "")]
-    if view.hand_no:
-        pots = ", ".join(f"{p.amount} (seats {','.join(map(str, p.eligible))})"
-                         for p in view.pots)
-        lines.append(f"board: {_cards(view.board)}   pot {view.pot}"
-                     + (f" [{pots}]" if len(view.pots) > 1 else "")
-                     + f"   current bet {view.current_bet}"
-                     + (f"   rake {view.rake}" if view.rake else ""))
-    for s in view.seats:
-        notes = []
-        if s.in_hand:
-            notes.append("folded" if s.folded else "all in" if s.all_in else "in the hand")
-        if s.sitting_out:
-            notes.append("sitting out")
-        if not s.connected:
-            notes.append("disconnected")
-        if s.pending:
-            notes.append(f"{s.pending} chips on their way")
-        if s.shown:
-            notes.append("shown")
-        if s.seat == viewer:
-            notes.append("you")
-        turn = "-> " if s.seat == view.to_act else "   "
-        cards = f"  cards {_cards(s.cards)}" if s.cards else ""
-        shown = printable(s.name or s.player_id)
-        lines.append(f"{turn}seat {s.seat}  {shown:<12} stack {s.stack:<7} bet "
-                     f"{s.bet:<6}{cards}  ({', '.join(notes) or 'waiting'})")
-    if view.to_act:
-        seat = _seat_of(view, view.to_act)
-        who = f"seat {view.to_act}" + (
-            f" ({printable(seat.name or seat.player_id)})" if seat is not None else "")
-        clock = ""
-        if view.deadline_unix_ms and view.server_unix_ms:
-            left = max(0, view.deadline_unix_ms - view.server_unix_ms) / 1000
-            clock = f", {left:.1f} s on the clock"
-        legal = view.legal
-        lines.append(f"{who} to act{clock}: call {legal.call}, can check "
-                     f"{'yes' if legal.can_check else 'no'}, "
-                     + (f"{ACTION_KIND.from_pb(legal.raise_kind).value} "
-                        + (f"sizes {list(legal.raise_sizes)}" if legal.raise_sizes
-                           else f"min_to {legal.min_to} max_to {legal.max_to}")
-                        if legal.raise_kind else "no bet or raise")
-                     + (f", bring-in {legal.bring_in}" if legal.bring_in else ""))
-        options = legal_actions(view, table)
-        width = max(len(text) for text, _ in options) if options else 0
-        for text, command in options:
-            lines.append(f"  {text:<{width}}   {command}")
-    elif view.hand_no and view.phase != "done":
-        lines.append("nobody to act: the dealer carries on")
-    return "\n".join(lines)
-
-
 def _view_request(args: argparse.Namespace) -> table_pb2.ViewRequest:
     if args.seat and not args.seat_token:
         _usage(args, "--seat needs the seat's token (--seat-token or POKER_SEAT_TOKEN); leave "
@@ -524,48 +336,6 @@ def _state(args: argparse.Namespace) -> int:
 
 
 # --- watch -----------------------------------------------------------------------------------
-
-class Follower:
-    """The line of each new view, and a line when a hand is over (said once per hand, even
-    when the stream skipped its last view)."""
-
-    def __init__(self, table: str, viewer: int, full: bool,
-                 out: Callable[[str], None]) -> None:
-        self.table, self.viewer, self.full, self.out = table, viewer, full, out
-        self.hand = 0
-        self.ended: set[int] = set()
-
-    def show(self, view: table_pb2.TableView) -> None:
-        if self.hand and view.hand_no != self.hand and self.hand not in self.ended:
-            self.ended.add(self.hand)
-            self.out(f"hand {self.hand} is over")
-        self.hand = view.hand_no
-        if self.full:
-            self.out(render(view, self.viewer, self.table) + "\n")
-        else:
-            self.out(self.line(view))
-        if view.phase == "done" and view.hand_no not in self.ended:
-            self.ended.add(view.hand_no)
-            stacks = ", ".join(f"seat {s.seat} {printable(s.name or s.player_id)} {s.stack}"
-                               for s in view.seats)
-            self.out(f"hand {view.hand_no} is over: {stacks}")
-
-    def line(self, view: table_pb2.TableView) -> str:
-        text = f"v{view.version} hand {view.hand_no} {view.phase}"
-        if view.hand_no:
-            text += f"  board {_cards(view.board)}  pot {view.pot}"
-        for s in view.seats:
-            if s.shown and s.cards:
-                text += f"  seat {s.seat} shows {_cards(s.cards)}"
-        mine = _seat_of(view, self.viewer) if self.viewer else None
-        if mine is not None and mine.cards:
-            text += f"  your cards {_cards(mine.cards)}"
-        if view.to_act:
-            seat = _seat_of(view, view.to_act)
-            who = printable(seat.name or seat.player_id) if seat is not None else "?"
-            text += f"  to act: seat {view.to_act} ({who}): {_options_text(view)}"
-        return text
-
 
 async def _follow(args: argparse.Namespace, metadata: tuple,
                   request: table_pb2.ViewRequest) -> None:
@@ -604,53 +374,32 @@ def run(args: argparse.Namespace) -> int:
         return fail.code
 
 
-def register(sub: argparse._SubParsersAction, help: str = "") -> None:
-    p = sub.add_parser("table", help=help, description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    tsub = p.add_subparsers(dest="table_command", required=True)
+def _command(tsub: argparse._SubParsersAction, name: str, handler: Callable[..., int],
+             help: str, table_required: bool = True) -> argparse.ArgumentParser:
+    """A subcommand with the flags every one takes: the table, the caller's token, the
+    table service's address."""
+    c = tsub.add_parser(name, help=help)
+    c.add_argument("--table", required=table_required, default="" if not table_required
+                   else None, metavar="TABLE_ID", help="the table's id")
+    c.add_argument("--token", default=os.environ.get("POKER_TOKEN", ""),
+                   help="your token from the identity provider, sent as 'authorization: "
+                        "Bearer' (default POKER_TOKEN)")
+    c.add_argument("--table-addr", default=default_table_addr(), type=address_list,
+                   help="table service address, or a comma-separated list of its "
+                        "instances (default POKER_TABLE_ADDR or %(default)s)")
+    c.set_defaults(run=run, handler=handler)
+    return c
 
-    def command(name: str, handler, help: str, table_required: bool = True):
-        c = tsub.add_parser(name, help=help)
-        c.add_argument("--table", required=table_required, default="" if not table_required
-                       else None, metavar="TABLE_ID", help="the table's id")
-        c.add_argument("--token", default=os.environ.get("POKER_TOKEN", ""),
-                       help="your token from the identity provider, sent as 'authorization: "
-                            "Bearer' (default POKER_TOKEN)")
-        c.add_argument("--table-addr", default=default_table_addr(), type=address_list,
-                       help="table service address, or a comma-separated list of its "
-                            "instances (default POKER_TABLE_ADDR or %(default)s)")
-        c.set_defaults(run=run, handler=handler)
-        return c
 
-    def seat_token(c, required_help: str) -> None:
-        c.add_argument("--seat-token", default=os.environ.get("POKER_SEAT_TOKEN", ""),
-                       help=f"the seat token `pokerctl table sit` printed (default "
-                            f"POKER_SEAT_TOKEN){required_help}")
+def _seat_token_flag(c: argparse.ArgumentParser, required_help: str) -> None:
+    c.add_argument("--seat-token", default=os.environ.get("POKER_SEAT_TOKEN", ""),
+                   help=f"the seat token `pokerctl table sit` printed (default "
+                        f"POKER_SEAT_TOKEN){required_help}")
 
-    c = command("create", _create, "create a table (an operator's token)",
-                table_required=False)
-    c.add_argument("--game", choices=[g.value for g in Game], default=Game.HOLDEM.value)
-    c.add_argument("--structure", choices=[s.value for s in Structure], default=None,
-                   help="default: no_limit for hold'em, pot_limit for omaha, fixed_limit "
-                        "for stud")
-    c.add_argument("--seats", type=int, default=None, help="seats at the table (default: "
-                                                           "the game's most, 10; stud 8)")
-    for name, text in _INT_SETTINGS:
-        c.add_argument("--" + name.replace("_", "-"), dest=name, type=int, default=None,
-                       metavar="N", help=text)
-    c.add_argument("--ante-type", choices=[a.value for a in AnteType if a is not AnteType.NONE],
-                   default=None, help="with --ante (default per_seat)")
-    c.add_argument("--timeout-policy", choices=[t.value for t in TimeoutPolicy], default=None)
-    c.add_argument("--private", action="store_true",
-                   help="spectators need an operator's role or a seat")
-    c.add_argument("--no-rake-cap", action="store_true",
-                   help="take the rake without a cap (default: the rule book's cap, three big "
-                        "blinds, or one big bet in fixed limit)")
-    c.add_argument("--command-id", default=None)
-    c.add_argument("--json", action="store_true", help="print the table id and buy-in range "
-                                                       "as JSON")
 
-    c = command("sit", _sit, "sit down and buy in from your wallet (a player's token)")
+def _register_seating(tsub: argparse._SubParsersAction) -> None:
+    """``sit`` and ``resume``."""
+    c = _command(tsub, "sit", _sit, "sit down and buy in from your wallet (a player's token)")
     c.add_argument("--seat", type=int, required=True)
     c.add_argument("--buy-in", type=int, required=True, metavar="CHIPS")
     c.add_argument("--post-big-blind", action="store_true",
@@ -659,16 +408,48 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     c.add_argument("--json", action="store_true",
                    help="print the seat and its token as JSON")
 
-    c = command("resume", _resume, "a new seat token for your seat, the old one revoked (a "
-                                   "player's token)")
+    c = _command(tsub, "resume", _resume, "a new seat token for your seat, the old one "
+                                          "revoked (a player's token)")
     c.add_argument("--seat", type=int, required=True)
     c.add_argument("--command-id", default=None)
     c.add_argument("--json", action="store_true",
                    help="print the seat and its new token as JSON")
 
-    c = command("act", _act, "act in the hand as the player on turn")
+
+def _register_reading(tsub: argparse._SubParsersAction) -> None:
+    """``state`` and ``watch``."""
+    for name, handler, text in (
+            ("state", _state, "the table, and what the player on turn may do"),
+            ("watch", _watch, "follow the table live until Ctrl-C")):
+        c = _command(tsub, name, handler, text)
+        c.add_argument("--seat", type=int, default=0,
+                       help="your seat: its own cards (needs its seat token); default: as a "
+                            "spectator")
+        _seat_token_flag(c, "; only with --seat")
+        if name == "state":
+            c.add_argument("--json", action="store_true", help="print the view as JSON only")
+        else:
+            c.add_argument("--full", action="store_true",
+                           help="print the whole state block of every view")
+
+
+def register(sub: argparse._SubParsersAction, help: str = "") -> None:
+    p = sub.add_parser("table", help=help, description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    tsub = p.add_subparsers(dest="table_command", required=True)
+
+    c = _command(tsub, "create", _create, "create a table (an operator's token)",
+                 table_required=False)
+    add_settings_arguments(c)
+    c.add_argument("--command-id", default=None)
+    c.add_argument("--json", action="store_true", help="print the table id and buy-in range "
+                                                       "as JSON")
+
+    _register_seating(tsub)
+
+    c = _command(tsub, "act", _act, "act in the hand as the player on turn")
     c.add_argument("--seat", type=int, required=True)
-    seat_token(c, "")
+    _seat_token_flag(c, "")
     c.add_argument("--action", required=True, choices=ACTIONS)
     c.add_argument("--amount", type=int, default=None,
                    help="bet/raise/complete: the total bet this round after it")
@@ -677,16 +458,4 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     c.add_argument("--command-id", default=None)
     c.add_argument("--json", action="store_true", help="print the reply as JSON")
 
-    for name, handler, text in (
-            ("state", _state, "the table, and what the player on turn may do"),
-            ("watch", _watch, "follow the table live until Ctrl-C")):
-        c = command(name, handler, text)
-        c.add_argument("--seat", type=int, default=0,
-                       help="your seat: its own cards (needs its seat token); default: as a "
-                            "spectator")
-        seat_token(c, "; only with --seat")
-        if name == "state":
-            c.add_argument("--json", action="store_true", help="print the view as JSON only")
-        else:
-            c.add_argument("--full", action="store_true",
-                           help="print the whole state block of every view")
+    _register_reading(tsub)

@@ -133,7 +133,7 @@ async def run_cli(tournament_addr: str, table_addr: str, wallet_addr: str, tourn
 
     from shared.infra.tls import channel
 
-    from .botclient import table_channel
+    from .table_addresses import table_channel
     async with channel(tournament_addr, tls, service="tournament") as tch, \
             table_channel(table_addr, tls) as tab, \
             channel(wallet_addr, wallet_tls, service="wallet") as wch:

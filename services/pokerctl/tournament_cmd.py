@@ -40,9 +40,8 @@ from shared.infra.seattokens import new_seat_token
 from shared.infra.tls import sync_channel
 
 from .certs_cmd import client_tls_or_exit
-from .datadir import default_data_dir
+from .datadir import default_data_dir, up_env
 from .token_cmd import identity_dir
-from .up import up_env
 
 ACTIONS = ("create", "register", "unregister", "start", "status", "watch")
 #: how often `watch` reads the tournament

@@ -53,16 +53,36 @@ from shared.infra.tls import INSECURE_WARNING
 
 from .datadir import default_data_dir
 from .failures import FAILED
-from .up import (
-    DEFAULT_NATS_PORT,
-    HOST,
-    MAX_REPLICAS,
-    SUPERVISE_DEATHS,
-    SUPERVISE_WINDOW_S,
-    WEB,
-    ClusterError,
-    LocalCluster,
-)
+from .up import MAX_REPLICAS, LocalCluster
+from .up_nats import DEFAULT_NATS_PORT
+from .up_processes import HOST, SUPERVISE_DEATHS, SUPERVISE_WINDOW_S, WEB, ClusterError
+
+
+def print_banner(cluster: LocalCluster, out) -> None:
+    """What `up` says once every service is healthy: each process, the metrics, where the
+    data, the certificates and the tokens are, and the file clients source."""
+    addrs = cluster.addresses
+    print("every service is healthy:", file=out)
+    for name, addr in addrs.items():
+        pid = cluster.pid(name)
+        shown = cluster.web_url if name == WEB else addr
+        print(f"  {name:<9} {shown:<24} pid {pid}", file=out)
+    print("metrics (Prometheus): " + ", ".join(
+        f"{name} http://{HOST}:{port}/metrics"
+        for name, port in cluster.metrics_ports.items()), file=out)
+    print(f"data {cluster.data_dir}  logs {cluster.log_dir}", file=out)
+    if cluster.tls_dir is None:
+        print(f"WARNING: {INSECURE_WARNING}; clients: export POKER_INSECURE=1", file=out)
+    else:
+        print(f"gRPC: mutual TLS, CA {cluster.tls_dir / 'ca.pem'}, a client's certificate "
+              f"{cluster.tls_dir / 'client.pem'} (+ .key); client commands find them "
+              "through the data directory (or POKER_TLS_DIR)", file=out)
+    print(f"identity: tokens from the dev issuer {cluster.issuer.directory} (`pokerctl "
+          "token --player P [--role operator]`); money: the reference wallet (`pokerctl "
+          "wallet deposit --player P --amount N`)", file=out)
+    # NATS's URL, CA and the clients' passwords are in the data directory, not printed
+    print(f"clients (every pokerctl command reads it): source {cluster.env_file}"
+          "\nCtrl-C stops everything.", file=out, flush=True)
 
 
 async def serve(cluster: LocalCluster, out=None) -> int:
@@ -87,28 +107,7 @@ async def serve(cluster: LocalCluster, out=None) -> int:
             # ports in use, the nats-server binary missing, a service that died at start
             print(f"pokerctl up: {exc}", file=sys.stderr)
             return FAILED
-        addrs = cluster.addresses
-        print("every service is healthy:", file=out)
-        for name, addr in addrs.items():
-            pid = cluster.pid(name)
-            shown = cluster.web_url if name == WEB else addr
-            print(f"  {name:<9} {shown:<24} pid {pid}", file=out)
-        print("metrics (Prometheus): " + ", ".join(
-            f"{name} http://{HOST}:{port}/metrics"
-            for name, port in cluster.metrics_ports.items()), file=out)
-        print(f"data {cluster.data_dir}  logs {cluster.log_dir}", file=out)
-        if cluster.tls_dir is None:
-            print(f"WARNING: {INSECURE_WARNING}; clients: export POKER_INSECURE=1", file=out)
-        else:
-            print(f"gRPC: mutual TLS, CA {cluster.tls_dir / 'ca.pem'}, a client's certificate "
-                  f"{cluster.tls_dir / 'client.pem'} (+ .key); client commands find them "
-                  "through the data directory (or POKER_TLS_DIR)", file=out)
-        print(f"identity: tokens from the dev issuer {cluster.issuer.directory} (`pokerctl "
-              "token --player P [--role operator]`); money: the reference wallet (`pokerctl "
-              "wallet deposit --player P --amount N`)", file=out)
-        # NATS's URL, CA and the clients' passwords are in the data directory, not printed
-        print(f"clients (every pokerctl command reads it): source {cluster.env_file}"
-              "\nCtrl-C stops everything.", file=out, flush=True)
+        print_banner(cluster, out)
         waiting = asyncio.create_task(stop.wait())
         exited = asyncio.create_task(cluster.supervise(
             lambda name, rc: print(f"pokerctl up: {name} exited with code {rc}; restarting "

@@ -168,7 +168,7 @@ async def secured(request, tmp_path, monkeypatch):
         server.stop()
     else:
         cluster = LocalCluster(tmp_path / "up", base_port=None, log_level="WARNING")
-        await cluster._start_nats()  # what `pokerctl up` runs before the services
+        await cluster.start_nats()  # what `pokerctl up` runs before the services
         try:
             yield Secured({u: cluster.nats_url_for(u) for u in USERS}, cluster.nats_ca,
                           cluster.nats_address)
@@ -409,7 +409,7 @@ async def test_only_the_wallet_writes_the_money_ledger_and_the_reader_reads_it(
 
 async def test_a_plaintext_connection_to_ups_nats_is_refused(tmp_path):
     cluster = LocalCluster(tmp_path / "up", base_port=None, log_level="WARNING")
-    await cluster._start_nats()
+    await cluster.start_nats()
     try:
         host, port = "127.0.0.1", cluster.nats.port
         password = cluster.nats_passwords["poker-reader"]

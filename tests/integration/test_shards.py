@@ -422,7 +422,7 @@ async def check_mirror(primary_url: str, mirror_url: str, shards: dict[str, int]
 async def test_up_makes_r3_shard_streams_and_every_user_has_its_rights_there(tmp_path):
     cluster = LocalCluster(tmp_path / "up", base_port=None, log_level="WARNING", nats_nodes=3,
                            shards=2)
-    await cluster._start_nats()  # what `pokerctl up --cluster 3 --shards 2` runs first
+    await cluster.start_nats()  # what `pokerctl up --cluster 3 --shards 2` runs first
     try:
         # every process it starts is told
         assert {cluster.env(name)["POKER_STREAM_SHARDS"] for name in cluster.ports} == {"2"}

@@ -17,8 +17,9 @@ import random
 import pytest
 from poker.table.v1 import table_pb2 as tpb
 
-from services.pokerctl.botclient import Bot, BotTable, ThinkTime, _play_seat, play_table
+from services.pokerctl.botclient import Bot, BotTable, _play_seat, play_table
 from services.pokerctl.bots_cmd import create_and_seat, plan_tables, play_tables, print_report
+from services.pokerctl.thinktime import ThinkTime
 from shared.audit import audit_table
 from shared.infra.eventstore import EventStore
 from shared.poker.driver import random_policy

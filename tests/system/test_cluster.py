@@ -17,7 +17,8 @@ import grpc
 from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.bots_cmd import plan_tables, play_tables
-from services.pokerctl.up import ClusterError, LocalCluster
+from services.pokerctl.up import LocalCluster
+from services.pokerctl.up_processes import ClusterError
 from shared.audit import audit_table
 from shared.infra.eventstore import STREAM, EventStore
 from shared.infra.waiting import until

@@ -16,7 +16,8 @@ import pytest
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
-from services.pokerctl.table_cmd import Fail, render, resolve_action
+from services.pokerctl.table_cmd import Fail, resolve_action
+from services.pokerctl.table_text import render
 from services.pokerctl.up import LocalCluster
 from shared.infra.identity import OPERATOR
 from shared.infra.natsserver import free_port

@@ -19,8 +19,9 @@ import nats
 import pytest
 
 from services.pokerctl.bots_cmd import plan_tables, run_bots
+from services.pokerctl.datadir import default_nats_url
 from services.pokerctl.netdemo import run_networked_demo
-from services.pokerctl.up import default_nats_url, port_in_use
+from services.pokerctl.up_processes import port_in_use
 from shared.infra import natsconn
 from shared.infra.natsserver import free_port
 from shared.infra.secrecy import ComplianceKeyring

@@ -16,9 +16,10 @@ import sys
 
 from poker.table.v1 import table_pb2_grpc
 
-from services.pokerctl.botclient import table_channel
 from services.pokerctl.bots_cmd import plan_tables, play_tables
-from services.pokerctl.up import SUPERVISE_DEATHS, ClusterError, LocalCluster
+from services.pokerctl.table_addresses import table_channel
+from services.pokerctl.up import LocalCluster
+from services.pokerctl.up_processes import SUPERVISE_DEATHS, ClusterError
 from shared.audit import audit_table
 from shared.infra.eventstore import EventStore
 from shared.infra.waiting import until

@@ -2,7 +2,7 @@
 `pokerctl up --replicas N` prints them) balances its calls over every instance, and plays on
 when one dies: its calls are retried on the other with the same command ids, so each action
 is applied once. Real processes (nats-server, every service), mutual TLS on two 127.0.0.1
-ports, kill -9; the address list is read in one place (botclient.parse_addresses)."""
+ports, kill -9; the address list is read in one place (table_addresses.parse_addresses)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
 from services.pokerctl import bots_cmd, seat_cmd
-from services.pokerctl.botclient import (
+from services.pokerctl.bots_cmd import audit_money_of, audit_tables, plan_tables, play_tables
+from services.pokerctl.table_addresses import (
     AddressError,
     address_list,
     parse_addresses,
     table_channel,
 )
-from services.pokerctl.bots_cmd import audit_money_of, audit_tables, plan_tables, play_tables
 from services.pokerctl.up import LocalCluster
 from shared.infra.bearer import bearer_metadata
 from shared.infra.identity import PLAYER

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from services.pokerctl.audit_cmd import read_stream
+from services.pokerctl.audit_read import read_stream
 
 
 def test_reading_the_log_into_neither_a_run_nor_rows_is_refused():

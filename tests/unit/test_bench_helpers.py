@@ -176,11 +176,11 @@ def test_loads_given_as_a_list_are_read_in_one_place():
             load.parse_loads(bad)
 
 
-# --- think time (services/pokerctl/botclient.py) ---------------------------------------------
+# --- think time (services/pokerctl/thinktime.py) ---------------------------------------------
 
 
 def test_a_think_time_is_min_max_in_whole_milliseconds():
-    from services.pokerctl.botclient import MAX_THINK_MS, ThinkTime
+    from services.pokerctl.thinktime import MAX_THINK_MS, ThinkTime
     assert ThinkTime.parse("1000-3000") == ThinkTime(1000, 3000)
     assert ThinkTime.parse(" 0 - 0 ") == ThinkTime() and ThinkTime.parse("5-5") == ThinkTime(5, 5)
     assert ThinkTime.parse(f"0-{MAX_THINK_MS}").max_ms == MAX_THINK_MS
@@ -199,7 +199,7 @@ def test_a_think_time_is_min_max_in_whole_milliseconds():
     ("0-600001", "at most 600000 ms"),
 ])
 def test_a_bad_think_time_is_refused_saying_why(text, says):
-    from services.pokerctl.botclient import ThinkTime, ThinkTimeError
+    from services.pokerctl.thinktime import ThinkTime, ThinkTimeError
     with pytest.raises(ThinkTimeError) as refused:
         ThinkTime.parse(text)
     assert says in str(refused.value) and "\n" not in str(refused.value)
@@ -208,7 +208,7 @@ def test_a_bad_think_time_is_refused_saying_why(text, says):
 def test_think_times_are_drawn_in_range_and_none_is_drawn_at_0_0():
     import random
 
-    from services.pokerctl.botclient import ThinkTime
+    from services.pokerctl.thinktime import ThinkTime
     rng = random.Random(3)
     state = rng.getstate()
     assert ThinkTime().seconds(rng) == 0.0 and rng.getstate() == state

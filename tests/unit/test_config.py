@@ -148,7 +148,7 @@ def test_the_table_services_identity_settings_are_checked(tmp_path):
 
 def test_the_clients_defaults_are_the_services_addresses(monkeypatch):
     """`pokerctl`'s default table and wallet addresses are the ones the services use."""
-    from services.pokerctl.up import default_table_addr
+    from services.pokerctl.datadir import default_table_addr
     from services.pokerctl.wallet_cmd import default_wallet_addr
     for var in ("POKER_TABLE_ADDR", "POKER_WALLET_ADDR"):
         monkeypatch.delenv(var, raising=False)

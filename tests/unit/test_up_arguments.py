@@ -8,7 +8,8 @@ import argparse
 import pytest
 
 from services.pokerctl import up_cmd
-from services.pokerctl.up import MAX_REPLICAS, ClusterError, LocalCluster
+from services.pokerctl.up import MAX_REPLICAS, LocalCluster
+from services.pokerctl.up_processes import ClusterError
 
 
 def parse(*argv: str) -> argparse.Namespace:

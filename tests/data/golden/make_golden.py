@@ -15,7 +15,7 @@ log is still (no hand running, no money with the wallet unsettled), then writes 
 fixture directory:
 
 - ``log.jsonl``: every commit of the log exactly as stored (`pokerctl audit --all --export`'s
-  format, shared/audit/export.py), written by the exporter's own code (audit_cmd.read_stream,
+  format, shared/audit/export.py), written by the exporter's own code (audit_read.read_stream,
   dump_lines);
 - ``compliance.key``: the test-only compliance private key the cluster's dealer sealed every
   hand to (the file `ComplianceKeyring.from_files` reads);
@@ -207,7 +207,7 @@ async def _still(cluster, table_ids: Iterable[str]) -> bool:
 
 async def _export(cluster) -> tuple[list[tuple[str, Stored]], dict]:
     """Every commit of the log, as `pokerctl audit --all --export` reads it."""
-    from services.pokerctl.audit_cmd import read_stream
+    from services.pokerctl.audit_read import read_stream
     from shared.infra.eventstore import EventStore
     store = await EventStore.connect(cluster.nats_url, create=False, ca=cluster.nats_ca)
     try:

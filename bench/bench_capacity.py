@@ -41,19 +41,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import os
-import random
 import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import cpu
-from .load import SEATS, fmt_ms, histogram, parse_loads, percentiles_us, stop_tasks
+from .capacity_clients import Client, client, spawn_clients
+from .load import SEATS, fmt_ms, histogram, parse_loads, percentiles_us
 
 #: the table counts the search steps through, then STEP_AFTER more each time up to MAX_TABLES
 STEPS = (100, 200, 400, 600, 800, 1000, 1200)
@@ -70,14 +69,9 @@ SPECTATORS = 2
 WINDOW_S = 30.0
 CLIENTS = 2
 TABLE_SERVICES = 1
-#: tables a client creates and seats at once (each table's bots sit down one after another)
-SEAT_CONCURRENCY = 16
 #: how long the tables of a load may take to be seated and deal: this plus so much per table
 READY_BASE_S = 60.0
 READY_PER_TABLE_S = 0.3
-#: hands per table: more than any window plays (the bots never reach the last one)
-ENDLESS = 10**9
-REPO = Path(__file__).resolve().parent.parent
 
 
 # --- settings -------------------------------------------------------------------------------
@@ -203,186 +197,36 @@ def shares(tables: int, clients: int) -> list[int]:
     return [tables // clients + (k < tables % clients) for k in range(clients)]
 
 
-# --- a client process -----------------------------------------------------------------------
-
-
-def _emit(out, message: dict) -> None:
-    out.write(json.dumps(message) + "\n")
-    out.flush()
-
-
-def _error(exc: BaseException) -> str:
-    code = getattr(exc, "code", None)
-    if callable(code) and hasattr(exc, "details"):
-        return f"{code().name}: {exc.details()}"[:200]
-    return repr(exc)[:200]
-
-
-async def client_main(config: dict, out) -> None:
-    """One load-generating process: seats ``config["tables"]`` tables (their ids), plays
-    them (every bot watching its seat, at a person's pace, spectators beside), says
-    ``{"ready": ...}`` once every table has had an action acknowledged (or failed), then
-    between ``start`` and ``stop`` on its stdin counts what happens and reports it on
-    ``out`` as ``{"report": ...}``."""
-    from poker.table.v1 import table_pb2_grpc
-    from poker.wallet.v1 import wallet_pb2_grpc
-
-    from services.pokerctl.botclient import BotTable, Sponsor, play_table
-    from services.pokerctl.bots_cmd import TablePlan, create_and_seat
-    from services.pokerctl.table_addresses import table_channel
-    from services.pokerctl.thinktime import ThinkTime
-    from shared.infra.devissuer import DevIssuer
-    from shared.infra.tls import TlsConfig, channel
-
-    def tls(identity: str) -> TlsConfig | None:
-        return None if config["tls_dir"] is None else TlsConfig.in_dir(config["tls_dir"],
-                                                                         identity)
-
-    think = ThinkTime.parse(config["think_ms"])
-    rng = random.Random(config["seed"])
-    latencies: list[float] = []
-    seated: dict[str, BotTable] = {}  # table id -> its bots, once seated
-    gate = asyncio.Semaphore(SEAT_CONCURRENCY)
-    issuer = DevIssuer.create(config["identity_dir"])
-    async with table_channel(config["table_addr"], tls("client")) as chan, \
-            channel(config["wallet_addr"], tls("admin"), service="wallet") as wallet:
-        stub = table_pb2_grpc.TableServiceStub(chan)
-        sponsor = Sponsor(issuer, wallet_pb2_grpc.WalletServiceStub(wallet))
-
-        async def one(table_id: str, seed: float) -> None:
-            plan = TablePlan(table_id, "holdem", "fixed_limit", {"small_bet": 10})
-            async with gate:
-                bots = await create_and_seat(stub, plan, SEATS, sponsor)
-            seated[table_id] = bots  # its bots play from now on
-            await play_table(stub, bots, ENDLESS, random.Random(seed), latencies, think=think,
-                             watch=True, spectators=config["spectators"])
-
-        tasks = {t: asyncio.create_task(one(t, rng.random())) for t in config["tables"]}
-
-        def errors() -> list[str]:
-            return sorted({_error(exc) for t in tasks.values()
-                           if t.done() and not t.cancelled() and (exc := t.exception())})
-
-        def counts() -> tuple[int, int, int]:
-            return (len(latencies), sum(sum(b.views.values()) for b in seated.values()),
-                    sum(sum(b.spectator_views) for b in seated.values()))
-
-        def dealt(table_id: str) -> bool:
-            bots = seated.get(table_id)
-            return tasks[table_id].done() or bots is not None and bots.actions > 0
-
-        try:
-            # ready: every table seated and acting, or failed (the parent's deadline rules)
-            while not all(dealt(t) for t in tasks):
-                await asyncio.sleep(0.2)  # polling this process's own counters
-            _emit(out, {"ready": {"tables": len(seated), "errors": errors()[:20]}})
-            await _expect("start")
-            first = counts()
-            await _expect("stop")
-            last = counts()
-            hist = histogram(latencies[first[0]:last[0]])
-            _emit(out, {"report": {
-                "actions": last[0] - first[0], "bot_views": last[1] - first[1],
-                "spectator_views": last[2] - first[2],
-                "hist": hist.encode().decode("ascii"),  # HdrHistogram's base64 encoding
-                "errors": errors()[:20]}})
-        finally:
-            await stop_tasks(list(tasks.values()))
-            await asyncio.gather(*tasks.values(), return_exceptions=True)
-
-
-async def _expect(word: str) -> None:
-    """Wait for the parent's next word on stdin, which must be ``word`` (its stdin closed:
-    the parent gave up on this load, and this process ends)."""
-    line = await asyncio.to_thread(sys.stdin.readline)
-    if line.strip() != word:
-        raise SystemExit(f"bench client: expected {word!r}, got {line.strip()!r}")
-
-
-def client(config_json: str) -> None:
-    """``--client``: run :func:`client_main` with its protocol on stdout (anything else a
-    library prints goes to stderr)."""
-    out, sys.stdout = sys.stdout, sys.stderr
-    asyncio.run(client_main(json.loads(config_json), out))
-
-
 # --- one load -------------------------------------------------------------------------------
 
 
-@dataclass
-class Client:
-    """A client process of the parent's, speaking JSON lines."""
-
-    name: str
-    proc: asyncio.subprocess.Process
-    log: Path
-    tables: int
-    messages: list[dict] = field(default_factory=list)
-
-    async def receive(self, key: str, timeout: float) -> dict:
-        """The next message, which must be ``{key: ...}``; RuntimeError (with the end of
-        its log) if the process ends or says nothing else within ``timeout``."""
-        assert self.proc.stdout is not None
-        try:
-            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
-        except asyncio.TimeoutError:
-            raise RuntimeError(f"{self.name} said nothing within {timeout:.0f} s "
-                               f"(waiting for {key!r})") from None
-        if not line:
-            raise RuntimeError(f"{self.name} exited before {key!r}: "
-                               f"{self.tail() or 'no output'}")
-        message = json.loads(line)
-        if key not in message:
-            raise RuntimeError(f"{self.name} said {message!r}, not {key!r}")
-        return message[key]
-
-    async def send(self, word: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(f"{word}\n".encode())
-        await self.proc.stdin.drain()
-
-    def tail(self, lines: int = 3) -> str:
-        try:
-            return " | ".join(self.log.read_text().strip().splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    async def close(self, timeout: float = 15.0) -> None:
-        if self.proc.returncode is None:
-            try:
-                await asyncio.wait_for(self.proc.wait(), timeout)
-            except asyncio.TimeoutError:
-                self.proc.kill()
-                await self.proc.wait()
-
-
-async def _spawn_clients(cluster, tables: int, s: Settings, log_dir: Path) -> list[Client]:
-    out = []
-    table_ids = [f"cap{tables}-{i + 1}" for i in range(tables)]
-    start = 0
-    for k, n in enumerate(shares(tables, s.clients)):
-        name = f"bots-{k + 1}"
-        config = {"tables": table_ids[start:start + n], "seed": k + 1,
-                  "table_addr": cluster.client_address("table"),
-                  "wallet_addr": cluster.addresses["wallet"],
-                  "tls_dir": None if cluster.tls_dir is None else str(cluster.tls_dir),
-                  "identity_dir": str(cluster.data_dir / "identity"),
-                  "think_ms": s.think_ms, "spectators": s.spectators}
-        start += n
-        log = log_dir / f"{name}.log"
-        with open(log, "wb") as err:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bench.bench_capacity", "--client", json.dumps(config),
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err,
-                cwd=REPO, env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                    filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))})
-        out.append(Client(name, proc, log, n))
-    return out
-
-
 def _rss_mib(pids: Mapping[str, int]) -> dict[str, float]:
-    from .bench_soak import rss_kib
+    from .proctrend import rss_kib
     return {name: kib / 1024 for name, pid in pids.items() if (kib := rss_kib(pid)) is not None}
+
+
+async def _wait_ready(clients: list[Client], tables: int, problems: list[str]) -> None:
+    """Until every client says ``ready`` (within the load's deadline); the tables not
+    seated, or stopped, are problems."""
+    deadline = time.monotonic() + READY_BASE_S + READY_PER_TABLE_S * tables
+    for c in clients:
+        ready = await c.receive("ready", max(1.0, deadline - time.monotonic()))
+        if ready["errors"]:
+            problems.append(f"{c.name}: {c.tables - ready['tables']} table(s) not "
+                            f"seated or stopped: {'; '.join(ready['errors'][:3])}")
+
+
+async def _add_reports(clients: list[Client], row: dict, problems: list[str]) -> None:
+    """Every client's report of the window, added into ``row``."""
+    for c in clients:
+        report = await c.receive("report", 60.0)
+        row["actions"] += report["actions"]
+        row["bot_views"] += report["bot_views"]
+        row["spectator_views"] += report["spectator_views"]
+        row["hist"].decode_and_add(report["hist"])
+        if report["errors"]:
+            problems.append(f"{c.name}: tables stopped: "
+                            f"{'; '.join(report['errors'][:3])}")
 
 
 async def measure(tables: int, s: Settings) -> dict:
@@ -401,14 +245,9 @@ async def measure(tables: int, s: Settings) -> dict:
         try:
             for i in range(2, s.table_services + 1):
                 await cluster.add_replica("table", f"table-{i}")
-            clients = await _spawn_clients(cluster, tables, s, cluster.log_dir)
-            ready_s = READY_BASE_S + READY_PER_TABLE_S * tables
-            deadline = time.monotonic() + ready_s
-            for c in clients:
-                ready = await c.receive("ready", max(1.0, deadline - time.monotonic()))
-                if ready["errors"]:
-                    problems.append(f"{c.name}: {c.tables - ready['tables']} table(s) not "
-                                    f"seated or stopped: {'; '.join(ready['errors'][:3])}")
+            clients = await spawn_clients(cluster, shares(tables, s.clients), s.think_ms,
+                                          s.spectators, cluster.log_dir)
+            await _wait_ready(clients, tables, problems)
             row["ready_s"] = time.perf_counter() - started
             servers = cpu.cluster_pids(cluster)
             bots = {c.name: c.proc.pid for c in clients}
@@ -421,15 +260,7 @@ async def measure(tables: int, s: Settings) -> dict:
             row["rss_mib"] = _rss_mib(pids)
             for c in clients:
                 await c.send("stop")
-            for c in clients:
-                report = await c.receive("report", 60.0)
-                row["actions"] += report["actions"]
-                row["bot_views"] += report["bot_views"]
-                row["spectator_views"] += report["spectator_views"]
-                row["hist"].decode_and_add(report["hist"])
-                if report["errors"]:
-                    problems.append(f"{c.name}: tables stopped: "
-                                    f"{'; '.join(report['errors'][:3])}")
+            await _add_reports(clients, row, problems)
             elapsed = row["elapsed_s"] = t1 - t0
             row["per_s"] = row["actions"] / elapsed
             row["cpu_ms"] = {n: v for n, v in cpu.per_action_ms(c0, c1, row["actions"]).items()

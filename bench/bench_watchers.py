@@ -113,23 +113,7 @@ async def measure(steps: tuple[int, ...], window_s: float, clients: int) -> list
             table_pid = cpu.running_pid(cluster, "table")
             held = 0
             for step in steps:
-                adding = step - held
-                for k in range(clients):
-                    share = adding // clients + (1 if k < adding % clients else 0)
-                    if share <= 0:
-                        continue
-                    config = {"identity": str(cluster.data_dir / "identity"),
-                              "tls": str(cluster.data_dir / "tls"),
-                              "address": cluster.addresses["table"], "table": "watched",
-                              "streams": share, "name": f"{step}-{k}"}
-                    proc = subprocess.Popen(
-                        [sys.executable, "-m", "bench.bench_watchers", "--client",
-                         json.dumps(config)], cwd=REPO, stdin=subprocess.PIPE,
-                        stdout=subprocess.PIPE, text=True,
-                        env={**os.environ, "PYTHONPATH": str(REPO)})
-                    assert proc.stdout is not None
-                    json.loads(proc.stdout.readline())  # ready
-                    procs.append(proc)
+                procs += _start_clients(cluster, step - held, clients, step)
                 held = step
                 await asyncio.sleep(3.0)  # the streams' first views, the allocator settling
                 views0 = _count(procs)
@@ -156,6 +140,29 @@ async def measure(steps: tuple[int, ...], window_s: float, clients: int) -> list
                 p.terminate()
             await cluster.stop()
     return rows
+
+
+def _start_clients(cluster, adding: int, clients: int, step: int) -> list[subprocess.Popen]:
+    """``adding`` more spectator streams, spread over ``clients`` processes; each is
+    returned once it says it is ready."""
+    procs = []
+    for k in range(clients):
+        share = adding // clients + (1 if k < adding % clients else 0)
+        if share <= 0:
+            continue
+        config = {"identity": str(cluster.data_dir / "identity"),
+                  "tls": str(cluster.data_dir / "tls"),
+                  "address": cluster.addresses["table"], "table": "watched",
+                  "streams": share, "name": f"{step}-{k}"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.bench_watchers", "--client",
+             json.dumps(config)], cwd=REPO, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert proc.stdout is not None
+        json.loads(proc.stdout.readline())  # ready
+        procs.append(proc)
+    return procs
 
 
 def _count(procs: list[subprocess.Popen]) -> int:

@@ -139,35 +139,20 @@ async def measure(window_s: float) -> dict:
         cluster = LocalCluster(Path(tmp), base_port=None, log_level="WARNING", web=True)
         await cluster.start()
         channel = cluster.channel("table")
-        procs, pipes, bots_task = [], [], None
+        procs: list = []
+        pipes: list = []
+        bots_task = None
         try:
             stub = table_pb2_grpc.TableServiceStub(channel)
             acted_at = _time_acts(stub)
             bots = await create_and_seat(stub, TablePlan(TABLE, "holdem", "fixed_limit",
                                                          {"small_bet": 10}),
                                          SEATS, cluster.sponsor())
-            port = cluster.ports["web"]
-            spawn = multiprocessing.get_context("spawn")
-            share = SPECTATORS // CLIENTS
             opened_s = time.perf_counter()
-            for k in range(CLIENTS):
-                mine, theirs = spawn.Pipe()
-                count = share if k < CLIENTS - 1 else SPECTATORS - share * (CLIENTS - 1)
-                proc = spawn.Process(target=_client, args=("127.0.0.1", port, k * share,
-                                                           count, theirs), daemon=True)
-                proc.start()
-                procs.append(proc)
-                pipes.append(mine)
-            failed = []
-            for pipe in pipes:
-                _, lost = await asyncio.to_thread(pipe.recv)
-                failed += lost
+            procs, pipes = _start_spectators(cluster.ports["web"])
+            failed = [f for _, lost in await _replies(pipes) for f in lost]
             opened_s = time.perf_counter() - opened_s
-            pids = {"web": cpu.running_pid(cluster, "web"),
-                    "table": cpu.running_pid(cluster, "table")}
-            for k, proc in enumerate(procs):
-                assert proc.pid is not None  # (started above)
-                pids[f"client-{k}"] = proc.pid
+            pids = _pids(cluster, procs)
             bots_task = asyncio.create_task(play(stub, bots, 10**6, random.Random(7)))
             await asyncio.sleep(1.0)  # the first hand under way
             acted_at.clear()
@@ -181,13 +166,10 @@ async def measure(window_s: float) -> dict:
             acted = dict(acted_at)
             await stop_tasks([bots_task])
             await asyncio.sleep(DRAIN_S)
-            arrivals: list[dict[int, tuple[float, float]]] = []
-            ended = 0
-            for pipe in pipes:
-                pipe.send("stop")
-                theirs, gone = await asyncio.to_thread(pipe.recv)
-                arrivals += theirs
-                ended += gone
+            stopped = await _replies(pipes, "stop")
+            arrivals: list[dict[int, tuple[float, float]]] = [
+                a for theirs, _ in stopped for a in theirs]
+            ended = sum(gone for _, gone in stopped)
         finally:
             if bots_task is not None:
                 await stop_tasks([bots_task])
@@ -197,21 +179,62 @@ async def measure(window_s: float) -> dict:
                     proc.kill()
             await channel.close()
             await cluster.stop()
-    # every view made in the window: from when the table service made it, and from when the
-    # bot's Act returned (for the views of actions), to its arrival at each spectator
+    used = {name: cpu1[name] - cpu0[name] for name in cpu0 if name in cpu1}
+    return {"spectators": SPECTATORS, "failed": failed, "open_s": opened_s,
+            **_delays(arrivals, acted, t0, t1),
+            "watchers": watchers, "cpu_s": used, "ended": ended,
+            "wall_s": time.perf_counter() - started}
+
+
+async def _replies(pipes: list, word: str | None = None) -> list:
+    """Each client's next message (after ``word`` is sent to it, if given), in order."""
+    out = []
+    for pipe in pipes:
+        if word is not None:
+            pipe.send(word)
+        out.append(await asyncio.to_thread(pipe.recv))
+    return out
+
+
+def _pids(cluster, procs: list) -> dict[str, int]:
+    """The processes measured: the web's, the table service's and the clients'."""
+    pids = {"web": cpu.running_pid(cluster, "web"), "table": cpu.running_pid(cluster, "table")}
+    for k, proc in enumerate(procs):
+        assert proc.pid is not None  # (started)
+        pids[f"client-{k}"] = proc.pid
+    return pids
+
+
+def _start_spectators(port: int) -> tuple[list, list]:
+    """The spectators' client processes (SPECTATORS over CLIENTS of them), each opening its
+    share of event streams; their processes and the pipes they answer on."""
+    spawn = multiprocessing.get_context("spawn")
+    share = SPECTATORS // CLIENTS
+    procs, pipes = [], []
+    for k in range(CLIENTS):
+        mine, theirs = spawn.Pipe()
+        count = share if k < CLIENTS - 1 else SPECTATORS - share * (CLIENTS - 1)
+        proc = spawn.Process(target=_client, args=("127.0.0.1", port, k * share,
+                                                   count, theirs), daemon=True)
+        proc.start()
+        procs.append(proc)
+        pipes.append(mine)
+    return procs, pipes
+
+
+def _delays(arrivals: list[dict[int, tuple[float, float]]], acted: dict[int, float],
+            t0: float, t1: float) -> dict:
+    """Every view made in the window: from when the table service made it, and from when the
+    bot's Act returned (for the views of actions), to its arrival at each spectator."""
     made = [at - m for a in arrivals for at, m in a.values() if t0 <= m <= t1]
     views = {v for a in arrivals for v, (_, m) in a.items() if t0 <= m <= t1}
     in_window = {v: done for v, done in acted.items() if t0 <= done <= t1}
     after_act = [a[v][0] - done for v, done in in_window.items() for a in arrivals if v in a]
-    used = {name: cpu1[name] - cpu0[name] for name in cpu0 if name in cpu1}
-    return {"spectators": SPECTATORS, "failed": failed, "open_s": opened_s,
-            "window_s": t1 - t0, "actions": len(in_window), "views": len(views),
+    return {"window_s": t1 - t0, "actions": len(in_window), "views": len(views),
             "made": percentiles_us(histogram(made)),
             "after_act": percentiles_us(histogram(after_act)),
             "before_reply": sum(1 for d in after_act if d < 0), "delivered": len(after_act),
-            "missed": sum(1 for v in in_window for a in arrivals if v not in a),
-            "watchers": watchers, "cpu_s": used, "ended": ended,
-            "wall_s": time.perf_counter() - started}
+            "missed": sum(1 for v in in_window for a in arrivals if v not in a)}
 
 
 def _enough_files() -> None:

@@ -155,6 +155,15 @@ async def stop_tasks(tasks: list[asyncio.Task], timeout: float = 10.0) -> list[a
     return pending
 
 
+async def _warm_up(latencies: list[float], tables: int, warmup: float) -> None:
+    """Until every table has dealt and acted (two acts a table), or a few seconds have gone
+    by: ``warmup`` seconds at least."""
+    deadline = time.perf_counter() + max(warmup, 5.0)
+    await asyncio.sleep(warmup)
+    while len(latencies) < 2 * tables and time.perf_counter() < deadline:
+        await asyncio.sleep(0.1)
+
+
 async def act_load(cluster, tables: int, seconds: float, seed: int, windows: int = 1,
                    warmup: float = 1.0, prefix: str | None = None,
                    watch: bool = False) -> dict:
@@ -182,11 +191,7 @@ async def act_load(cluster, tables: int, seconds: float, seed: int, windows: int
                                             latencies, watch=watch))
              for b in bots]
     try:
-        # warm-up: every table has dealt and acted (or a few seconds have gone by)
-        deadline = time.perf_counter() + max(warmup, 5.0)
-        await asyncio.sleep(warmup)
-        while len(latencies) < 2 * tables and time.perf_counter() < deadline:
-            await asyncio.sleep(0.1)
+        await _warm_up(latencies, tables, warmup)
         first = len(latencies)
         rows: list[Window] = []
         for _ in range(windows):

@@ -22,9 +22,16 @@ def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
     CPU per action by process, from bench_services' load points."""
     plt = pyplot()
     out_dir.mkdir(parents=True, exist_ok=True)
-    tables = [p["tables"] for p in points]
-    paths = []
+    paths = [_services_latency(plt, points, out_dir), _services_throughput(plt, points, out_dir),
+             _services_cpu(plt, points, out_dir)]
+    if all("watched" in p for p in points):
+        paths.append(_services_watch(plt, points, out_dir))
+    return paths
 
+
+def _services_latency(plt, points: list[dict], out_dir: Path) -> Path:
+    """Act's latency percentiles (and raw appends') against offered load."""
+    tables = [p["tables"] for p in points]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for key, style in (("p50", "o-"), ("p90", "^:"), ("p99", "s-"), ("p99.9", "x--")):
         ax.plot(tables, [p["act"]["lat_us"][key] / 1e3 for p in points], style,
@@ -38,8 +45,12 @@ def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
            ylabel="latency (ms)", title="Act latency against offered load")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    paths.append(save_figure(fig, out_dir / "services_latency.png"))
+    return save_figure(fig, out_dir / "services_latency.png")
 
+
+def _services_throughput(plt, points: list[dict], out_dir: Path) -> Path:
+    """Act's and raw appends' throughput against offered load, and their ratio."""
+    tables = [p["tables"] for p in points]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.plot(tables, [p["act"]["per_s"] for p in points], "o-", label="Act (actions/s)")
     ax.plot(tables, [p["raw"]["per_s"] for p in points], "s--",
@@ -54,8 +65,12 @@ def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
     lines = ax.get_legend_handles_labels()
     more = right.get_legend_handles_labels()
     ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper left")
-    paths.append(save_figure(fig, out_dir / "services_throughput.png"))
+    return save_figure(fig, out_dir / "services_throughput.png")
 
+
+def _services_cpu(plt, points: list[dict], out_dir: Path) -> Path:
+    """The CPU per action of each process, stacked, against offered load."""
+    tables = [p["tables"] for p in points]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     columns = (*cpu.SERVICE_ORDER, "nats", cpu.CLIENT)
     grouped = [cpu.group(p["act"]["cpu_ms"], columns) for p in points]
@@ -70,21 +85,24 @@ def plot_services(points: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:
     ax.set(xlabel="offered load (tables)", ylabel="CPU ms per action",
            title="CPU per action by process")
     ax.legend(fontsize="small", ncol=2)
-    paths.append(save_figure(fig, out_dir / "services_cpu.png"))
+    return save_figure(fig, out_dir / "services_cpu.png")
 
-    if all("watched" in p for p in points):
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        ax.bar([x - 0.2 for x in xs], [p["act"]["cpu_total_ms"] for p in points], 0.4,
-               label="nobody watching")
-        ax.bar([x + 0.2 for x in xs], [p["watched"]["cpu_total_ms"] for p in points], 0.4,
-               label="every bot watching its seat")
-        ax.set_xticks(list(xs), [str(t) for t in tables])
-        ax.set(xlabel="offered load (tables, 6 bots each)",
-               ylabel="CPU ms per action, services + NATS",
-               title="What watching costs: CPU per action")
-        ax.legend()
-        paths.append(save_figure(fig, out_dir / "services_watch.png"))
-    return paths
+
+def _services_watch(plt, points: list[dict], out_dir: Path) -> Path:
+    """CPU per action of the services and NATS: nobody watching against every bot watching."""
+    tables = [p["tables"] for p in points]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    xs = range(len(points))
+    ax.bar([x - 0.2 for x in xs], [p["act"]["cpu_total_ms"] for p in points], 0.4,
+           label="nobody watching")
+    ax.bar([x + 0.2 for x in xs], [p["watched"]["cpu_total_ms"] for p in points], 0.4,
+           label="every bot watching its seat")
+    ax.set_xticks(list(xs), [str(t) for t in tables])
+    ax.set(xlabel="offered load (tables, 6 bots each)",
+           ylabel="CPU ms per action, services + NATS",
+           title="What watching costs: CPU per action")
+    ax.legend()
+    return save_figure(fig, out_dir / "services_watch.png")
 
 
 def plot_shards(rows: list[dict], out_dir: Path = OUT_DIR) -> list[Path]:

@@ -452,12 +452,16 @@ class TableRepository:
                 if not duplicate:
                     metrics.record_commit(lt.state.options if lt.state is not None else None,
                                           events, time.perf_counter() - started)
-                    stored = Stored(seq, data)
-                    self._remember(table_id, stored)
-                    cached = self._tables.get(table_id)
-                    if cached is None or cached.seq < seq:  # (the live feed may have it)
-                        self._cache(table_id, fold_commit(lt, stored, self.keyring))
+                    self._landed(table_id, lt, Stored(seq, data))
                     return Outcome(seq, len(events), commit=data)
                 return Outcome((await self.load(table_id)).seq, 0, duplicate=True)
             raise Aborted(f"table {table_id} changed under this command twice; "
                           f"retry with the same command id")
+
+    def _landed(self, table_id: str, lt: LoadedTable, stored: Stored) -> None:
+        """A commit this repository appended: remembered, and its fold cached unless the live
+        feed has brought it (or a later one) already."""
+        self._remember(table_id, stored)
+        cached = self._tables.get(table_id)
+        if cached is None or cached.seq < stored.seq:
+            self._cache(table_id, fold_commit(lt, stored, self.keyring))

@@ -105,28 +105,7 @@ class _Hand:
             self.positions.setdefault(r.button, []).append("button")
         street = 0
         for e in r.events:
-            if isinstance(e, E.CardsDealt):
-                street = e.street
-                for h in e.hole:
-                    self.dealt[h.seat] += h.cards
-                    self.up[h.seat] += h.face_up
-                self.board += e.board
-            elif isinstance(e, E.ActionTaken):
-                if e.action is ActionKind.FOLD:
-                    self.folded_on[e.seat] = street
-                if e.added:
-                    self.voluntary.add(e.seat)
-            elif isinstance(e, E.ForcedBetPosted):
-                if e.kind is ForcedKind.SMALL_BLIND:
-                    self.positions[e.seat].append("small blind")
-                elif e.kind is ForcedKind.BIG_BLIND:
-                    self.positions[e.seat].append("big blind")
-                if e.kind.live:
-                    self.voluntary.add(e.seat)
-            elif isinstance(e, E.HandShown):
-                self.shown[e.seat] = e
-            elif isinstance(e, E.HandMucked):
-                self.mucked.add(e.seat)
+            street = self._note(e, street)
         formed = r.of(E.PotsFormed)
         self.pots = list(formed[-1].pots) if formed else []
         rakes = r.of(E.RakeTaken)
@@ -143,6 +122,34 @@ class _Hand:
         self.returned = {x.seat: x.amount for x in r.of(E.BetReturned)}
         ended = r.of(E.HandEnded)
         self.final = {x.seat: x.stack for x in ended[-1].stacks} if ended else None
+
+    def _note(self, e: object, street: int) -> int:
+        """What one event of the hand tells: the cards dealt, who folded on which street,
+        who put chips in of their own will, the blinds' positions, the shows and mucks;
+        returns the street the hand is on after it."""
+        if isinstance(e, E.CardsDealt):
+            street = e.street
+            for h in e.hole:
+                self.dealt[h.seat] += h.cards
+                self.up[h.seat] += h.face_up
+            self.board += e.board
+        elif isinstance(e, E.ActionTaken):
+            if e.action is ActionKind.FOLD:
+                self.folded_on[e.seat] = street
+            if e.added:
+                self.voluntary.add(e.seat)
+        elif isinstance(e, E.ForcedBetPosted):
+            if e.kind is ForcedKind.SMALL_BLIND:
+                self.positions[e.seat].append("small blind")
+            elif e.kind is ForcedKind.BIG_BLIND:
+                self.positions[e.seat].append("big blind")
+            if e.kind.live:
+                self.voluntary.add(e.seat)
+        elif isinstance(e, E.HandShown):
+            self.shown[e.seat] = e
+        elif isinstance(e, E.HandMucked):
+            self.mucked.add(e.seat)
+        return street
 
     def name(self, seat: int) -> str:
         """The seat's player name as PokerStars text prints it (escaped: module doc)."""
@@ -209,12 +216,7 @@ def pokerstars(record: HandRecord, viewer: int | None = None) -> str:
     h = _Hand(record)
     r = record
     name = h.name
-    out = [f"PokerStars Hand #{hand_id(r)}:  {game_name(r)} ({stakes(r)}) - "
-           f"{et_time(r.started_at_ms)}"]
-    table = f"Table '{printable(r.table_id)}' {r.options.max_seats}-max"
-    out.append(table if h.stud else f"{table} Seat #{r.button} is the button")
-    for s in sorted(h.order):
-        out.append(f"Seat {s}: {name(s)} ({h.stacks[s]} in chips)")
+    out = _header(h)
     current = 0  # the bet to match this round
     big_blind = {f.seat: f.amount for f in r.start.forced_bets if f.kind is ForcedKind.BIG_BLIND}
     # a returning player's dead small blind and big blind together: "posts small & big blinds"
@@ -225,18 +227,7 @@ def pokerstars(record: HandRecord, viewer: int | None = None) -> str:
     seen: dict[int, int] = {s: 0 for s in h.order}  # cards of each seat already printed
     for e in r.events:
         if isinstance(e, E.ForcedBetPosted):
-            allin = " and is all-in" if e.all_in else ""
-            if e.seat in pairs and e in both:
-                mine = [f for f in both if f.seat == e.seat]
-                if e is mine[-1]:
-                    out.append(f"{name(e.seat)}: posts small & big blinds "
-                               f"{sum(f.amount for f in mine)}{allin}")
-            elif e.kind is ForcedKind.ANTE:
-                out.append(f"{name(e.seat)}: posts the ante {e.amount}{allin}")
-            elif e.kind in (ForcedKind.SMALL_BLIND, ForcedKind.DEAD_SMALL_BLIND):
-                out.append(f"{name(e.seat)}: posts small blind {e.amount}{allin}")
-            else:
-                out.append(f"{name(e.seat)}: posts big blind {e.amount}{allin}")
+            out += _forced_lines(h, e, pairs, both)
             if e.kind is ForcedKind.BIG_BLIND:
                 current = max(current, e.amount, big_blind.get(e.seat, 0))
             elif e.kind is ForcedKind.SMALL_BLIND:
@@ -257,7 +248,43 @@ def pokerstars(record: HandRecord, viewer: int | None = None) -> str:
     out += _collections(h)
     if not (h.shown or h.mucked) and len(h.won) == 1:
         out.append(f"{name(next(iter(h.won)))}: doesn't show hand")
-    out.append("*** SUMMARY ***")
+    out += _summary(h, viewer)
+    return "\n".join(out)
+
+
+def _header(h: _Hand) -> list[str]:
+    """The hand's first lines: its id, game, stakes and time, the table, the seats."""
+    r = h.r
+    out = [f"PokerStars Hand #{hand_id(r)}:  {game_name(r)} ({stakes(r)}) - "
+           f"{et_time(r.started_at_ms)}"]
+    table = f"Table '{printable(r.table_id)}' {r.options.max_seats}-max"
+    out.append(table if h.stud else f"{table} Seat #{r.button} is the button")
+    for s in sorted(h.order):
+        out.append(f"Seat {s}: {h.name(s)} ({h.stacks[s]} in chips)")
+    return out
+
+
+def _forced_lines(h: _Hand, e: E.ForcedBetPosted, pairs: set[int],
+                  both: list[E.ForcedBetPosted]) -> list[str]:
+    """A forced bet's line; a returning player's dead small blind and big blind are one line,
+    "posts small & big blinds", printed at the second of them."""
+    allin = " and is all-in" if e.all_in else ""
+    if e.seat in pairs and e in both:
+        mine = [f for f in both if f.seat == e.seat]
+        if e is mine[-1]:
+            return [f"{h.name(e.seat)}: posts small & big blinds "
+                    f"{sum(f.amount for f in mine)}{allin}"]
+        return []
+    if e.kind is ForcedKind.ANTE:
+        return [f"{h.name(e.seat)}: posts the ante {e.amount}{allin}"]
+    if e.kind in (ForcedKind.SMALL_BLIND, ForcedKind.DEAD_SMALL_BLIND):
+        return [f"{h.name(e.seat)}: posts small blind {e.amount}{allin}"]
+    return [f"{h.name(e.seat)}: posts big blind {e.amount}{allin}"]
+
+
+def _summary(h: _Hand, viewer: int | None) -> list[str]:
+    """The *** SUMMARY *** section: the pots and the rake, the board, each seat."""
+    out = ["*** SUMMARY ***"]
     pots = [p.amount - rk for p, rk in zip(h.pots, h.rake_from)]
     line = f"Total pot {h.total_pot}"
     if len(pots) > 1:
@@ -269,7 +296,7 @@ def pokerstars(record: HandRecord, viewer: int | None = None) -> str:
         out.append(f"Board {_cards(h.board)}")
     for s in sorted(h.order):
         out.append(_seat_summary(h, s, viewer))
-    return "\n".join(out)
+    return out
 
 
 def _action_words(e: E.ActionTaken, current: int) -> str:
@@ -391,40 +418,8 @@ def to_json(record: HandRecord, viewer: int | None = None) -> dict:
     def cs(cards: list[Card] | tuple[Card, ...]) -> list[str]:
         return [str(c) for c in cards]
 
-    streets: list[dict] = []
-    forced = []
-    for e in r.events:
-        if isinstance(e, E.ForcedBetPosted):
-            forced.append({"seat": e.seat, "name": r.name(e.seat), "kind": e.kind.value,
-                           "amount": e.amount, "all_in": e.all_in})
-        elif isinstance(e, E.CardsDealt):
-            hole = []
-            for d in e.hole:
-                own = h.sees(d.seat, viewer)
-                hole.append({"seat": d.seat, "name": r.name(d.seat),
-                             "cards": [str(c) if own or up else str(UNKNOWN_CARD)
-                                       for c, up in zip(d.cards, d.face_up)],
-                             "face_up": list(d.face_up)})
-            streets.append({"street": e.street, "name": _street_name(h, e.street),
-                            "board": cs(e.board), "hole": hole, "actions": []})
-        elif isinstance(e, (E.ActionTaken, E.PlayerTimedOut, E.BetReturned)) and streets:
-            if isinstance(e, E.ActionTaken):
-                item = {"seat": e.seat, "name": r.name(e.seat), "action": e.action.value,
-                        "to": e.to, "added": e.added, "all_in": e.all_in}
-            elif isinstance(e, E.PlayerTimedOut):
-                item = {"seat": e.seat, "name": r.name(e.seat), "action": "timed_out",
-                        "all_in": e.all_in}
-            else:
-                item = {"seat": e.seat, "name": r.name(e.seat), "action": "uncalled_returned",
-                        "amount": e.amount}
-            streets[-1]["actions"].append(item)
-    shows = []
-    for e in r.events:
-        if isinstance(e, E.HandShown):
-            shows.append({"seat": e.seat, "name": r.name(e.seat), "cards": cs(e.cards),
-                          "high": e.high, "low": e.low})
-        elif isinstance(e, E.HandMucked):
-            shows.append({"seat": e.seat, "name": r.name(e.seat), "mucked": True})
+    forced, streets = _json_streets(h, viewer)
+    shows = _json_shows(r)
     awards = [{"pot_index": a.pot_index, "portion": a.portion.value, "hand": a.hand,
                "shares": [{"seat": s.seat, "name": r.name(s.seat), "amount": s.amount}
                           for s in a.shares]} for a in h.awards]
@@ -454,6 +449,54 @@ def to_json(record: HandRecord, viewer: int | None = None) -> dict:
                           for s, st in h.final.items()] if h.final is not None else None),
         "complete": r.complete,
     }
+
+
+def _json_streets(h: _Hand, viewer: int | None) -> tuple[list[dict], list[dict]]:
+    """The forced bets, and each street with its cards (as ``viewer`` sees them) and
+    actions, for :func:`to_json`."""
+    r = h.r
+    streets: list[dict] = []
+    forced = []
+    for e in r.events:
+        if isinstance(e, E.ForcedBetPosted):
+            forced.append({"seat": e.seat, "name": r.name(e.seat), "kind": e.kind.value,
+                           "amount": e.amount, "all_in": e.all_in})
+        elif isinstance(e, E.CardsDealt):
+            hole = []
+            for d in e.hole:
+                own = h.sees(d.seat, viewer)
+                hole.append({"seat": d.seat, "name": r.name(d.seat),
+                             "cards": [str(c) if own or up else str(UNKNOWN_CARD)
+                                       for c, up in zip(d.cards, d.face_up)],
+                             "face_up": list(d.face_up)})
+            streets.append({"street": e.street, "name": _street_name(h, e.street),
+                            "board": [str(c) for c in e.board], "hole": hole, "actions": []})
+        elif isinstance(e, (E.ActionTaken, E.PlayerTimedOut, E.BetReturned)) and streets:
+            streets[-1]["actions"].append(_json_action(r, e))
+    return forced, streets
+
+
+def _json_action(r: HandRecord, e: E.ActionTaken | E.PlayerTimedOut | E.BetReturned) -> dict:
+    if isinstance(e, E.ActionTaken):
+        return {"seat": e.seat, "name": r.name(e.seat), "action": e.action.value,
+                "to": e.to, "added": e.added, "all_in": e.all_in}
+    if isinstance(e, E.PlayerTimedOut):
+        return {"seat": e.seat, "name": r.name(e.seat), "action": "timed_out",
+                "all_in": e.all_in}
+    return {"seat": e.seat, "name": r.name(e.seat), "action": "uncalled_returned",
+            "amount": e.amount}
+
+
+def _json_shows(r: HandRecord) -> list[dict]:
+    """The hands shown (cards, high and low values) and mucked, in order."""
+    shows: list[dict] = []
+    for e in r.events:
+        if isinstance(e, E.HandShown):
+            shows.append({"seat": e.seat, "name": r.name(e.seat),
+                          "cards": [str(c) for c in e.cards], "high": e.high, "low": e.low})
+        elif isinstance(e, E.HandMucked):
+            shows.append({"seat": e.seat, "name": r.name(e.seat), "mucked": True})
+    return shows
 
 
 # --- PHH ---------------------------------------------------------------------------------------

@@ -65,46 +65,57 @@ def _holdem_runners(deals: list[tuple]) -> list[tuple[str, Callable, list]]:
 
     e7deals = [[EVAL7_CARDS[c] for c in d] for d in deals]
     runners.append(("eval7.evaluate, cards pre-converted", eval7_raw, e7deals))
+    for optional in (_treys_runner, _phevaluator_runner, _pokerkit_runner):
+        runner = optional(deals)
+        if runner is not None:  # its library is installed
+            runners.append(runner)
+    return runners
+
+
+
+def _treys_runner(deals: list[tuple]) -> tuple[str, Callable, list] | None:
     try:
         from treys import Card as TCard
         from treys import Evaluator
     except ImportError:
-        pass
-    else:
-        t = Evaluator()
+        return None
+    t = Evaluator()
 
-        def treys_loop(hands, ev=t.evaluate):
-            for board, hole in hands:
-                ev(board, hole)
+    def treys_loop(hands, ev=t.evaluate):
+        for board, hole in hands:
+            ev(board, hole)
 
-        tc = {c: TCard.new(str(c)) for c in DECK}
-        tdeals = [([tc[c] for c in d[2:]], [tc[c] for c in d[:2]]) for d in deals]
-        runners.append(("treys Evaluator.evaluate", treys_loop, tdeals))
+    tc = {c: TCard.new(str(c)) for c in DECK}
+    tdeals = [([tc[c] for c in d[2:]], [tc[c] for c in d[:2]]) for d in deals]
+    return ("treys Evaluator.evaluate", treys_loop, tdeals)
+
+
+def _phevaluator_runner(deals: list[tuple]) -> tuple[str, Callable, list] | None:
     try:
         from phevaluator import evaluate_cards
     except ImportError:
-        pass
-    else:
+        return None
 
-        def phe(hands, ev=evaluate_cards):
-            for h in hands:
-                ev(*h)
+    def phe(hands, ev=evaluate_cards):
+        for h in hands:
+            ev(*h)
 
-        runners.append(("phevaluator evaluate_cards (C)", phe, [tuple(map(int, d)) for d in deals]))
+    return ("phevaluator evaluate_cards (C)", phe, [tuple(map(int, d)) for d in deals])
+
+
+def _pokerkit_runner(deals: list[tuple]) -> tuple[str, Callable, list] | None:
     try:
         from pokerkit import StandardHighHand
     except ImportError:
-        pass
-    else:
+        return None
 
-        def pk(hands, from_game=StandardHighHand.from_game):
-            for hole, board in hands:
-                from_game(hole, board)
+    def pk(hands, from_game=StandardHighHand.from_game):
+        for hole, board in hands:
+            from_game(hole, board)
 
-        # pokerkit is ~200x slower: a prefix of the same hands keeps a repeat short
-        pdeals = [(_pk_cards(d[:2]), _pk_cards(d[2:])) for d in deals[:500]]
-        runners.append(("pokerkit StandardHighHand.from_game", pk, pdeals))
-    return runners
+    # pokerkit is ~200x slower: a prefix of the same hands keeps a repeat short
+    pdeals = [(_pk_cards(d[:2]), _pk_cards(d[2:])) for d in deals[:500]]
+    return ("pokerkit StandardHighHand.from_game", pk, pdeals)
 
 
 def _omaha_runners(deals: list[tuple]) -> list[tuple[str, Callable, list]]:

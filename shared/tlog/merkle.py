@@ -117,6 +117,17 @@ def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes],
         raise ProofError("the inclusion proof does not lead to the root")
 
 
+def _check_consistency_sizes(size1: int, size2: int, proof: Sequence[bytes]) -> None:
+    """What a consistency proof needs before its path is followed: ``size1`` from 1 to
+    ``size2`` (from the empty tree nothing is proved), and hashes of 32 bytes."""
+    if not 0 <= size1 <= size2:
+        raise ProofError(f"size {size1} is not at most size {size2}")
+    if size1 == 0:
+        raise ProofError("a consistency proof from the empty tree proves nothing")
+    if any(len(p) != HASH_SIZE for p in proof):
+        raise ProofError("a hash of the proof is not 32 bytes")
+
+
 def verify_consistency(size1: int, size2: int, root1: bytes, root2: bytes,
                        proof: Sequence[bytes]) -> None:
     """RFC 9162 §2.1.4.2: the tree of ``size2`` leaves with root ``root2`` extends the tree of
@@ -124,12 +135,7 @@ def verify_consistency(size1: int, size2: int, root1: bytes, root2: bytes,
     sizes need equal roots and an empty proof. From the empty tree (size1 = 0) nothing is
     proved (every tree extends it): refused, as the reference implementation refuses it; a
     caller for whom size 0 means "nothing seen yet" (a witness) handles it before."""
-    if not 0 <= size1 <= size2:
-        raise ProofError(f"size {size1} is not at most size {size2}")
-    if size1 == 0:
-        raise ProofError("a consistency proof from the empty tree proves nothing")
-    if any(len(p) != HASH_SIZE for p in proof):
-        raise ProofError("a hash of the proof is not 32 bytes")
+    _check_consistency_sizes(size1, size2, proof)
     if size1 == size2:
         if proof:
             raise ProofError("the sizes are equal: the proof must be empty")

@@ -131,7 +131,7 @@ async def _failover_gap() -> dict:
                     last = await store.last("failover")  # our own retry had landed
                     assert last is not None  # (a conflict: the subject has a commit)
                     seq = last.seq
-                except (StoreError, nats.errors.Error, asyncio.TimeoutError):
+                except (TimeoutError, StoreError, nats.errors.Error):
                     continue  # no leader yet: retry the same message id
             gap = time.perf_counter() - killed_at
         finally:

@@ -80,8 +80,7 @@ def pokerctl_seconds(hands_dir: Path, code: Path | None = None) -> tuple[float, 
     command = [str(Path(sys.executable).parent / "pokerctl"), "phh", "replay", str(hands_dir)]
     cpu = _children_cpu()
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     cpu = _children_cpu() - cpu
     if done.returncode != 0:

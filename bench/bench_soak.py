@@ -137,7 +137,7 @@ async def sample_loop(cluster, nc, every: float, started: float, stop: asyncio.E
         if wait > 0:
             try:
                 await asyncio.wait_for(stop.wait(), wait)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         # a stop (or a sampler that fell behind) takes its sample now
 

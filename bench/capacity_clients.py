@@ -144,7 +144,7 @@ class Client:
         assert self.proc.stdout is not None
         try:
             line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise RuntimeError(f"{self.name} said nothing within {timeout:.0f} s "
                                f"(waiting for {key!r})") from None
         if not line:
@@ -170,7 +170,7 @@ class Client:
         if self.proc.returncode is None:
             try:
                 await asyncio.wait_for(self.proc.wait(), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.proc.kill()
                 await self.proc.wait()
 

@@ -185,7 +185,7 @@ class Notary:
                 log.warning("another notary appended to the hands' log: reading it again")
                 self._loaded = False
                 continue
-            except (StoreError, nats.errors.Error, asyncio.TimeoutError, OSError) as exc:
+            except (TimeoutError, StoreError, nats.errors.Error, OSError) as exc:
                 log.warning("the notary could not read or append", reason=repr(exc))
                 self._loaded = False
             self._wake.clear()
@@ -193,7 +193,7 @@ class Notary:
                                                                  self.leases.ttl_s / 3)
             try:
                 await asyncio.wait_for(self._wake.wait(), wait)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     async def _checkpoint_loop(self) -> None:
@@ -202,7 +202,7 @@ class Notary:
             try:
                 if self._loaded and await self.holds_lease():
                     await self.checkpoint()
-            except (StoreError, nats.errors.Error, asyncio.TimeoutError, OSError) as exc:
+            except (TimeoutError, StoreError, nats.errors.Error, OSError) as exc:
                 log.warning("no checkpoint this time", reason=repr(exc))
 
     # --- the log of hands -----------------------------------------------------------------

@@ -213,7 +213,7 @@ def _export(args: argparse.Namespace) -> int:
     rows: list = []
     try:
         asyncio.run(_from_nats(args, None, rows))
-    except (StoreError, OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, StoreError, OSError) as exc:
         print(f"pokerctl audit: {exc}", file=sys.stderr)
         return read_exit(exc)
     if args.table_id and not rows:
@@ -222,7 +222,7 @@ def _export(args: argparse.Namespace) -> int:
     if args.all:  # a whole-log export holds the hands' log too
         try:
             leaves = asyncio.run(_leaves_from_nats(args))
-        except (StoreError, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, StoreError, OSError) as exc:
             print(f"pokerctl audit: {exc}", file=sys.stderr)
             return read_exit(exc)
     try:
@@ -297,7 +297,7 @@ def _audit(args: argparse.Namespace) -> int:
     progress = Progress(enabled=progress_wanted(args))
     try:
         audits, source = _audit_tables(args, progress, keyring)
-    except (StoreError, ExportError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, StoreError, ExportError, AccessNotRecorded, OSError) as exc:
         print(f"pokerctl audit: {exc}", file=sys.stderr)
         return read_exit(exc)
     seconds = progress.finish()
@@ -307,7 +307,7 @@ def _audit(args: argparse.Namespace) -> int:
     if args.checkpoint:
         try:
             checked = _against_checkpoint(args, audits)
-        except (NoteError, ExportError, StoreError, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, NoteError, ExportError, StoreError, OSError) as exc:
             print(f"pokerctl audit: --checkpoint: {exc}", file=sys.stderr)
             return read_exit(exc) if isinstance(exc, (StoreError, TimeoutError)) else USAGE
         source["checkpoint"] = checked.as_dict()

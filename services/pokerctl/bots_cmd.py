@@ -344,7 +344,7 @@ async def run_bots(table_addr: str, nats_url: str | None, plans: list[TablePlan]
     if nats_url:
         try:
             audits = await audit_tables(nats_url, [p.table_id for p in plans], keyring)
-        except (StoreError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, StoreError, AccessNotRecorded, OSError) as exc:
             print(f"pokerctl bots: the log was not audited: {exc}", file=sys.stderr)
             print_report(played, None, time.perf_counter() - started, out)
             return FAILED

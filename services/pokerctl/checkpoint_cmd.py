@@ -38,7 +38,7 @@ async def _latest(url: str) -> str | None:
 def run(args: argparse.Namespace) -> int:
     try:
         text = asyncio.run(_latest(args.nats))
-    except (StoreError, OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, StoreError, OSError) as exc:
         print(f"pokerctl checkpoint: {exc}", file=sys.stderr)
         return read_exit(exc)
     if text is None:

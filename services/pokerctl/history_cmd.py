@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             stored = asyncio.run(read_log(args.nats, args.table, keyring,
                                           () if args.hand is None else (args.hand,)))
-    except (StoreError, ExportError, AccessNotRecorded, OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, StoreError, ExportError, AccessNotRecorded, OSError) as exc:
         print(f"pokerctl history: {exc}", file=sys.stderr)
         return read_exit(exc)
     if not stored:

@@ -152,7 +152,7 @@ async def run_cli(tournament_addr: str, table_addr: str, wallet_addr: str, tourn
                              metadata=ops)
         final = await play(stub, table_pb2_grpc.TableServiceStub(tab), botfield,
                            random.Random(seed), ops)
-    prizes = sorted(((e.place, e.player_id, e.prize) for e in final.entries if e.prize))
+    prizes = sorted((e.place, e.player_id, e.prize) for e in final.entries if e.prize)
     print(f"tournament {tournament_id}: {final.status}, {count} bots, "
           f"{botfield.actions} actions; won by {final.winner}; prizes "
           + ", ".join(f"{place}. {who} {prize}" for place, who, prize in prizes))

@@ -47,7 +47,7 @@ async def direct_batch(nc: Client, stream: LogStream, subj: str, start: int,
         request = json.dumps({"seq": start, "next_by_subj": subj, "batch": READ_BATCH})
         await nc.publish(f"$JS.API.DIRECT.GET.{stream.name}", request.encode(), reply=inbox)
         await asyncio.wait_for(done, timeout=READ_TIMEOUT_S)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise StoreError(f"the event log did not answer a read of {subj} (from sequence "
                          f"{start}) within {READ_TIMEOUT_S:g} s: is NATS up?") from None
     finally:

@@ -132,7 +132,7 @@ class EventStore:
                 url, name=name, ca=ca, max_reconnect_attempts=-1, reconnect_time_wait=0.2,
                 connect_timeout=2, allow_reconnect=True, reconnected_cb=on_reconnected),
                 timeout=connect_timeout)
-        except (asyncio.TimeoutError, OSError, nats.errors.Error) as exc:
+        except (TimeoutError, OSError, nats.errors.Error) as exc:
             raise StoreError(f"cannot reach NATS at {natsconn.redact(url)}: {exc!r}") from None
         store = cls(nc, nc.jetstream(timeout=5), stream)
         store._reconnected = reconnected

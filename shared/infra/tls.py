@@ -125,7 +125,7 @@ def _load_ca(directory: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivate
                        "or remove both to make a new CA (then every certificate is reissued)")
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "poker tables CA")])
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - dt.timedelta(minutes=5))
@@ -166,13 +166,13 @@ def _leaf_current(path: Path, ca: x509.Certificate, identity: str,
         return False  # missing, unreadable, or another CA's
     cn = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     return (bool(cn) and cn[0].value == identity and set(sans) <= set(have)
-            and cert.not_valid_after_utc - dt.datetime.now(dt.timezone.utc) > RENEW_BEFORE)
+            and cert.not_valid_after_utc - dt.datetime.now(dt.UTC) > RENEW_BEFORE)
 
 
 def _issue(ca: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey, identity: str,
            sans: list[x509.GeneralName]) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
     key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     cert = (x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, identity)]))
             .issuer_name(ca.subject).public_key(key.public_key())

@@ -100,7 +100,7 @@ class PlayedHand:
     seed: int = 0  # the seed of the deck, salts and policy: play(...) again replays the hand
     passive: bool = False
 
-    def ok(self) -> "PlayedHand":
+    def ok(self) -> PlayedHand:
         """Fail at once, readably, if the hand did not play to its end."""
         assert not self.error, f"the engine raised during legal play: {self.error}\n{self}"
         assert self.finished, f"no HandComplete after {STEP_BOUND} steps"

@@ -129,7 +129,7 @@ async def _healthy(cluster: LocalCluster, name: str) -> bool:
     was still electing a leader) is restarted by the supervisor, so it is looked at again."""
     try:
         await cluster.wait_healthy([name], timeout=5)
-    except (ClusterError, TimeoutError, asyncio.TimeoutError):
+    except (ClusterError, TimeoutError):
         return False
     return True
 

@@ -76,7 +76,7 @@ async def read_until(proc: subprocess.Popen, text: str, seen: list[str],
         try:
             assert proc.stdout is not None
             line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), left)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise AssertionError(f"no {text!r} within {timeout} s: {''.join(seen)}") from None
         if not line:
             raise AssertionError(f"watch exited ({proc.poll()}): {''.join(seen)} "

@@ -29,7 +29,7 @@ from tests.system.test_pokerctl_up import UP, _line_with, free_base_port
 async def _healthy(cluster: LocalCluster, name: str) -> bool:
     try:
         await cluster.wait_healthy([name], timeout=5)
-    except (ClusterError, TimeoutError, asyncio.TimeoutError):
+    except (ClusterError, TimeoutError):
         return False
     return True
 

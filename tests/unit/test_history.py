@@ -99,7 +99,7 @@ EPOCH = "1969/12/31 19:00:00 ET"  # no commit time: the unix epoch in US Eastern
 
 
 def test_uncalled_bet_and_rake():
-    at = int(dt.datetime(2026, 11, 30, 13, 0, tzinfo=dt.timezone.utc).timestamp() * 1000)
+    at = int(dt.datetime(2026, 11, 30, 13, 0, tzinfo=dt.UTC).timestamp() * 1000)
     s = uncalled_and_rake()
     events = logged(s)
     record = hands(events, at_ms=[at] * len(events))[0]

@@ -265,7 +265,7 @@ def _readme(out: Path, rows: list[tuple[str, Stored]], played: list, derived: di
     rev = _git("rev-parse", "HEAD")
     dirty = " (the tree had uncommitted changes)" if _git(
         "status", "--porcelain", "--untracked-files=no") else ""
-    made = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    made = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     size = (out / LOG).stat().st_size
     tables = "\n".join(f"| `{t}` | {label} | {hands} |" for t, label, hands in played)
     noted = "".join(f"- {n}\n" for n in notes)

@@ -8,7 +8,8 @@ JSON-ready object (:func:`to_json`) or PHH (:func:`phh`, through
 """
 
 from .record import HandRecord, hands
-from .render import hand_id, phh, pokerstars, pokerstars_high, pokerstars_low, to_json
+from .render import hand_id, phh, pokerstars, pokerstars_high, pokerstars_low
+from .render_json import to_json
 
 __all__ = ["HandRecord", "hand_id", "hands", "phh", "pokerstars", "pokerstars_high",
            "pokerstars_low", "to_json"]

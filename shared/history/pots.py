@@ -18,7 +18,7 @@ from shared.poker.fold import HAND_HANDLERS, apply_hand, start_hand_state
 from shared.poker.state import HandState, TableState
 
 from .record import HandRecord
-from .render import to_json
+from .render_json import to_json
 
 #: the events the page shows as a step of its streets (once a street was dealt)
 _STREET_STEPS = (E.CardsDealt, E.ActionTaken, E.PlayerTimedOut, E.BetReturned)
@@ -65,6 +65,6 @@ def running_pots(record: HandRecord) -> list[dict]:
 
 
 def replay_json(record: HandRecord) -> dict:
-    """The hand as the replay reads it: :func:`~shared.history.render.to_json` and its steps'
+    """The hand as the replay reads it: :func:`~shared.history.render_json.to_json` and its steps'
     chips (``steps``: :func:`running_pots`)."""
     return {**to_json(record), "steps": running_pots(record)}

@@ -1,4 +1,5 @@
-"""Renderers for one :class:`HandRecord`: PokerStars text, a JSON-ready object, PHH.
+"""Renderers for one :class:`HandRecord`: PokerStars text and PHH (the JSON-ready object:
+render_json.py), and :class:`HandFacts`, what every renderer reads of a hand.
 
 PokerStars layout (play-money style: amounts are plain chip integers):
 
@@ -84,8 +85,9 @@ def et_time(ms: int | None) -> str:
     return f"{t:%Y/%m/%d} {t.hour}:{t:%M:%S} ET"
 
 
-class _Hand:
-    """What the renderers need, worked out once from the hand's events."""
+class HandFacts:
+    """What the renderers need, worked out once from the hand's events (and the one rule of
+    who sees which cards, :meth:`sees`)."""
 
     def __init__(self, r: HandRecord) -> None:
         self.r = r
@@ -195,9 +197,9 @@ class _Hand:
 
 def seen_cards(record: HandRecord, viewer: int) -> list[tuple[Card, str]]:
     """Every card seat ``viewer`` saw at the table in this hand, with how (``hole``,
-    ``board``, ``up S``: face up at seat S, ``shown S``): the rule of :meth:`_Hand.sees`, what
+    ``board``, ``up S``: face up at seat S, ``shown S``): the rule of :meth:`HandFacts.sees`, what
     a player's receipt may prove (shared/tlog/receipt.py) and nothing more."""
-    h = _Hand(record)
+    h = HandFacts(record)
     out: list[tuple[Card, str]] = [(c, "board") for c in h.board]
     for seat in h.order:
         for c, up in zip(h.visible(seat, viewer), h.up[seat]):
@@ -213,7 +215,7 @@ def seen_cards(record: HandRecord, viewer: int) -> list[tuple[Card, str]]:
 
 def pokerstars(record: HandRecord, viewer: int | None = None) -> str:
     """The hand as PokerStars hand history text (no trailing blank lines)."""
-    h = _Hand(record)
+    h = HandFacts(record)
     r = record
     name = h.name
     out = _header(h)
@@ -252,7 +254,7 @@ def pokerstars(record: HandRecord, viewer: int | None = None) -> str:
     return "\n".join(out)
 
 
-def _header(h: _Hand) -> list[str]:
+def _header(h: HandFacts) -> list[str]:
     """The hand's first lines: its id, game, stakes and time, the table, the seats."""
     r = h.r
     out = [f"PokerStars Hand #{hand_id(r)}:  {game_name(r)} ({stakes(r)}) - "
@@ -264,7 +266,7 @@ def _header(h: _Hand) -> list[str]:
     return out
 
 
-def _forced_lines(h: _Hand, e: E.ForcedBetPosted, pairs: set[int],
+def _forced_lines(h: HandFacts, e: E.ForcedBetPosted, pairs: set[int],
                   both: list[E.ForcedBetPosted]) -> list[str]:
     """A forced bet's line; a returning player's dead small blind and big blind are one line,
     "posts small & big blinds", printed at the second of them."""
@@ -282,7 +284,7 @@ def _forced_lines(h: _Hand, e: E.ForcedBetPosted, pairs: set[int],
     return [f"{h.name(e.seat)}: posts big blind {e.amount}{allin}"]
 
 
-def _summary(h: _Hand, viewer: int | None) -> list[str]:
+def _summary(h: HandFacts, viewer: int | None) -> list[str]:
     """The *** SUMMARY *** section: the pots and the rake, the board, each seat."""
     out = ["*** SUMMARY ***"]
     pots = [p.amount - rk for p, rk in zip(h.pots, h.rake_from)]
@@ -317,7 +319,7 @@ def _action_words(e: E.ActionTaken, current: int) -> str:
     return f"completes it to {e.to}{allin}"
 
 
-def _street_lines(h: _Hand, e: E.CardsDealt, viewer: int | None,
+def _street_lines(h: HandFacts, e: E.CardsDealt, viewer: int | None,
                   seen: dict[int, int]) -> list[str]:
     out: list[str] = []
     name = h.name
@@ -350,7 +352,7 @@ def _street_lines(h: _Hand, e: E.CardsDealt, viewer: int | None,
     return out
 
 
-def _showdown(h: _Hand) -> list[str]:
+def _showdown(h: HandFacts) -> list[str]:
     out = ["*** SHOW DOWN ***"]
     for e in h.r.events:
         if isinstance(e, E.HandShown):
@@ -360,7 +362,7 @@ def _showdown(h: _Hand) -> list[str]:
     return out
 
 
-def _collections(h: _Hand) -> list[str]:
+def _collections(h: HandFacts) -> list[str]:
     """``name collected X from ...``: side pots last to first, then the main pot."""
     out = []
     for a in sorted(h.awards, key=lambda a: -a.pot_index):
@@ -371,7 +373,7 @@ def _collections(h: _Hand) -> list[str]:
     return out
 
 
-def _seat_summary(h: _Hand, s: int, viewer: int | None) -> str:
+def _seat_summary(h: HandFacts, s: int, viewer: int | None) -> str:
     label = "".join(f" ({p})" for p in h.positions.get(s, []))
     head = f"Seat {s}: {h.name(s)}{label}"
     streets = _STUD_STREETS if h.stud else _BOARD_STREETS
@@ -398,107 +400,6 @@ def _seat_summary(h: _Hand, s: int, viewer: int | None) -> str:
     return f"{head} lost"
 
 
-# --- JSON --------------------------------------------------------------------------------------
-
-
-def _street_name(h: _Hand, street: int) -> str:
-    if h.stud:
-        return ("third", "fourth", "fifth", "sixth", "seventh")[street]
-    return ("preflop", "flop", "turn", "river")[street]
-
-
-def to_json(record: HandRecord, viewer: int | None = None) -> dict:
-    """One hand as a JSON-ready object: the table's ``hand_no`` and the PokerStars
-    ``hand_id``, players, forced bets, streets (cards and actions), uncalled bets, pots (before
-    rake, with the rake taken from each), shows, awards, final stacks.
-    ``total_pot == sum(awards) + rake``."""
-    h = _Hand(record)
-    r = record
-
-    def cs(cards: list[Card] | tuple[Card, ...]) -> list[str]:
-        return [str(c) for c in cards]
-
-    forced, streets = _json_streets(h, viewer)
-    shows = _json_shows(r)
-    awards = [{"pot_index": a.pot_index, "portion": a.portion.value, "hand": a.hand,
-               "shares": [{"seat": s.seat, "name": r.name(s.seat), "amount": s.amount}
-                          for s in a.shares]} for a in h.awards]
-    return {
-        "table_id": r.table_id,
-        "hand_no": r.hand_no,
-        "hand_id": hand_id(r),
-        "started_at_unix_ms": r.started_at_ms,
-        "game": r.options.game.value,
-        "structure": r.options.structure.value,
-        "stakes": stakes(r),
-        "button": r.button,
-        "players": [{"seat": s, "name": r.name(s), "stack": h.stacks[s]} for s in h.order],
-        "forced_bets": forced,
-        "streets": streets,
-        "board": cs(h.board),
-        "uncalled": [{"seat": s, "name": r.name(s), "amount": a}
-                     for s, a in h.returned.items()],
-        "pots": [{"amount": p.amount, "eligible": list(p.eligible), "rake": rk}
-                 for p, rk in zip(h.pots, h.rake_from)],
-        "total_pot": h.total_pot,
-        "rake": h.rake,
-        "shows": shows,
-        "awards": awards,
-        "won": {str(s): w for s, w in sorted(h.won.items())},
-        "final_stacks": ([{"seat": s, "name": r.name(s), "stack": st}
-                          for s, st in h.final.items()] if h.final is not None else None),
-        "complete": r.complete,
-    }
-
-
-def _json_streets(h: _Hand, viewer: int | None) -> tuple[list[dict], list[dict]]:
-    """The forced bets, and each street with its cards (as ``viewer`` sees them) and
-    actions, for :func:`to_json`."""
-    r = h.r
-    streets: list[dict] = []
-    forced = []
-    for e in r.events:
-        if isinstance(e, E.ForcedBetPosted):
-            forced.append({"seat": e.seat, "name": r.name(e.seat), "kind": e.kind.value,
-                           "amount": e.amount, "all_in": e.all_in})
-        elif isinstance(e, E.CardsDealt):
-            hole = []
-            for d in e.hole:
-                own = h.sees(d.seat, viewer)
-                hole.append({"seat": d.seat, "name": r.name(d.seat),
-                             "cards": [str(c) if own or up else str(UNKNOWN_CARD)
-                                       for c, up in zip(d.cards, d.face_up)],
-                             "face_up": list(d.face_up)})
-            streets.append({"street": e.street, "name": _street_name(h, e.street),
-                            "board": [str(c) for c in e.board], "hole": hole, "actions": []})
-        elif isinstance(e, (E.ActionTaken, E.PlayerTimedOut, E.BetReturned)) and streets:
-            streets[-1]["actions"].append(_json_action(r, e))
-    return forced, streets
-
-
-def _json_action(r: HandRecord, e: E.ActionTaken | E.PlayerTimedOut | E.BetReturned) -> dict:
-    if isinstance(e, E.ActionTaken):
-        return {"seat": e.seat, "name": r.name(e.seat), "action": e.action.value,
-                "to": e.to, "added": e.added, "all_in": e.all_in}
-    if isinstance(e, E.PlayerTimedOut):
-        return {"seat": e.seat, "name": r.name(e.seat), "action": "timed_out",
-                "all_in": e.all_in}
-    return {"seat": e.seat, "name": r.name(e.seat), "action": "uncalled_returned",
-            "amount": e.amount}
-
-
-def _json_shows(r: HandRecord) -> list[dict]:
-    """The hands shown (cards, high and low values) and mucked, in order."""
-    shows: list[dict] = []
-    for e in r.events:
-        if isinstance(e, E.HandShown):
-            shows.append({"seat": e.seat, "name": r.name(e.seat),
-                          "cards": [str(c) for c in e.cards], "high": e.high, "low": e.low})
-        elif isinstance(e, E.HandMucked):
-            shows.append({"seat": e.seat, "name": r.name(e.seat), "mucked": True})
-    return shows
-
-
 # --- PHH ---------------------------------------------------------------------------------------
 
 
@@ -510,7 +411,7 @@ def phh(record: HandRecord, viewer: int | None = None) -> str:
     as dealt."""
     events = list(record.events)
     if viewer is not None:
-        h = _Hand(record)
+        h = HandFacts(record)
 
         def seen(d: E.HoleDeal) -> E.HoleDeal:
             if h.sees(d.seat, viewer):

@@ -116,24 +116,108 @@ def test_no_private_name_is_imported_by_another_module():
     assert private_imports() == []
 
 
-def too_long(package: str, lines: int = 500, function_lines: int = 60) -> list[str]:
-    """The modules of ``package`` over ``lines`` lines and its functions over
-    ``function_lines`` (issue 28's bounds)."""
-    found = []
-    for path in (ROOT / package).rglob("*.py"):
-        text = path.read_text()
-        name = path.relative_to(ROOT)
-        if text.count("\n") > lines:
-            found.append(f"{name}: {text.count(chr(10))} lines")
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                length = (node.end_lineno or node.lineno) - node.lineno + 1
-                if length > function_lines:
-                    found.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+# --- size: modules of a few hundred lines, functions that fit on a screen ---------------------
+
+#: the most lines a module under shared/, services/ or bench/ may have
+MAX_MODULE_LINES = 500
+#: the most lines a function or method may span, from its ``def`` to its last line (its
+#: docstring included; a nested function counts in its own right and in its parent's)
+MAX_FUNCTION_LINES = 60
+SIZED = ("shared", "services", "bench")
+
+#: modules over the limit for now, each with why; the list only shrinks (an entry no longer
+#: needed fails the test below, so it is taken out when its module is split)
+LONG_MODULES = {
+    "shared/audit/auditor.py": "being split by concern in issue 28 (the step table's work: "
+                               "findings, books, re-deciding)",
+    "services/table/server.py": "being split in issue 28 (its late/stale checks move into the "
+                                "core, CreateTable's settings into a module)",
+}
+#: functions over the limit, as "path:qualified name", each with why; the list only shrinks
+LONG_FUNCTIONS = {
+    "shared/infra/natsauth.py:users": "a data table: every NATS user with its rights and why, "
+                                      "one entry each",
+    "shared/poker/options.py:table_options": "one check per option under a 32-line docstring "
+                                             "(shared/poker is the core's owners': to split "
+                                             "there)",
+    "shared/audit/sample.py:play_decisions": "its step dispatch is being replaced by the step "
+                                             "table (issue 28)",
+}
+
+
+def long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
+    """The functions and methods of ``source`` longer than ``limit`` lines: qualified name
+    (``Class.method``, ``outer.inner``) -> lines."""
+    found: dict[str, int] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    lines = (child.end_lineno or child.lineno) - child.lineno + 1
+                    if lines > limit:
+                        found[name] = lines
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(source), "")
     return found
+
+
+def _sized_files() -> list[Path]:
+    return sorted(p for base in SIZED for p in (ROOT / base).rglob("*.py"))
+
+
+def test_the_size_finder_counts_def_to_last_line():
+    body = "\n".join(f"    x = {i}" for i in range(59))
+    fits = f"def f():\n{body}\n"  # 60 lines
+    assert long_functions(fits) == {}
+    over = f"class C:\n    def m(self):\n    {body.replace(chr(10), chr(10) + '    ')}\n" \
+           f"        return x\n"
+    assert long_functions(over) == {"C.m": 61}
+    nested = f"async def outer():\n    def inner():\n    {body.replace(chr(10), chr(10) + '    ')}\n" \
+             f"        return x\n    return inner\n"
+    assert long_functions(nested) == {"outer": 63, "outer.inner": 61}
+
+
+def test_no_module_is_over_500_lines():
+    over = {}
+    for path in _sized_files():
+        lines = len(path.read_text().splitlines())
+        if lines > MAX_MODULE_LINES and str(path.relative_to(ROOT)) not in LONG_MODULES:
+            over[str(path.relative_to(ROOT))] = lines
+    assert over == {}, f"modules over {MAX_MODULE_LINES} lines: split them by concern"
+
+
+def test_no_function_is_over_60_lines():
+    over = {}
+    for path in _sized_files():
+        rel = str(path.relative_to(ROOT))
+        for name, lines in long_functions(path.read_text()).items():
+            if f"{rel}:{name}" not in LONG_FUNCTIONS:
+                over[f"{rel}:{name}"] = lines
+    assert over == {}, f"functions over {MAX_FUNCTION_LINES} lines: split them"
+
+
+def test_the_size_allow_lists_only_shrink():
+    """Each entry says why, and is still needed: one whose module or function is back under
+    the limit (or gone) is taken out, so the lists never hide a new long one."""
+    assert all(why.strip() for why in (*LONG_MODULES.values(), *LONG_FUNCTIONS.values()))
+    stale = [rel for rel in LONG_MODULES
+             if not (ROOT / rel).exists()
+             or len((ROOT / rel).read_text().splitlines()) <= MAX_MODULE_LINES]
+    for entry in LONG_FUNCTIONS:
+        rel, _, name = entry.partition(":")
+        path = ROOT / rel
+        if not path.exists() or name not in long_functions(path.read_text()):
+            stale.append(entry)
+    assert stale == [], "no longer over the limit: take these out of the allow-list"
 
 
 def test_the_web_has_no_module_over_500_lines_and_no_function_over_60():
     """The web app in modules (sessions, a module of routes per page, what the pages share),
-    not one function of closures (create_app was 332 lines)."""
-    assert too_long("services/web") == []
+    not one function of closures (create_app was 332 lines): the size tests above hold for
+    services/web with no entry in their allow-lists."""
+    assert [e for e in (*LONG_MODULES, *LONG_FUNCTIONS) if e.startswith("services/web/")] == []

@@ -3,7 +3,7 @@
     pokerctl audit [--table T | --all | --file F] [--key FILE] [--json] [--nats URL]
                    [--stream NAME] [--workers N] [--progress | --quiet]
     pokerctl audit --table T --export F    (or --all --export F): write the raw commits
-    pokerctl audit --evidence FILE         a hand's evidence file, offline (evidence_cmd.py)
+    pokerctl audit --evidence FILE         a hand's evidence file, offline (audit_evidence.py)
 
 Checks (shared/audit/auditor.py): the hash chain; no gaps (each stream's first..last sequence
 against the messages it holds; read with --all, every sequence is read; a log split over
@@ -64,7 +64,7 @@ from shared.infra.secrecy import Keyring, SecrecyError
 from shared.tlog.note import NoteError, SignedCheckpoint
 from shared.tlog.store import read_leaves
 
-from . import evidence_cmd
+from . import audit_evidence
 from .audit_pool import audit_in_parallel, stream_tables
 from .audit_read import Progress, Run, connect, progress_wanted, read_file, read_stream
 from .bots_cmd import record_read
@@ -330,7 +330,7 @@ def run(args: argparse.Namespace) -> int:
         if args.table_id or args.export or args.checkpoint:
             print("pokerctl audit: --evidence checks one hand's file alone", file=sys.stderr)
             return USAGE
-        return evidence_cmd.run(args)
+        return audit_evidence.run(args)
     if not (args.table_id or args.all or args.file):
         print("pokerctl audit: say which tables: --table T, --all, --file F or --evidence F",
               file=sys.stderr)

@@ -32,7 +32,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("table", "table_cmd", "create a table, sit down, act, read and follow a table "
                                   "(a player's or operator's client)"),
     Command("seat", "seat_cmd", "a seated player's commands: sit out, return, top up, "
-                                "leave, disconnect, reconnect"),
+                                "leave, disconnect, reconnect, commit and reveal a seed"),
     Command("mirror", "mirror_cmd", "copy the event log to an independent store; reconcile"),
     Command("history", "history_cmd", "hand histories of a table from the event log"),
     Command("audit", "audit_cmd", "audit the event log: chain, decisions, decks, chips"),

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import cpu
+from . import cpu, proctrend
 
 REPO = Path(__file__).resolve().parent.parent
 STEPS = (0, 500, 1000, 2000, 4000)
@@ -39,12 +39,11 @@ CLIENTS = 2
 
 
 def rss_kib(pid: int) -> int:
-    """The resident memory of process ``pid`` (KiB)."""
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise ValueError(f"no VmRSS for {pid}")
+    """The resident memory of the live process ``pid`` (KiB)."""
+    kib = proctrend.rss_kib(pid)
+    if kib is None:
+        raise ValueError(f"no VmRSS for {pid}: the process is gone")
+    return kib
 
 
 async def client(config: dict) -> None:

@@ -534,7 +534,8 @@ class TableAuditor:
             raise _Bad(0, "the table was not created first")
         if type(first) is E.HandStarted:
             return T.start_next_hand(table)
-        if table.options.tournament and isinstance(first, E.PlayerSeated | E.PlayerLeft):
+        if table.options.tournament and isinstance(first, E.PlayerSeated | E.PlayerLeft
+                                                   | E.PlayerToppedUp):
             return _director_decision(table, first)
         if type(first) is E.PlayerSeated:
             return T.sit_down(table, first.seat, first.player_id, first.stack,
@@ -840,9 +841,15 @@ def audit_table(table_id: str, commits: Iterable[Stored],
     return auditor.result()
 
 
-def _director_decision(table: TableState, first: E.PlayerSeated | E.PlayerLeft) -> list:
+def _director_decision(table: TableState,
+                       first: E.PlayerSeated | E.PlayerLeft | E.PlayerToppedUp) -> list:
     """At a tournament's table a seat changes by its director's commands
-    (shared/poker/tournament/tables.py): a player seated with a stack, or taken off."""
+    (shared/poker/tournament/tables.py): a player seated with a stack, a rebuy's chips
+    added, or a player taken off."""
+    if type(first) is E.PlayerToppedUp:
+        seat = table.seat(first.seat)
+        return TT.add_chips(table, first.seat, seat.player_id if seat is not None else "",
+                            first.amount)
     if type(first) is E.PlayerSeated:
         return TT.seat_entrant(table, first.seat, first.player_id, first.stack,
                                first.token_digest)

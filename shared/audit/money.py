@@ -37,7 +37,7 @@ from shared.poker.tournament.ranking import (
     wallet_key,
     wallet_movements,
 )
-from shared.poker.tournament.state import EntryStatus, TournamentState
+from shared.poker.tournament.state import EntryStatus, RebuyStatus, TournamentState
 
 from .auditor import TableAudit
 
@@ -150,15 +150,16 @@ def audit_money(tables: Iterable[TableAudit], ledger,
 def _tournament(money: MoneyAudit, state: TournamentState, moves: dict,
                 claimed: set[str]) -> None:
     """A tournament's movements against the ledger (each once, as its log says, the house's
-    fees and overlay too), and what it holds: buy-ins + the overlay the house paid = prizes
-    + fees credited to the house + held, nothing held below 0 (no prize paid from an overlay
+    fees and overlay too), and what it holds: buy-ins + rebuys + the overlay the house paid
+    = prizes + fees credited to the house + held, nothing held below 0 (no prize paid from an overlay
     the house has not paid: shared/poker/tournament/ranking.py). A buy-in the wallet debited
     that the log has not settled yet is in transit."""
     money.tournaments += 1
     audit = money_audit(state)
     if not audit.balanced:
         money.problems.append(
-            f"tournament {state.tournament_id}: buy-ins {audit.buy_ins} + overlay "
+            f"tournament {state.tournament_id}: buy-ins {audit.buy_ins} + rebuys "
+            f"{audit.rebuys} + overlay "
             f"{audit.overlay} != prizes {audit.prizes} + fees {audit.fees} + held {audit.held}"
             f", or it holds less than nothing (of the pool: {audit.pool_held})")
     for key, player, debit, amount in wallet_movements(state):
@@ -177,6 +178,11 @@ def _tournament(money: MoneyAudit, state: TournamentState, moves: dict,
     for e in state.entries:  # asked of the wallet, the answer not in the log yet
         key = wallet_key(state.tournament_id, "entry", e.player_id, e.entry_no)
         if e.status is EntryStatus.REQUESTED and key in moves:
+            claimed.add(key)
+            money.in_transit += moves[key][1].amount
+    for r in state.rebuys:
+        key = wallet_key(state.tournament_id, "rebuy", r.player_id, r.rebuy_no)
+        if r.status is RebuyStatus.REQUESTED and key in moves:
             claimed.add(key)
             money.in_transit += moves[key][1].amount
     for p in state.prize_requests:

@@ -11,17 +11,23 @@ seed, the clock or a table decided is made again:
 - every elimination is a player the table's log left with no chips after that hand, with the
   stack the hand started with;
 - every level started when the structure's clock says, from the start;
+- every rebuy is one the rules allowed (the period, the count, the stack it names), and the
+  payouts locked are the pool of the entries and the rebuys paid;
+- chips come to the tables only as entries' stacks and rebuys: every top-up in the tables'
+  logs is a rebuy's chips the tournament's log says were added to that player, and back;
 - the prizes asked for are the locked payout table's for the places the eliminations give.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from shared.poker import events as TE
-from shared.poker.errors import InvalidEvent
+from shared.poker.errors import IllegalAction, InvalidEvent
 from shared.poker.fold import apply as apply_table
 from shared.poker.state import TableState
+from shared.poker.tournament import decide as D
 from shared.poker.tournament import events as E
 from shared.poker.tournament.balance import breakable, first_seating, late_seat
 from shared.poker.tournament.draw import Stream
@@ -49,6 +55,34 @@ def hands_of(table_events: Sequence[object]) -> dict[int, tuple[dict[str, int], 
     return out
 
 
+def top_ups_of(table_events: Sequence[object]) -> Counter[tuple[str, int]]:
+    """(player, chips) of every top-up in a table's events (at a tournament's table: a
+    rebuy's chips, by its director)."""
+    table: TableState | None = None
+    out: Counter[tuple[str, int]] = Counter()
+    for ev in table_events:
+        if isinstance(ev, TE.PlayerToppedUp) and table is not None:
+            seat = table.seat(ev.seat)
+            out[seat.player_id if seat is not None else "", ev.amount] += 1
+        table = apply_table(table, ev)
+    return out
+
+
+def _chips_added(events: Sequence[E.TournamentEvent],
+                 tables: Mapping[str, Sequence[object]]) -> str:
+    """Every rebuy's chips the log says were added, at its table, and no other chips."""
+    want = {t: Counter[tuple[str, int]]() for t in tables}
+    for ev in events:
+        if isinstance(ev, E.RebuyChipsAdded):
+            want.setdefault(ev.table_id, Counter())[ev.player_id, ev.chips] += 1
+    for table_id, evs in tables.items():
+        got = top_ups_of(evs)
+        if got != want[table_id]:
+            return (f"chips added at {table_id} {sorted(got.items())} are not the rebuys' "
+                    f"{sorted(want[table_id].items())}")
+    return ""
+
+
 def audit_tournament(events: Sequence[E.TournamentEvent],
                      tables: Mapping[str, Sequence[object]]) -> list[str]:
     """The problems found (none: the tournament is what its seeds, its clock and its tables
@@ -66,6 +100,9 @@ def audit_tournament(events: Sequence[E.TournamentEvent],
             problem = _redecided(before, ev, hands)
             if problem:
                 problems.append(f"event {k} ({type(ev).__name__}): {problem}")
+    problem = _chips_added(events, tables)
+    if problem:
+        problems.append(problem)
     if state is not None:
         asked = sorted((p.player_id, p.entry_no, p.place, p.amount)
                        for p in state.prize_requests)
@@ -99,8 +136,23 @@ def _redecided(s: TournamentState, ev: E.TournamentEvent, hands: Mapping) -> str
                 return (f"{b.player_id} started hand {ev.hand_no} at {ev.table_id} with "
                         f"{started.get(b.player_id)} and ended it with "
                         f"{ended.get(b.player_id)}")
+    if isinstance(ev, E.RebuyRequested | E.RegistrationClosed):
+        return _redecided_money(s, ev)
     if isinstance(ev, E.LevelStarted) and ev.level > 0:
         due, _ = level_at(s.structure, ev.at_ms - s.started_ms)
         if due != ev.level:
             return f"at {ev.at_ms} the clock says level {due + 1}"
     return ""
+
+
+def _redecided_money(s: TournamentState, ev: E.RebuyRequested | E.RegistrationClosed) -> str:
+    """A rebuy the rules allowed with the stack it names; payouts locked on the field and
+    the rebuys paid."""
+    if isinstance(ev, E.RebuyRequested):
+        try:
+            want = D.rebuy(s, ev.player_id, ev.stack)
+        except IllegalAction as exc:
+            return f"the rules refuse this rebuy: {exc.reason}"
+        return "" if want == [ev] else f"the rules decide {want}"
+    closed = D.lock_payouts(s)
+    return "" if closed == ev else f"the payouts locked are {closed}"

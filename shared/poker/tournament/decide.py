@@ -22,8 +22,8 @@ from .balance import (
 from .draw import check_reveal, commitment
 from .payouts import prize_pool, prizes, shares_for
 from .ranking import placings
-from .state import EntryStatus, Status, TournamentState
-from .structure import Kind, Structure, late_registration_open, level_at
+from .state import EntryStatus, RebuyStatus, Status, TournamentState
+from .structure import Kind, Structure, late_registration_open, level_at, rebuy_period
 
 TOURNAMENT_ID = re.compile(r"[A-Za-z0-9_-]{1,48}")
 TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -162,8 +162,8 @@ def start(s: TournamentState, seed: bytes, table_ids: Sequence[str],
     out: list[E.TournamentEvent] = [E.TournamentStarted(now_ms)]
     out += [E.TableOpened(t, per_table) for t in table_ids]
     out += [E.PlayersSeated(draw_no, seed_hex, seatings), E.LevelStarted(0, now_ms)]
-    if not s.structure.late_levels:
-        out.append(_close(s))
+    if not s.structure.late_levels and not s.structure.rebuy_levels:
+        out.append(lock_payouts(s))
     return out
 
 
@@ -171,10 +171,18 @@ def tables_for_start(s: TournamentState) -> int:
     return tables_needed(len(s.in_field()), s.structure.seats_per_table)
 
 
-def _close(s: TournamentState) -> E.RegistrationClosed:
-    entries = s.paid_entries()
-    pool = prize_pool(entries, s.structure.buy_in, s.structure.guarantee)
-    return E.RegistrationClosed(entries, pool, prizes(pool, shares_for(entries)))
+def lock_payouts(s: TournamentState) -> E.RegistrationClosed:
+    """The payouts locked on the field and the paid rebuys (the table by the field)."""
+    entries, rebuys, st = s.paid_entries(), s.paid_rebuys(), s.structure
+    pool = prize_pool(entries, st.buy_in, st.guarantee, rebuys * st.rebuy_price)
+    return E.RegistrationClosed(entries, pool, prizes(pool, shares_for(entries)), rebuys)
+
+
+def _may_close(s: TournamentState, level_index: int) -> bool:
+    """Late registration and the rebuy period over, no rebuy's price being settled."""
+    return (not late_registration_open(s.structure, level_index)
+            and not rebuy_period(s.structure, level_index)
+            and not any(r.status is RebuyStatus.REQUESTED for r in s.rebuys))
 
 
 def next_level(s: TournamentState, now_ms: int) -> list[E.TournamentEvent]:
@@ -186,9 +194,64 @@ def next_level(s: TournamentState, now_ms: int) -> list[E.TournamentEvent]:
     out: list[E.TournamentEvent] = []
     if due > s.level:
         out.append(E.LevelStarted(due, now_ms))
-    if not s.registration_closed and not late_registration_open(s.structure, due):
-        out.append(_close(s))
+    if not s.registration_closed and _may_close(s, due):
+        out.append(lock_payouts(s))
     return out
+
+
+def rebuy(s: TournamentState, player: str, stack: int | None) -> list[E.TournamentEvent]:
+    """A rebuy by ``player``, whose stack at their table is ``stack`` (None: not seated):
+    during the rebuy period, at most the starting stack, up to ``max_rebuys``; its chips are
+    added between hands once the wallet has paid."""
+    st, tid = s.structure, s.tournament_id
+    if not st.rebuy_levels:
+        raise IllegalAction(f"{tid} has no rebuys")
+    if s.status is Status.REGISTERING:
+        raise IllegalAction(f"rebuys open when {tid} starts")
+    if (s.status is not Status.RUNNING or s.registration_closed
+            or not rebuy_period(st, s.level)):
+        raise IllegalAction(f"the rebuy period of {tid} is over (it lasted "
+                            f"{st.rebuy_levels} level(s))")
+    e = s.latest(player)
+    if e is None or e.status is not EntryStatus.PAID:
+        raise IllegalAction(f"{player} has no entry in play in {tid}")
+    mine = [r for r in s.rebuys if r.player_id == player]
+    if any(r.status is RebuyStatus.REQUESTED or (r.status is RebuyStatus.PAID and not r.added)
+           for r in mine):
+        raise IllegalAction("your last rebuy's chips reach your stack between hands: rebuy "
+                            "again after that")
+    bought = sum(r.status is RebuyStatus.PAID for r in mine)
+    if bought >= st.max_rebuys:
+        raise IllegalAction(f"{player} has made {bought} of the {st.max_rebuys} rebuys "
+                            f"allowed")
+    if len(mine) - bought >= MAX_UNDONE_ENTRIES:
+        raise IllegalAction(f"the wallet refused {player} {len(mine) - bought} rebuys: "
+                            f"{tid} takes no more from {player}")
+    if stack is None:
+        raise IllegalAction(f"{player} has no seat yet: rebuy once seated")
+    if stack > st.starting_stack:
+        raise IllegalAction(f"your stack is {stack}: a rebuy needs a stack of at most the "
+                            f"starting stack, {st.starting_stack}")
+    return [E.RebuyRequested(player, e.entry_no, len(mine) + 1, stack)]
+
+
+def settle_rebuy(s: TournamentState, player: str, rebuy_no: int, paid: bool,
+                 reason: str = "") -> list[E.TournamentEvent]:
+    """The wallet's answer to a rebuy's debit."""
+    if s.rebuy(player, rebuy_no).status is not RebuyStatus.REQUESTED:
+        return []
+    if paid:
+        return [E.RebuyPaid(player, rebuy_no)]
+    return [E.RebuyRefused(player, rebuy_no, reason or "the wallet refused the rebuy")]
+
+
+def rebuy_chips_added(s: TournamentState, player: str, rebuy_no: int,
+                      table_id: str) -> list[E.TournamentEvent]:
+    """A paid rebuy's chips added at ``table_id`` (once)."""
+    r = s.rebuy(player, rebuy_no)
+    if r.status is not RebuyStatus.PAID or r.added:
+        return []
+    return [E.RebuyChipsAdded(player, rebuy_no, table_id, s.structure.rebuy_chips)]
 
 
 def seat_late(s: TournamentState, player: str, seed: bytes,

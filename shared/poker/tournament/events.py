@@ -59,6 +59,41 @@ class RefundPaid(Value):
 
 
 @value
+class RebuyRequested(Value):
+    """A rebuy: its price asked of the player's wallet (key ``rebuy/<player>/<rebuy_no>``);
+    ``stack``: the player's stack when they asked (at most the starting stack)."""
+
+    player_id: str
+    entry_no: int
+    rebuy_no: int  # the player's 1st, 2nd, ... rebuy in the tournament
+    stack: int
+
+
+@value
+class RebuyPaid(Value):
+    player_id: str
+    rebuy_no: int
+
+
+@value
+class RebuyRefused(Value):
+    player_id: str
+    rebuy_no: int
+    reason: str
+
+
+@value
+class RebuyChipsAdded(Value):
+    """A paid rebuy's chips added to the player's stack at ``table_id``, between hands (the
+    table's log holds them as a top-up, by a command named after the rebuy)."""
+
+    player_id: str
+    rebuy_no: int
+    table_id: str
+    chips: int
+
+
+@value
 class SeedCommitted(Value):
     draw_no: int
     commitment: str  # SHA-256 of the seed (hex)
@@ -92,11 +127,13 @@ class LevelStarted(Value):
 
 @value
 class RegistrationClosed(Value):
-    """The payouts locked: the field, the pool (buy-ins or the guarantee) and the prizes."""
+    """The payouts locked, once registration and the rebuy period are over: the field, the
+    pool (buy-ins and rebuys, or the guarantee) and the prizes."""
 
     entries: int
     pool: int
     prizes: tuple[int, ...]
+    rebuys: int = 0  # paid rebuys in the pool
 
 
 @value
@@ -169,7 +206,8 @@ class TournamentCancelled(Value):
 
 
 TournamentEvent = (TournamentCreated | EntryRequested | EntryPaid | EntryRefused | Unregistered
-                   | RefundPaid | SeedCommitted | TableOpened | PlayersSeated
+                   | RefundPaid | RebuyRequested | RebuyPaid | RebuyRefused
+                   | RebuyChipsAdded | SeedCommitted | TableOpened | PlayersSeated
                    | TournamentStarted | LevelStarted | RegistrationClosed | PlayersMoved
                    | PlayersEliminated | PrizeRequested | PrizePaid | FeesPaid | OverlayPaid
                    | TournamentFinished | TournamentCancelled)

@@ -1,7 +1,7 @@
 """Payout tables as percentages (basis points) by field size, and the prize pool.
 
 The table is chosen by the number of entries when registration closes and locked then; the
-pool is the buy-ins of every entry (re-entries included), or the guarantee when that is more.
+pool is the buy-ins of every entry (re-entries included) and the rebuys, or the guarantee when that is more.
 Amounts are integers: each place gets its share rounded down, and the units left over go one
 each to the best places, first place first (so the prizes add up to the pool exactly).
 """
@@ -34,8 +34,9 @@ def shares_for(entries: int) -> tuple[int, ...]:
                          f"{PAYOUT_TABLES[-1][0]})")
 
 
-def prize_pool(entries: int, buy_in: int, guarantee: int) -> int:
-    return max(entries * buy_in, guarantee)
+def prize_pool(entries: int, buy_in: int, guarantee: int, rebuy_money: int = 0) -> int:
+    """The buy-ins of every entry and the rebuys' price, or the guarantee when more."""
+    return max(entries * buy_in + rebuy_money, guarantee)
 
 
 def prizes(pool: int, shares: Sequence[int]) -> tuple[int, ...]:

@@ -12,7 +12,7 @@ import hashlib
 
 from ..evolve import Value, value
 from .payouts import tied_prizes
-from .state import EntryStatus, TournamentState
+from .state import EntryStatus, RebuyStatus, TournamentState
 
 
 @value
@@ -68,28 +68,34 @@ class MoneyAudit(Value):
     held: int
     overlay: int  # debited of the house
     pool_held: int  # of ``held``: the pool (buy-ins less fees, and the overlay) not paid out
+    rebuys: int = 0  # the price of the rebuys the wallet paid
 
     @property
     def balanced(self) -> bool:
-        """buy-ins + overlay = prizes + fees + held, nothing held below 0."""
-        return (self.buy_ins + self.overlay == self.prizes + self.fees + self.held
+        """buy-ins + rebuys + overlay = prizes + fees + held, nothing held below 0."""
+        return (self.buy_ins + self.rebuys + self.overlay
+                == self.prizes + self.fees + self.held
                 and self.held >= 0 and self.pool_held >= 0)
 
 
 def money_audit(state: TournamentState) -> MoneyAudit:
+    """The tournament's identity: buy-ins (and fees) + rebuys + overlay = prizes + fees +
+    held (a rebuy's price goes to the pool whole)."""
     st = state.structure
     kept = sum(e.status in (EntryStatus.PAID, EntryStatus.BUSTED) for e in state.entries)
+    rebuys = state.paid_rebuys() * st.rebuy_price
     paid = {(e.player_id, e.entry_no) for e in state.entries if e.prize_paid}
     prizes = sum(p.amount for p in state.prize_requests if (p.player_id, p.entry_no) in paid)
-    pool_held = kept * st.buy_in + state.overlay_paid - prizes
+    pool_held = kept * st.buy_in + rebuys + state.overlay_paid - prizes
     held = pool_held + kept * st.fee - state.fees_paid
     return MoneyAudit(kept * (st.buy_in + st.fee), prizes, state.fees_paid, held,
-                      state.overlay_paid, pool_held)
+                      state.overlay_paid, pool_held, rebuys)
 
 
 def wallet_key(tournament_id: str, kind: str, player: str, n: int) -> str:
     """The wallet's idempotency key of one of a tournament's movements: ``kind`` entry (the
-    buy-in and fee of entry ``n``), refund, or prize (of entry ``n``); the player as a digest
+    buy-in and fee of entry ``n``), refund, or prize (of entry ``n``), or rebuy (the
+    player's ``n``-th); the player as a digest
     (a key is printable ASCII)."""
     who = hashlib.sha256(player.encode()).hexdigest()[:16]
     return f"tournament/{tournament_id}/{kind}/{who}/{n}"
@@ -108,6 +114,10 @@ def wallet_movements(state: TournamentState) -> list[tuple[str, str, bool, int]]
         if e.refunded and cost:
             out.append((wallet_key(state.tournament_id, "refund", e.player_id, e.entry_no),
                         e.player_id, False, cost))
+    for r in state.rebuys:
+        if r.status is RebuyStatus.PAID and st.rebuy_price:
+            out.append((wallet_key(state.tournament_id, "rebuy", r.player_id, r.rebuy_no),
+                        r.player_id, True, st.rebuy_price))
     for p in state.prize_requests:
         if state.entry(p.player_id, p.entry_no).prize_paid and p.amount:
             out.append((wallet_key(state.tournament_id, "prize", p.player_id, p.entry_no),

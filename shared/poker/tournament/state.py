@@ -47,6 +47,21 @@ class Entry(Value):
         return self.player_id, self.entry_no
 
 
+class RebuyStatus(enum.Enum):
+    REQUESTED = "requested"  # its price asked of the wallet
+    PAID = "paid"  # its chips owed to the player's stack (``added``: at their table)
+    REFUSED = "refused"  # the wallet refused: no chips
+
+
+@value
+class Rebuy(Value):
+    player_id: str
+    entry_no: int
+    rebuy_no: int
+    status: RebuyStatus = RebuyStatus.REQUESTED
+    added: bool = False  # its chips are on the player's stack
+
+
 @value
 class TournamentState(Value):
     tournament_id: str
@@ -55,6 +70,7 @@ class TournamentState(Value):
     created_ms: int
     status: Status = Status.REGISTERING
     entries: tuple[Entry, ...] = ()
+    rebuys: tuple[Rebuy, ...] = ()
     tables: tuple[TableSeats, ...] = ()
     level: int = -1  # -1: not started
     level_started_ms: int = 0
@@ -88,14 +104,25 @@ class TournamentState(Value):
         """Entries that bought in and were not withdrawn (the field for the payouts)."""
         return sum(e.status in (EntryStatus.PAID, EntryStatus.BUSTED) for e in self.entries)
 
+    def rebuy(self, player_id: str, rebuy_no: int) -> Rebuy:
+        for r in self.rebuys:
+            if (r.player_id, r.rebuy_no) == (player_id, rebuy_no):
+                return r
+        raise InvalidEvent(f"no rebuy {rebuy_no} of {player_id!r}")
+
+    def paid_rebuys(self) -> int:
+        """Rebuys the wallet paid (their price is in the pool)."""
+        return sum(r.status is RebuyStatus.PAID for r in self.rebuys)
+
     def house_due(self) -> tuple[int, int]:
         """What the house takes and gives once registration has closed (nothing before:
         until then an entry may be refunded): the field's fees, credited to it, and the
         guarantee's overlay (the pool less the buy-ins), debited of it."""
         if not self.registration_closed:
             return 0, 0
-        entries = self.paid_entries()
-        return entries * self.structure.fee, self.pool - entries * self.structure.buy_in
+        entries, st = self.paid_entries(), self.structure
+        return (entries * st.fee,
+                self.pool - entries * st.buy_in - self.paid_rebuys() * st.rebuy_price)
 
     def table(self, table_id: str) -> TableSeats:
         for t in self.tables:
@@ -132,6 +159,32 @@ def _unseat(s: TournamentState, e: Entry) -> TournamentState:
     if e.table_id:
         s = _with_table(s, s.table(e.table_id).without_seat(e.seat))
     return s
+
+
+def _with_rebuy(s: TournamentState, r: Rebuy) -> TournamentState:
+    return s.evolve(rebuys=tuple(r if (x.player_id, x.rebuy_no) == (r.player_id, r.rebuy_no)
+                                 else x for x in s.rebuys))
+
+
+def _rebuy_event(s: TournamentState, ev: E.RebuyRequested | E.RebuyPaid | E.RebuyRefused
+                 | E.RebuyChipsAdded) -> TournamentState:
+    """A rebuy asked for (by an entry in the field, numbered next), settled, or its chips
+    added (once, paid, as many as the structure's)."""
+    if isinstance(ev, E.RebuyRequested):
+        e = s.entry(ev.player_id, ev.entry_no)
+        mine = sum(r.player_id == ev.player_id for r in s.rebuys)
+        if e.status is not EntryStatus.PAID or ev.rebuy_no != mine + 1 or s.registration_closed:
+            raise InvalidEvent(f"{ev.player_id!r} cannot ask for rebuy {ev.rebuy_no} now")
+        return s.evolve(rebuys=(*s.rebuys, Rebuy(ev.player_id, ev.entry_no, ev.rebuy_no)))
+    r = s.rebuy(ev.player_id, ev.rebuy_no)
+    if isinstance(ev, E.RebuyChipsAdded):
+        if r.status is not RebuyStatus.PAID or r.added or ev.chips != s.structure.rebuy_chips:
+            raise InvalidEvent(f"rebuy {ev.rebuy_no} of {ev.player_id!r} owes no chips")
+        return _with_rebuy(s, r.evolve(added=True))
+    if r.status is not RebuyStatus.REQUESTED:
+        raise InvalidEvent(f"rebuy {ev.rebuy_no} of {ev.player_id!r} is settled")
+    return _with_rebuy(s, r.evolve(status=RebuyStatus.PAID if isinstance(ev, E.RebuyPaid)
+                                   else RebuyStatus.REFUSED))
 
 
 def _reveal(s: TournamentState, draw_no: int, seed: str) -> TournamentState:
@@ -201,6 +254,8 @@ def apply(s: TournamentState | None, ev: E.TournamentEvent) -> TournamentState:
                                                        table_id="", seat=0))
         case E.RefundPaid():
             return _with_entry(s, s.entry(ev.player_id, ev.entry_no).evolve(refunded=True))
+        case E.RebuyRequested() | E.RebuyPaid() | E.RebuyRefused() | E.RebuyChipsAdded():
+            return _rebuy_event(s, ev)
         case E.SeedCommitted():
             if ev.draw_no != s.draws + 1:
                 raise InvalidEvent(f"draw {ev.draw_no} after draw {s.draws}")

@@ -1,5 +1,5 @@
 """A tournament's structure: levels (blinds, ante, minutes), breaks, the starting stack, the
-buy-in and fee, late registration, re-entries, the field and the payouts' guarantee.
+buy-in and fee, late registration, re-entries, rebuys, the field and the payouts' guarantee.
 
 Money (buy-in, fee, guarantee) is in the wallet's units; chips are tournament chips, which
 never leave the tournament's tables. Both are integers.
@@ -51,6 +51,13 @@ class Structure(Value):
     max_entries: int = 1
     guarantee: int = 0  # the least prize pool; the house pays the overlay
     decision_seconds: int = 15  # the action clock at its tables
+    #: rebuys are open while fewer than this many levels are over (0: no rebuys); a rebuy
+    #: adds ``rebuy_chips`` for ``rebuy_price``, all of it to the prize pool (no fee), to a
+    #: stack at most the starting stack (TDA / PokerStars), ``max_rebuys`` times a player
+    rebuy_levels: int = 0
+    rebuy_chips: int = 0
+    rebuy_price: int = 0
+    max_rebuys: int = 0
 
     def __post_init__(self) -> None:
         check_structure(self)
@@ -82,8 +89,29 @@ def check_structure(s: Structure) -> None:
         raise InvalidOptions("late registration lasts at most every level; 1 to 10 entries")
     if not 1 <= s.decision_seconds <= 600:
         raise InvalidOptions("the action clock is 1 to 600 seconds a decision")
-    if s.max_players * s.starting_stack > MAX_STACK:
-        raise InvalidOptions(f"max players x starting stack is at most {MAX_STACK} chips")
+    check_rebuys(s)
+    chips = s.starting_stack + s.max_rebuys * s.rebuy_chips
+    if s.max_players * s.max_entries * chips > MAX_STACK:
+        raise InvalidOptions(f"max players x entries x (starting stack + rebuys' chips) is "
+                             f"at most {MAX_STACK} chips")
+
+
+def check_rebuys(s: Structure) -> None:
+    """InvalidOptions for a rebuy option out of its bounds (all 0: no rebuys)."""
+    if not s.rebuy_levels:
+        if s.rebuy_chips or s.rebuy_price or s.max_rebuys:
+            raise InvalidOptions("rebuy chips, price and count need a rebuy period "
+                                 "(rebuy levels > 0)")
+        return
+    if not 0 < s.rebuy_levels <= len(s.levels):
+        raise InvalidOptions(f"the rebuy period lasts 1 to {len(s.levels)} levels (the "
+                             f"structure's)")
+    if not 0 < s.rebuy_chips <= MAX_STACK:
+        raise InvalidOptions(f"a rebuy adds 1 to {MAX_STACK} chips")
+    if not 0 <= s.rebuy_price <= MAX_MONEY:
+        raise InvalidOptions(f"a rebuy's price is 0 to {MAX_MONEY}")
+    if not 1 <= s.max_rebuys <= 10:
+        raise InvalidOptions("a player may rebuy 1 to 10 times when there are rebuys")
 
 
 def sit_and_go(players: int = 9, minutes: float = 5.0, starting_stack: int = 1500,
@@ -115,6 +143,11 @@ def played_level(structure: Structure, level_index: int) -> Level:
     tables keep the last ones for the hand that starts after it)."""
     levels = structure.levels[:max(level_index, 0) + 1]
     return next(lv for lv in reversed(levels) if not lv.is_break)
+
+
+def rebuy_period(structure: Structure, level_index: int) -> bool:
+    """Rebuys are open while fewer than ``rebuy_levels`` levels are over (from the start)."""
+    return 0 <= level_index < structure.rebuy_levels
 
 
 def late_registration_open(structure: Structure, level_index: int) -> bool:

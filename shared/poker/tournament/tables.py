@@ -59,6 +59,19 @@ def seat_entrant(table: TableState, seat: int, player_id: str, stack: int,
     return [E.PlayerSeated(seat, player_id, stack, token_digest)]
 
 
+def add_chips(table: TableState, seat: int, player_id: str,
+              chips: int) -> list[E.PlayerToppedUp]:
+    """A rebuy's chips added to a tournament player's stack, between hands (a top-up in the
+    table's log: chips come to a tournament table only by its director)."""
+    _between_hands(table, "adding chips")
+    s = table.seat(seat)
+    if s is None or s.player_id != player_id:
+        raise IllegalAction(f"{player_id} is not at seat {seat} of {table.table_id}")
+    if isinstance(chips, bool) or not isinstance(chips, int) or chips <= 0:
+        raise IllegalAction("a rebuy adds a positive whole number of chips")
+    return [E.PlayerToppedUp(seat, chips)]
+
+
 def unseat(table: TableState, seat: int, player_id: str) -> list[E.PlayerLeft]:
     """Take a player off (busted, or moving to another table with their stack)."""
     _between_hands(table, "taking a player off")

@@ -25,7 +25,8 @@ _SERVICE = "/poker.tournament.v1.TournamentTables/"
 #: who may call each RPC: the director alone
 ACCESS: dict[str, Rule] = {
     _SERVICE + m: Rule(frozenset({DIRECTOR}))
-    for m in ("OpenTable", "SeatEntrant", "Unseat", "SetLevel", "Release")}
+    for m in ("OpenTable", "SeatEntrant", "Unseat", "SetLevel", "Release",
+              "AddChips")}
 
 
 def level_from(msg: pb.Level) -> Level:
@@ -66,6 +67,11 @@ class TournamentTables(tournament_pb2_grpc.TournamentTablesServicer):
         return await self._command(request, "seat", TT.seat_entrant, request.seat,
                                    request.player_id, request.stack,
                                    request.seat_token_sha256)
+
+    @rpc
+    async def AddChips(self, request, context):
+        return await self._command(request, "chips", TT.add_chips, request.seat,
+                                   request.player_id, request.chips)
 
     @rpc
     async def Unseat(self, request, context):

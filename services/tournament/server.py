@@ -6,7 +6,7 @@ process holds (POKER_TOURNAMENT_LEASES, ``tournament.<id>``): another director t
 lease's TTL when one dies.
 
 Callers' tokens as at the table service: operators create, start and cancel; players
-register and unregister (the caller's token subject), at most
+register, unregister and rebuy (the caller's token subject), at most
 POKER_LIMIT_TOURNAMENT_ENTRIES_BURST at once, then POKER_LIMIT_TOURNAMENT_ENTRIES_PER_S a
 second each (shared/infra/limits.py: RESOURCE_EXHAUSTED, with when to retry); anyone reads.
 
@@ -46,7 +46,7 @@ _OPERATORS, _PLAYERS, _ANY = (Rule(frozenset({OPERATOR})), Rule(frozenset({PLAYE
                               Rule(frozenset()))
 ACCESS: dict[str, Rule] = {
     "CreateTournament": _OPERATORS, "Start": _OPERATORS, "Cancel": _OPERATORS,
-    "Register": _PLAYERS, "Unregister": _PLAYERS,
+    "Register": _PLAYERS, "Unregister": _PLAYERS, "Rebuy": _PLAYERS,
     "GetTournament": _ANY, "ListTournaments": _ANY}
 
 
@@ -62,10 +62,11 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         self.log = tlog
         self.director = director
         limits = limits or LimitSettings()
-        #: Register and Unregister per player (each asks the wallet, and may append)
+        #: Register, Unregister and Rebuy per player (each asks the wallet, and may append)
         self.entries = RateLimiter(limits.tournament_entries_per_s,
                                    limits.tournament_entries_burst,
-                                   "registrations and unregistrations by this player")
+                                   "registrations, unregistrations and rebuys by this "
+                                   "player")
 
     async def _reply(self, tid: str) -> pb.TournamentView:
         lt = await self.log.get(tid)
@@ -115,6 +116,23 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         await self.log.execute(
             tid, client_command_id(f"unreg.{player_digest(who)}", request.command_id),
             lambda s: D.unregister(s, who) if s else [], digest("unregister"))
+        await self.director.settle_money(tid)
+        return await self._reply(tid)
+
+    @rpc
+    async def Rebuy(self, request, context):
+        tid = _tid(request.tournament_id)
+        self.entries.take(caller_of(context))
+        who = caller().subject
+        command_id = client_command_id(f"rebuy.{player_digest(who)}", request.command_id)
+        lt = await self.log.get(tid)
+        assert lt.state is not None
+        stack = await self.director.stack_of(lt.state, who)
+        if command_id not in lt.commands:  # the rules, then the balance, before any append
+            D.rebuy(lt.state, who, stack)
+            await self.director.check_funds(who, lt.state.structure.rebuy_price, "a rebuy")
+        await self.log.execute(tid, command_id, lambda s: D.rebuy(s, who, stack) if s else [],
+                               digest("rebuy"))
         await self.director.settle_money(tid)
         return await self._reply(tid)
 

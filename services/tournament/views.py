@@ -8,7 +8,7 @@ from shared.infra.rpc import BadRequest
 from shared.poker.errors import InvalidOptions
 from shared.poker.tournament import decide as D
 from shared.poker.tournament.ranking import placings
-from shared.poker.tournament.state import TournamentState
+from shared.poker.tournament.state import RebuyStatus, TournamentState
 from shared.poker.tournament.structure import Kind, Level, Structure, level_at, sit_and_go
 from shared.poker.tournament.tables import DECISION_SECONDS
 
@@ -28,7 +28,9 @@ def structure_from(msg: pb.Structure | None) -> Structure:
                 2 if msg.scheduled else msg.max_players or 9),
             seats_per_table=msg.seats_per_table or min(msg.max_players or 9, 9),
             late_levels=msg.late_levels, max_entries=msg.max_entries or 1,
-            guarantee=msg.guarantee, decision_seconds=msg.decision_seconds or DECISION_SECONDS)
+            guarantee=msg.guarantee, decision_seconds=msg.decision_seconds or DECISION_SECONDS,
+            rebuy_levels=msg.rebuy_levels, rebuy_chips=msg.rebuy_chips,
+            rebuy_price=msg.rebuy_price, max_rebuys=msg.max_rebuys)
     except InvalidOptions as exc:
         raise BadRequest(exc.reason) from None
 
@@ -42,11 +44,15 @@ def structure_message(s: Structure) -> pb.Structure:
         max_players=s.max_players, min_players=s.min_players,
         seats_per_table=s.seats_per_table, late_levels=s.late_levels,
         max_entries=s.max_entries, guarantee=s.guarantee,
-        decision_seconds=s.decision_seconds)
+        decision_seconds=s.decision_seconds, rebuy_levels=s.rebuy_levels,
+        rebuy_chips=s.rebuy_chips, rebuy_price=s.rebuy_price, max_rebuys=s.max_rebuys)
 
 
 def view(s: TournamentState, version: int) -> pb.TournamentView:
     places = {(p.player_id, p.entry_no): p for p in placings(s)}
+    rebuys = {(r.player_id, r.entry_no): 0 for r in s.rebuys}
+    for r in s.rebuys:
+        rebuys[r.player_id, r.entry_no] += r.status is RebuyStatus.PAID
     ends = 0
     if s.level >= 0:
         _, left = level_at(s.structure, s.level_started_ms - s.started_ms)
@@ -58,7 +64,8 @@ def view(s: TournamentState, version: int) -> pb.TournamentView:
             player_id=e.player_id, entry_no=e.entry_no, status=e.status.value,
             table_id=e.table_id, seat=e.seat,
             place=places[e.key].place if e.key in places else 0,
-            prize=places[e.key].prize if e.key in places else 0) for e in s.entries],
+            prize=places[e.key].prize if e.key in places else 0,
+            rebuys=rebuys.get(e.key, 0)) for e in s.entries],
         tables=[pb.TableSeatsView(table_id=t.table_id, seats=[x for x, _ in t.players],
                                   players=[p for _, p in t.players]) for t in s.tables],
         level=s.level + 1, level_ends_unix_ms=ends, registration_closed=s.registration_closed,

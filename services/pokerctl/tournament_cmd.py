@@ -5,8 +5,11 @@ director (services/tournament).
                                [--buy-in 100] [--fee 10] [--stack 1500] [--minutes 5]
                                [--late-levels 0] [--max-entries 1] [--guarantee 0]
                                [--seats-per-table 9] [--decision-seconds 15]
+                               [--rebuy-levels 0 --rebuy-chips C --rebuy-price P
+                                --max-rebuys N]
     pokerctl tournament register ID [--player P]     (prints the seat token to play with)
     pokerctl tournament unregister ID [--player P]
+    pokerctl tournament rebuy ID [--player P]        (during the rebuy period)
     pokerctl tournament start ID
     pokerctl tournament status ID [--json]
     pokerctl tournament watch ID                     (a line per change until it ends)
@@ -14,7 +17,7 @@ director (services/tournament).
 ``create`` with no options makes a 9-player no-limit hold'em sit-and-go (it starts when
 full) and prints its id. Calls carry ``--token`` (or POKER_TOKEN); without one, against
 `pokerctl up`, a token of its identity provider: an operator's (create, start), or
-``--player``'s (register, unregister). The director defaults to `up`'s
+``--player``'s (register, unregister, rebuy). The director defaults to `up`'s
 (``--addr`` or POKER_TOURNAMENT_ADDR overrides). Exit 1 when the director refuses (with its
 reason) or does not answer, 2 for bad arguments.
 """
@@ -43,7 +46,9 @@ from .certs_cmd import client_tls_or_exit
 from .datadir import default_data_dir, up_env
 from .token_cmd import identity_dir
 
-ACTIONS = ("create", "register", "unregister", "start", "status", "watch")
+ACTIONS = ("create", "register", "unregister", "rebuy", "start", "status", "watch")
+#: the actions a player takes (as ``--player`` or ``--token``)
+PLAYER_ACTIONS = ("register", "unregister", "rebuy")
 #: how often `watch` reads the tournament
 WATCH_EVERY_S = 0.5
 
@@ -69,7 +74,9 @@ def structure(args: argparse.Namespace) -> pb.Structure:
         max_players=args.players, min_players=2 if args.scheduled else args.players,
         seats_per_table=args.seats_per_table or min(args.players, 9),
         late_levels=args.late_levels, max_entries=args.max_entries, guarantee=args.guarantee,
-        decision_seconds=args.decision_seconds,
+        decision_seconds=args.decision_seconds, rebuy_levels=args.rebuy_levels,
+        rebuy_chips=args.rebuy_chips, rebuy_price=args.rebuy_price,
+        max_rebuys=args.max_rebuys,
         levels=[pb.Level(small_blind=sb, big_blind=bb, ante=bb // 10 if i >= 3 else 0,
                          minutes=args.minutes) for i, (sb, bb) in enumerate(blinds)])
 
@@ -108,10 +115,10 @@ def _call(args: argparse.Namespace, stub) -> pb.TournamentView:
         print(token)  # the seat token: every seat the director gives this player
         print(f"export POKER_SEAT_TOKEN={token}", file=sys.stderr)
         return reply
-    if args.action == "unregister":
-        return stub.Unregister(pb.TournamentCommand(tournament_id=args.tournament,
-                                                    command_id=cid),
-                               metadata=_token(args, args.player, PLAYER))
+    if args.action in ("unregister", "rebuy"):
+        call = stub.Unregister if args.action == "unregister" else stub.Rebuy
+        return call(pb.TournamentCommand(tournament_id=args.tournament, command_id=cid),
+                    metadata=_token(args, args.player, PLAYER))
     if args.action == "start":
         return stub.Start(pb.TournamentCommand(tournament_id=args.tournament, command_id=cid),
                           metadata=_token(args, "ops", OPERATOR))
@@ -123,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action != "create" and not args.tournament:
         print(f"pokerctl tournament {args.action}: give the tournament's id", file=sys.stderr)
         return 2
-    if args.action in ("register", "unregister") and not (args.player or args.token):
+    if args.action in PLAYER_ACTIONS and not (args.player or args.token):
         print(f"pokerctl tournament {args.action}: --player P (or --token)", file=sys.stderr)
         return 2
     with sync_channel(args.addr, client_tls_or_exit(), service="tournament") as channel:
@@ -178,8 +185,15 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
                    help="create: entries a player may buy (above 1: re-entries)")
     p.add_argument("--guarantee", type=int, default=0)
     p.add_argument("--seats-per-table", type=int, default=0)
+    p.add_argument("--rebuy-levels", type=int, default=0,
+                   help="create: rebuys open while fewer than this many levels are over "
+                        "(0: none); a rebuy needs a stack of at most the starting stack")
+    p.add_argument("--rebuy-chips", type=int, default=0, help="create: chips a rebuy adds")
+    p.add_argument("--rebuy-price", type=int, default=0,
+                   help="create: a rebuy's price (all to the prize pool, no fee)")
+    p.add_argument("--max-rebuys", type=int, default=0, help="create: rebuys per player")
     p.add_argument("--decision-seconds", type=int, default=15)
-    p.add_argument("--player", default="", help="register/unregister: as this player "
+    p.add_argument("--player", default="", help="register/unregister/rebuy: as this player "
                                                 "(a token of `up`'s identity provider)")
     p.add_argument("--token", default=os.environ.get("POKER_TOKEN", ""),
                    help="the caller's token (default POKER_TOKEN, else one of `up`'s)")

@@ -23,9 +23,10 @@ async def table_events(store, table_id: str) -> list[tuple[int, list]]:
 async def check_tables(store, state: TournamentState) -> None:
     """Replay every table's log, commit by commit in stream order across the tables: no
     player is ever seated at two tables; a player who leaves a table with chips (a move)
-    sits down at the next with exactly those, a newcomer with the starting stack; and the
-    chips at all the tables plus those a move carries are the field's at every commit. At
-    the end one table holds them all, the winner's."""
+    sits down at the next with exactly those, a newcomer with the starting stack; chips are
+    added only as a rebuy's; and the chips at all the tables plus those a move carries are
+    the entries' and the rebuys' at every commit. At the end one table holds them all, the
+    winner's."""
     start = state.structure.starting_stack
     commits = []
     for t in state.tables:
@@ -33,7 +34,7 @@ async def check_tables(store, state: TournamentState) -> None:
     commits.sort(key=lambda c: c[0])
     folds: dict = {}
     carried: dict[str, int] = {}  # player -> chips on the way between two tables
-    brought = 0  # the starting stacks seated so far
+    brought = 0  # the starting stacks seated and the rebuys' chips added so far
     for _, table_id, evs in commits:
         for ev in evs:
             before = folds.get(table_id)
@@ -41,6 +42,9 @@ async def check_tables(store, state: TournamentState) -> None:
                 leaving = before.seat(ev.seat)
                 if leaving is not None and leaving.stack:
                     carried[leaving.player_id] = leaving.stack
+            if isinstance(ev, E.PlayerToppedUp):
+                assert ev.amount == state.structure.rebuy_chips, "chips but a rebuy's added"
+                brought += ev.amount
             if isinstance(ev, E.PlayerSeated):
                 if ev.player_id in carried:
                     assert ev.stack == carried.pop(ev.player_id), "a move changed a stack"
@@ -56,7 +60,8 @@ async def check_tables(store, state: TournamentState) -> None:
                 where[seat.player_id] = tid
         chips = sum(_chips(t) for t in folds.values()) + sum(carried.values())
         assert chips == brought, f"{chips} chips at the tables and moving, of {brought}"
-    assert brought == state.paid_entries() * start and not carried
+    added = sum(r.added for r in state.rebuys) * state.structure.rebuy_chips
+    assert brought == state.paid_entries() * start + added and not carried
     final = [t for t in folds.values() if t.seats]
     assert len(final) == 1
     holders = [seat for seat in final[0].seats if seat.stack]

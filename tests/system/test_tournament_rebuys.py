@@ -1,0 +1,150 @@
+"""A sit-and-go with rebuys played to the end by bots through the real services: a player
+rebuys during the rebuy period (the price from their wallet once, the chips on their stack
+between hands), the prize pool locks with the rebuy in it when the period ends, the audits
+pass; rebuys outside the rules are refused with nothing appended and no money moved."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import grpc
+import pytest
+from poker.table.v1 import table_pb2_grpc
+from poker.tournament.v1 import tournament_pb2 as tpb
+from poker.tournament.v1 import tournament_pb2_grpc
+from poker.wallet.v1 import wallet_pb2
+
+from services.pokerctl import tournament_bots as TB
+from services.tournament.log import STREAM, TournamentLog
+from shared.audit.tournament import audit_tournament
+from shared.infra.bearer import bearer_metadata
+from shared.infra.eventstore import STREAM as TABLES
+from shared.infra.identity import OPERATOR
+from shared.infra.repository import TableRepository
+from shared.infra.waiting import until
+from shared.poker.tournament import events as TE
+from tests.helpers.tournaments import check_audits, check_prizes, check_tables, table_events
+from tests.system.test_tournaments import PLAY_S, fast_structure, settled
+
+C = grpc.StatusCode
+
+
+@pytest.fixture
+async def rstack(nats_server):
+    from services.stack import start_local
+    s = await start_local(nats_server.url, env={"POKER_CLOCK_TICK_MS": "20"})
+    await s.start_service("tournament")
+    yield s
+    await s.stop()
+
+
+def rebuy_structure() -> tpb.Structure:
+    """3 players, 500 chips, buy-in 100 + 10; rebuys of 500 chips for 100, once each, during
+    the first level (15 s); no action clock to speak of before the bots play."""
+    st = fast_structure(3)
+    st.levels[0].minutes = 0.25
+    st.decision_seconds = 120
+    st.rebuy_levels, st.rebuy_chips, st.rebuy_price, st.max_rebuys = 1, 500, 100, 1
+    return st
+
+
+async def _seq(store) -> tuple[int, int]:
+    return ((await store.js.stream_info(STREAM)).state.last_seq,
+            (await store.js.stream_info(TABLES)).state.last_seq)
+
+
+async def _refused(call, reason: str, code: C = C.FAILED_PRECONDITION) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await call
+    assert err.value.code() is code, err.value.details()
+    assert reason in err.value.details(), err.value.details()
+
+
+async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
+    sponsor = rstack.sponsor()
+    stub = tournament_pb2_grpc.TournamentServiceStub(rstack.channel("tournament"))
+    ops = bearer_metadata(sponsor.token("ops", OPERATOR))
+    tlog = TournamentLog(store.nc, store.js, lambda: 0)
+    await stub.CreateTournament(tpb.CreateTournamentRequest(
+        tournament_id="rb1", structure=rebuy_structure(), command_id="c"), metadata=ops)
+    field = await TB.register_bots(stub, sponsor, "rb1", 2)
+    first, poor = field.bots.values()
+    await sponsor.fund(first.player, 100)  # one rebuy's price
+
+    def rebuy(bot_auth, cid: str):
+        return stub.Rebuy(tpb.TournamentCommand(tournament_id="rb1", command_id=cid),
+                          metadata=bot_auth)
+
+    async def balance(player: str) -> int:
+        return (await sponsor.wallet.Balance(wallet_pb2.BalanceRequest(
+            account=wallet_pb2.Account(player_id=player)))).balance
+
+    before = await _seq(store)
+    await _refused(rebuy(first.auth, "early"), "rebuys open when rb1 starts")
+    assert await _seq(store) == before
+    field.bots.update((await TB.register_bots(stub, sponsor, "rb1", 1, prefix="late")).bots)
+
+    repo = TableRepository(store, producer="test")
+
+    async def seated():
+        s = (await tlog.get("rb1")).state
+        e = s.latest(first.player)
+        if not e.table_id:
+            return None
+        t = (await repo.load(e.table_id)).state
+        return t is not None and t.hand_running and any(
+            x.player_id == first.player for x in t.seats)
+    await until(seated, 30, "the first hand dealt with the rebuyer seated")
+
+    # in the period, 500 chips (the starting stack) before this hand: rebuys once
+    reply = await rebuy(first.auth, "r1")
+    assert [e.rebuys for e in reply.entries if e.player_id == first.player] == [1]
+    assert await balance(first.player) == 0
+    again = await rebuy(first.auth, "r1")  # the same command again: a retry, once
+    assert again.version == reply.version and await balance(first.player) == 0
+
+    before = await _seq(store)
+    await _refused(rebuy(first.auth, "r2"), "last rebuy's chips reach your stack")
+    await _refused(rebuy(poor.auth, "p1"), "your wallet holds 0: a rebuy costs 100")
+    await rstack.deposit("alice", 1000)
+    alice = bearer_metadata(sponsor.token("alice"))
+    await _refused(rebuy(alice, "a1"), "alice has no entry in play in rb1")
+    await _refused(rebuy(ops, "o1"), "player", C.PERMISSION_DENIED)
+    assert await _seq(store) == before
+    assert await balance(poor.player) == 0 and await balance("alice") == 1000
+
+    play = asyncio.create_task(TB.play(
+        stub, table_pb2_grpc.TableServiceStub(rstack.channel("table")), field,
+        random.Random(7), ops))
+
+    async def added():
+        s = (await tlog.get("rb1")).state
+        return s if s.rebuys and s.rebuys[0].added else None
+    s = await until(added, 30, "the rebuy's chips added")
+    await _refused(rebuy(first.auth, "r3"), "has made 1 of the 1 rebuys allowed")
+
+    async def closed():
+        return (await tlog.get("rb1")).state.registration_closed
+    await until(closed, 60, "the rebuy period over")
+    late = next(iter(field.bots.values()))
+    await _refused(rebuy(late.auth, "r4"), "the rebuy period of rb1 is over")
+    s = (await tlog.get("rb1")).state
+    assert [(r.player_id, r.status.value) for r in s.rebuys] == [(first.player, "paid")]
+
+    final = await asyncio.wait_for(play, PLAY_S)
+    assert final.status == "finished" and final.winner
+    state = await settled(store, "rb1")
+    # the pool: 3 buy-ins of 100 and the rebuy's 100; 3 entries pay the winner alone
+    assert state.pool == 400 and state.prizes == (400,)
+    assert [(p.player_id, p.amount) for p in state.prize_requests if p.place == 1] == [
+        (state.winner, 400)]
+    await check_tables(store, state)  # 3 x 500 + 500 chips, all the winner's at the end
+    check_prizes(state)
+    await check_audits(store, state, rstack.keyring())
+    # the audit finds a rebuy's chips that the tournament's log does not account for
+    events = await tlog.events("rb1")
+    tables = {t.table_id: [e for _, evs in await table_events(store, t.table_id) for e in evs]
+              for t in state.tables}
+    without = [e for e in events if not isinstance(e, TE.RebuyChipsAdded)]
+    assert any("are not the rebuys'" in p for p in audit_tournament(without, tables))

@@ -6,7 +6,10 @@ pass; rebuys outside the rules are refused with nothing appended and no money mo
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import subprocess
+import sys
 
 import grpc
 import pytest
@@ -129,6 +132,9 @@ async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
     await until(closed, 60, "the rebuy period over")
     late = next(iter(field.bots.values()))
     await _refused(rebuy(late.auth, "r4"), "the rebuy period of rb1 is over")
+    cli = await _pokerctl(rstack, sponsor.token(late.player), "rebuy", "rb1")
+    assert cli.returncode == 1 and "FAILED_PRECONDITION: the rebuy period of rb1 is over" \
+        in cli.stderr, cli.stderr
     s = (await tlog.get("rb1")).state
     assert [(r.player_id, r.status.value) for r in s.rebuys] == [(first.player, "paid")]
 
@@ -148,3 +154,26 @@ async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
               for t in state.tables}
     without = [e for e in events if not isinstance(e, TE.RebuyChipsAdded)]
     assert any("are not the rebuys'" in p for p in audit_tournament(without, tables))
+
+
+async def _pokerctl(stack, token: str, *argv: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "POKER_TLS_DIR": str(stack.tls_dir), "POKER_TOKEN": token}
+    return await asyncio.to_thread(subprocess.run, [
+        sys.executable, "-m", "services.pokerctl", "tournament", *argv,
+        "--addr", stack.addresses["tournament"]], env=env, capture_output=True, text=True,
+        timeout=60)
+
+
+async def test_pokerctl_creates_a_tournament_with_rebuys_and_refuses_bad_options(rstack):
+    ops = rstack.sponsor().token("ops", OPERATOR)
+    made = await _pokerctl(rstack, ops, "create", "--id", "rb2", "--players", "3",
+                           "--rebuy-levels", "2", "--rebuy-chips", "1500", "--rebuy-price",
+                           "100", "--max-rebuys", "3")
+    assert made.returncode == 0 and made.stdout.strip() == "rb2", made.stderr
+    shown = await _pokerctl(rstack, ops, "status", "rb2", "--json")
+    assert '"rebuyLevels": 2' in shown.stdout and '"maxRebuys": 3' in shown.stdout
+    bad = await _pokerctl(rstack, ops, "create", "--id", "rb3", "--rebuy-levels", "2",
+                          "--rebuy-chips", "1500")
+    assert bad.returncode == 1 and "a player may rebuy 1 to 10 times" in bad.stderr, bad.stderr
+    bad = await _pokerctl(rstack, ops, "create", "--id", "rb4", "--max-rebuys", "1")
+    assert bad.returncode == 1 and "need a rebuy period" in bad.stderr, bad.stderr

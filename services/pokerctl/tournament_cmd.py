@@ -6,10 +6,11 @@ director (services/tournament).
                                [--late-levels 0] [--max-entries 1] [--guarantee 0]
                                [--seats-per-table 9] [--decision-seconds 15]
                                [--rebuy-levels 0 --rebuy-chips C --rebuy-price P
-                                --max-rebuys N]
+                                --max-rebuys N] [--add-on-chips C --add-on-price P]
     pokerctl tournament register ID [--player P]     (prints the seat token to play with)
     pokerctl tournament unregister ID [--player P]
     pokerctl tournament rebuy ID [--player P]        (during the rebuy period)
+    pokerctl tournament addon ID [--player P]        (its last level, or the break after)
     pokerctl tournament start ID
     pokerctl tournament status ID [--json]
     pokerctl tournament watch ID                     (a line per change until it ends)
@@ -17,7 +18,7 @@ director (services/tournament).
 ``create`` with no options makes a 9-player no-limit hold'em sit-and-go (it starts when
 full) and prints its id. Calls carry ``--token`` (or POKER_TOKEN); without one, against
 `pokerctl up`, a token of its identity provider: an operator's (create, start), or
-``--player``'s (register, unregister, rebuy). The director defaults to `up`'s
+``--player``'s (register, unregister, rebuy, addon). The director defaults to `up`'s
 (``--addr`` or POKER_TOURNAMENT_ADDR overrides). Exit 1 when the director refuses (with its
 reason) or does not answer, 2 for bad arguments.
 """
@@ -46,9 +47,9 @@ from .certs_cmd import client_tls_or_exit
 from .datadir import default_data_dir, up_env
 from .token_cmd import identity_dir
 
-ACTIONS = ("create", "register", "unregister", "rebuy", "start", "status", "watch")
+ACTIONS = ("create", "register", "unregister", "rebuy", "addon", "start", "status", "watch")
 #: the actions a player takes (as ``--player`` or ``--token``)
-PLAYER_ACTIONS = ("register", "unregister", "rebuy")
+PLAYER_ACTIONS = ("register", "unregister", "rebuy", "addon")
 #: how often `watch` reads the tournament
 WATCH_EVERY_S = 0.5
 
@@ -76,7 +77,8 @@ def structure(args: argparse.Namespace) -> pb.Structure:
         late_levels=args.late_levels, max_entries=args.max_entries, guarantee=args.guarantee,
         decision_seconds=args.decision_seconds, rebuy_levels=args.rebuy_levels,
         rebuy_chips=args.rebuy_chips, rebuy_price=args.rebuy_price,
-        max_rebuys=args.max_rebuys,
+        max_rebuys=args.max_rebuys, add_on_chips=args.add_on_chips,
+        add_on_price=args.add_on_price,
         levels=[pb.Level(small_blind=sb, big_blind=bb, ante=bb // 10 if i >= 3 else 0,
                          minutes=args.minutes) for i, (sb, bb) in enumerate(blinds)])
 
@@ -115,8 +117,9 @@ def _call(args: argparse.Namespace, stub) -> pb.TournamentView:
         print(token)  # the seat token: every seat the director gives this player
         print(f"export POKER_SEAT_TOKEN={token}", file=sys.stderr)
         return reply
-    if args.action in ("unregister", "rebuy"):
-        call = stub.Unregister if args.action == "unregister" else stub.Rebuy
+    if args.action in ("unregister", "rebuy", "addon"):
+        call = {"unregister": stub.Unregister, "rebuy": stub.Rebuy,
+                "addon": stub.AddOn}[args.action]
         return call(pb.TournamentCommand(tournament_id=args.tournament, command_id=cid),
                     metadata=_token(args, args.player, PLAYER))
     if args.action == "start":
@@ -192,8 +195,13 @@ def register(sub: argparse._SubParsersAction, help: str = "") -> None:
     p.add_argument("--rebuy-price", type=int, default=0,
                    help="create: a rebuy's price (all to the prize pool, no fee)")
     p.add_argument("--max-rebuys", type=int, default=0, help="create: rebuys per player")
+    p.add_argument("--add-on-chips", type=int, default=0,
+                   help="create: the add-on's chips (0: none), once a player, any stack, "
+                        "during the last rebuy level and a break right after it")
+    p.add_argument("--add-on-price", type=int, default=0,
+                   help="create: the add-on's price (all to the prize pool, no fee)")
     p.add_argument("--decision-seconds", type=int, default=15)
-    p.add_argument("--player", default="", help="register/unregister/rebuy: as this player "
+    p.add_argument("--player", default="", help="register/unregister/rebuy/addon: as this player "
                                                 "(a token of `up`'s identity provider)")
     p.add_argument("--token", default=os.environ.get("POKER_TOKEN", ""),
                    help="the caller's token (default POKER_TOKEN, else one of `up`'s)")

@@ -52,13 +52,13 @@ from shared.poker.tournament.ranking import house_key, prizes_payable, wallet_ke
 from shared.poker.tournament.state import (
     Entry,
     EntryStatus,
-    Rebuy,
     RebuyStatus,
     Status,
     TournamentState,
 )
 from shared.poker.tournament.structure import played_level
 
+from . import chips
 from .log import TournamentLog
 
 log = structlog.get_logger()
@@ -166,7 +166,7 @@ class Director:
                                    lambda t, e=e: D.refund_paid(t, e.player_id, e.entry_no))
         for r in s.rebuys:
             if r.status is RebuyStatus.REQUESTED:
-                await self._debit_rebuy(tid, s, r)
+                await chips.debit(self, tid, s, r)
         await self._house(tid, s)
         s = (await self.log.get(tid)).state
         assert s is not None
@@ -219,19 +219,6 @@ class Director:
         if reply.balance < amount:
             raise IllegalAction(f"your wallet holds {reply.balance}: {what} costs {amount}")
 
-    async def stack_of(self, s: TournamentState, player: str) -> int | None:
-        """``player``'s stack at the table the tournament seats them at (during a hand they
-        play, the stack they started it with); None when no table seats them yet."""
-        e = s.latest(player)
-        view = await self._table(e.table_id) if e is not None and e.table_id else None
-        seat = next((x for x in view.seats if x.player_id == player), None) if view else None
-        if view is None or seat is None:
-            return None
-        if view.hand_running and view.hand is not None:
-            started = {p.seat: p.start_stack for p in view.hand.players}
-            return started.get(seat.seat, seat.stack)
-        return seat.stack
-
     async def _debit(self, tid: str, s: TournamentState, e: Entry) -> None:
         transfer = wallet_pb2.Transfer(
             account=wallet_pb2.Account(player_id=e.player_id),
@@ -249,23 +236,9 @@ class Director:
         await self.log.execute(tid, f"entry.{player_digest(e.player_id)}.{e.entry_no}", lambda t: (
             D.settle_entry(t, e.player_id, e.entry_no, not refusal, refusal) if t else []))
 
-    async def _debit_rebuy(self, tid: str, s: TournamentState, r: Rebuy) -> None:
-        """A rebuy's price, once (key ``rebuy/<player>/<rebuy_no>``), then its outcome."""
-        refusal = ""
-        if s.structure.rebuy_price:
-            try:
-                await retrying(self.wallet.Debit, wallet_pb2.Transfer(
-                    account=wallet_pb2.Account(player_id=r.player_id),
-                    amount=s.structure.rebuy_price,
-                    idempotency_key=wallet_key(tid, "rebuy", r.player_id, r.rebuy_no),
-                    reference=f"tournament {tid} rebuy"), policy=WALLET)
-            except grpc.aio.AioRpcError as exc:
-                if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
-                    raise
-                refusal = exc.details() or "the wallet refused the rebuy"
-        await self.log.execute(
-            tid, f"rebuy.{player_digest(r.player_id)}.{r.rebuy_no}", lambda t: (
-                D.settle_rebuy(t, r.player_id, r.rebuy_no, not refusal, refusal) if t else []))
+    async def stack_of(self, s: TournamentState, player: str) -> int | None:
+        """``player``'s stack for a rebuy's rules (chips.stack_of)."""
+        return await chips.stack_of(self, s, player)
 
     async def _credit(self, tid: str, e: Entry, kind: str, amount: int, decide) -> None:
         if amount:
@@ -336,7 +309,7 @@ class Director:
         views = await self._open_tables(tid, s)
         between = {t for t, v in views.items() if v is not None and v.paused
                    and not v.hand_running}
-        if await self._rebuy_chips(tid, views, between):
+        if await chips.add_chips(self, tid, views, between):
             views = {t: await self._table(t) for t in views}
         await self._busts(tid, views, between)
         await self.log.execute(tid, f"levels.{self.now_ms()}",
@@ -362,32 +335,6 @@ class Director:
                                     f"it is not touched")
             views[t.table_id] = view
         return views
-
-    async def _rebuy_chips(self, tid: str, views: dict[str, TableState | None],
-                           between: set[str]) -> bool:
-        """Add each paid rebuy's chips to its player's stack at a table between hands (before
-        its busts are read: a player who rebought with no chips left plays on); whether any
-        were added."""
-        s = (await self.log.get(tid)).state
-        assert s is not None
-        added = False
-        for r in s.rebuys:
-            e = s.latest(r.player_id)
-            if r.status is not RebuyStatus.PAID or r.added or e is None \
-                    or e.table_id not in between:
-                continue
-            view = views[e.table_id]
-            seat = view.seat(e.seat) if view is not None else None
-            if seat is None or seat.player_id != r.player_id:
-                continue  # not at the seat the log gives yet: seated first, chips next
-            who = player_digest(r.player_id)
-            await self.tables.AddChips(pb.AddChipsRequest(
-                table_id=e.table_id, seat=e.seat, player_id=r.player_id,
-                chips=s.structure.rebuy_chips, command_id=f"{tid}.rebuy.{who}.{r.rebuy_no}"))
-            await self.log.execute(tid, f"rebuychips.{who}.{r.rebuy_no}", partial(
-                _rebuy_added, r.player_id, r.rebuy_no, e.table_id))
-            added = True
-        return added
 
     async def _busts(self, tid: str, views: dict[str, TableState | None],
                      between: set[str]) -> None:
@@ -492,11 +439,6 @@ class Director:
 def _eliminate(table_id: str, hand_no: int, busts: list[tuple[str, int]], now_ms: int,
                t: TournamentState | None) -> list[E.TournamentEvent]:
     return D.eliminate(t, table_id, hand_no, busts, now_ms) if t else []
-
-
-def _rebuy_added(player: str, rebuy_no: int, table_id: str,
-                 t: TournamentState | None) -> list[E.TournamentEvent]:
-    return D.rebuy_chips_added(t, player, rebuy_no, table_id) if t else []
 
 
 def _seat_late(player: str, seed: bytes, t: TournamentState | None) -> list[E.TournamentEvent]:

@@ -6,7 +6,7 @@ process holds (POKER_TOURNAMENT_LEASES, ``tournament.<id>``): another director t
 lease's TTL when one dies.
 
 Callers' tokens as at the table service: operators create, start and cancel; players
-register, unregister and rebuy (the caller's token subject), at most
+register, unregister, rebuy and add on (the caller's token subject), at most
 POKER_LIMIT_TOURNAMENT_ENTRIES_BURST at once, then POKER_LIMIT_TOURNAMENT_ENTRIES_PER_S a
 second each (shared/infra/limits.py: RESOURCE_EXHAUSTED, with when to retry); anyone reads.
 
@@ -46,7 +46,7 @@ _OPERATORS, _PLAYERS, _ANY = (Rule(frozenset({OPERATOR})), Rule(frozenset({PLAYE
                               Rule(frozenset()))
 ACCESS: dict[str, Rule] = {
     "CreateTournament": _OPERATORS, "Start": _OPERATORS, "Cancel": _OPERATORS,
-    "Register": _PLAYERS, "Unregister": _PLAYERS, "Rebuy": _PLAYERS,
+    "Register": _PLAYERS, "Unregister": _PLAYERS, "Rebuy": _PLAYERS, "AddOn": _PLAYERS,
     "GetTournament": _ANY, "ListTournaments": _ANY}
 
 
@@ -121,18 +121,30 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
 
     @rpc
     async def Rebuy(self, request, context):
+        return await self._buy_chips(request, context, "rebuy")
+
+    @rpc
+    async def AddOn(self, request, context):
+        return await self._buy_chips(request, context, "addon")
+
+    async def _buy_chips(self, request, context, kind: str) -> pb.TournamentView:
+        """A rebuy or the add-on, the caller's: the rules and the balance, then the append
+        and the debit (its chips reach the stack between hands: the director's loop)."""
         tid = _tid(request.tournament_id)
         self.entries.take(caller_of(context))
         who = caller().subject
-        command_id = client_command_id(f"rebuy.{player_digest(who)}", request.command_id)
+        decide, price = ((D.rebuy, "rebuy_price") if kind == "rebuy"
+                         else (D.add_on, "add_on_price"))
+        command_id = client_command_id(f"{kind}.{player_digest(who)}", request.command_id)
         lt = await self.log.get(tid)
         assert lt.state is not None
         stack = await self.director.stack_of(lt.state, who)
         if command_id not in lt.commands:  # the rules, then the balance, before any append
-            D.rebuy(lt.state, who, stack)
-            await self.director.check_funds(who, lt.state.structure.rebuy_price, "a rebuy")
-        await self.log.execute(tid, command_id, lambda s: D.rebuy(s, who, stack) if s else [],
-                               digest("rebuy"))
+            decide(lt.state, who, stack)
+            await self.director.check_funds(who, getattr(lt.state.structure, price),
+                                            "a rebuy" if kind == "rebuy" else "the add-on")
+        await self.log.execute(tid, command_id, lambda s: decide(s, who, stack) if s else [],
+                               digest(kind))
         await self.director.settle_money(tid)
         return await self._reply(tid)
 

@@ -30,7 +30,8 @@ def structure_from(msg: pb.Structure | None) -> Structure:
             late_levels=msg.late_levels, max_entries=msg.max_entries or 1,
             guarantee=msg.guarantee, decision_seconds=msg.decision_seconds or DECISION_SECONDS,
             rebuy_levels=msg.rebuy_levels, rebuy_chips=msg.rebuy_chips,
-            rebuy_price=msg.rebuy_price, max_rebuys=msg.max_rebuys)
+            rebuy_price=msg.rebuy_price, max_rebuys=msg.max_rebuys,
+            add_on_chips=msg.add_on_chips, add_on_price=msg.add_on_price)
     except InvalidOptions as exc:
         raise BadRequest(exc.reason) from None
 
@@ -45,14 +46,17 @@ def structure_message(s: Structure) -> pb.Structure:
         seats_per_table=s.seats_per_table, late_levels=s.late_levels,
         max_entries=s.max_entries, guarantee=s.guarantee,
         decision_seconds=s.decision_seconds, rebuy_levels=s.rebuy_levels,
-        rebuy_chips=s.rebuy_chips, rebuy_price=s.rebuy_price, max_rebuys=s.max_rebuys)
+        rebuy_chips=s.rebuy_chips, rebuy_price=s.rebuy_price, max_rebuys=s.max_rebuys,
+        add_on_chips=s.add_on_chips, add_on_price=s.add_on_price)
 
 
 def view(s: TournamentState, version: int) -> pb.TournamentView:
     places = {(p.player_id, p.entry_no): p for p in placings(s)}
     rebuys = {(r.player_id, r.entry_no): 0 for r in s.rebuys}
     for r in s.rebuys:
-        rebuys[r.player_id, r.entry_no] += r.status is RebuyStatus.PAID
+        rebuys[r.player_id, r.entry_no] += r.status is RebuyStatus.PAID and not r.add_on
+    add_ons = {(r.player_id, r.entry_no) for r in s.rebuys
+               if r.add_on and r.status is RebuyStatus.PAID}
     ends = 0
     if s.level >= 0:
         _, left = level_at(s.structure, s.level_started_ms - s.started_ms)
@@ -65,7 +69,7 @@ def view(s: TournamentState, version: int) -> pb.TournamentView:
             table_id=e.table_id, seat=e.seat,
             place=places[e.key].place if e.key in places else 0,
             prize=places[e.key].prize if e.key in places else 0,
-            rebuys=rebuys.get(e.key, 0)) for e in s.entries],
+            rebuys=rebuys.get(e.key, 0), add_on=e.key in add_ons) for e in s.entries],
         tables=[pb.TableSeatsView(table_id=t.table_id, seats=[x for x, _ in t.players],
                                   players=[p for _, p in t.players]) for t in s.tables],
         level=s.level + 1, level_ends_unix_ms=ends, registration_closed=s.registration_closed,

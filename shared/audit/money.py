@@ -34,6 +34,7 @@ from poker.wallet.v1 import wallet_pb2
 from shared.poker.tournament.ranking import (
     house_key,
     money_audit,
+    rebuy_key,
     wallet_key,
     wallet_movements,
 )
@@ -181,7 +182,7 @@ def _tournament(money: MoneyAudit, state: TournamentState, moves: dict,
             claimed.add(key)
             money.in_transit += moves[key][1].amount
     for r in state.rebuys:
-        key = wallet_key(state.tournament_id, "rebuy", r.player_id, r.rebuy_no)
+        key = rebuy_key(state.tournament_id, r)
         if r.status is RebuyStatus.REQUESTED and key in moves:
             claimed.add(key)
             money.in_transit += moves[key][1].amount

@@ -11,10 +11,10 @@ seed, the clock or a table decided is made again:
 - every elimination is a player the table's log left with no chips after that hand, with the
   stack the hand started with;
 - every level started when the structure's clock says, from the start;
-- every rebuy is one the rules allowed (the period, the count, the stack it names), and the
-  payouts locked are the pool of the entries and the rebuys paid;
-- chips come to the tables only as entries' stacks and rebuys: every top-up in the tables'
-  logs is a rebuy's chips the tournament's log says were added to that player, and back;
+- every rebuy and add-on is one the rules allowed (the period, the count, the stack it
+  names), and the payouts locked are the pool of the entries, rebuys and add-ons paid;
+- chips come to the tables only as entries' stacks, rebuys and add-ons: every top-up in the
+  tables' logs is chips the tournament's log says were added to that player, and back;
 - the prizes asked for are the locked payout table's for the places the eliminations give.
 """
 
@@ -146,11 +146,11 @@ def _redecided(s: TournamentState, ev: E.TournamentEvent, hands: Mapping) -> str
 
 
 def _redecided_money(s: TournamentState, ev: E.RebuyRequested | E.RegistrationClosed) -> str:
-    """A rebuy the rules allowed with the stack it names; payouts locked on the field and
-    the rebuys paid."""
+    """A rebuy (or add-on) the rules allowed with the stack it names; payouts locked on the
+    field and the rebuys and add-ons paid."""
     if isinstance(ev, E.RebuyRequested):
         try:
-            want = D.rebuy(s, ev.player_id, ev.stack)
+            want = (D.add_on if ev.add_on else D.rebuy)(s, ev.player_id, ev.stack)
         except IllegalAction as exc:
             return f"the rules refuse this rebuy: {exc.reason}"
         return "" if want == [ev] else f"the rules decide {want}"

@@ -24,8 +24,8 @@ async def check_tables(store, state: TournamentState) -> None:
     """Replay every table's log, commit by commit in stream order across the tables: no
     player is ever seated at two tables; a player who leaves a table with chips (a move)
     sits down at the next with exactly those, a newcomer with the starting stack; chips are
-    added only as a rebuy's; and the chips at all the tables plus those a move carries are
-    the entries' and the rebuys' at every commit. At the end one table holds them all, the
+    added only as a rebuy's or an add-on's; and the chips at all the tables plus those a move
+    carries are the entries', the rebuys' and the add-ons' at every commit. At the end one table holds them all, the
     winner's."""
     start = state.structure.starting_stack
     commits = []
@@ -43,7 +43,8 @@ async def check_tables(store, state: TournamentState) -> None:
                 if leaving is not None and leaving.stack:
                     carried[leaving.player_id] = leaving.stack
             if isinstance(ev, E.PlayerToppedUp):
-                assert ev.amount == state.structure.rebuy_chips, "chips but a rebuy's added"
+                assert ev.amount in (state.structure.rebuy_chips,
+                                     state.structure.add_on_chips), "chips not a rebuy's added"
                 brought += ev.amount
             if isinstance(ev, E.PlayerSeated):
                 if ev.player_id in carried:
@@ -60,7 +61,7 @@ async def check_tables(store, state: TournamentState) -> None:
                 where[seat.player_id] = tid
         chips = sum(_chips(t) for t in folds.values()) + sum(carried.values())
         assert chips == brought, f"{chips} chips at the tables and moving, of {brought}"
-    added = sum(r.added for r in state.rebuys) * state.structure.rebuy_chips
+    added = sum(state.chips_of(r) for r in state.rebuys if r.added)
     assert brought == state.paid_entries() * start + added and not carried
     final = [t for t in folds.values() if t.seats]
     assert len(final) == 1

@@ -1,7 +1,8 @@
-"""A sit-and-go with rebuys played to the end by bots through the real services: a player
-rebuys during the rebuy period (the price from their wallet once, the chips on their stack
-between hands), the prize pool locks with the rebuy in it when the period ends, the audits
-pass; rebuys outside the rules are refused with nothing appended and no money moved."""
+"""A sit-and-go with rebuys and an add-on played to the end by bots through the real
+services: a player rebuys during the rebuy period and takes the add-on (each price from their
+wallet once, the chips on their stack between hands), the prize pool locks with both in it
+when the period ends, the audits pass; rebuys and add-ons outside the rules are refused with
+nothing appended and no money moved."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import random
 import subprocess
 import sys
+from functools import partial
 
 import grpc
 import pytest
@@ -44,11 +46,13 @@ async def rstack(nats_server):
 
 def rebuy_structure() -> tpb.Structure:
     """3 players, 500 chips, buy-in 100 + 10; rebuys of 500 chips for 100, once each, during
-    the first level (15 s); no action clock to speak of before the bots play."""
+    the first level (15 s), and then too the add-on, 1000 chips for 100; no action clock to
+    speak of before the bots play."""
     st = fast_structure(3)
     st.levels[0].minutes = 0.25
     st.decision_seconds = 120
     st.rebuy_levels, st.rebuy_chips, st.rebuy_price, st.max_rebuys = 1, 500, 100, 1
+    st.add_on_chips, st.add_on_price = 1000, 100
     return st
 
 
@@ -73,10 +77,14 @@ async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
         tournament_id="rb1", structure=rebuy_structure(), command_id="c"), metadata=ops)
     field = await TB.register_bots(stub, sponsor, "rb1", 2)
     first, poor = field.bots.values()
-    await sponsor.fund(first.player, 100)  # one rebuy's price
+    await sponsor.fund(first.player, 200)  # one rebuy's price and the add-on's
 
     def rebuy(bot_auth, cid: str):
         return stub.Rebuy(tpb.TournamentCommand(tournament_id="rb1", command_id=cid),
+                          metadata=bot_auth)
+
+    def add_on(bot_auth, cid: str):
+        return stub.AddOn(tpb.TournamentCommand(tournament_id="rb1", command_id=cid),
                           metadata=bot_auth)
 
     async def balance(player: str) -> int:
@@ -103,13 +111,15 @@ async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
     # in the period, 500 chips (the starting stack) before this hand: rebuys once
     reply = await rebuy(first.auth, "r1")
     assert [e.rebuys for e in reply.entries if e.player_id == first.player] == [1]
-    assert await balance(first.player) == 0
+    assert await balance(first.player) == 100
     again = await rebuy(first.auth, "r1")  # the same command again: a retry, once
-    assert again.version == reply.version and await balance(first.player) == 0
+    assert again.version == reply.version and await balance(first.player) == 100
 
     before = await _seq(store)
     await _refused(rebuy(first.auth, "r2"), "last rebuy's chips reach your stack")
+    await _refused(add_on(first.auth, "a0"), "last rebuy's chips reach your stack")
     await _refused(rebuy(poor.auth, "p1"), "your wallet holds 0: a rebuy costs 100")
+    await _refused(add_on(poor.auth, "p2"), "your wallet holds 0: the add-on costs 100")
     await rstack.deposit("alice", 1000)
     alice = bearer_metadata(sponsor.token("alice"))
     await _refused(rebuy(alice, "a1"), "alice has no entry in play in rb1")
@@ -121,11 +131,17 @@ async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
         stub, table_pb2_grpc.TableServiceStub(rstack.channel("table")), field,
         random.Random(7), ops))
 
-    async def added():
+    async def added(n: int):
         s = (await tlog.get("rb1")).state
-        return s if s.rebuys and s.rebuys[0].added else None
-    s = await until(added, 30, "the rebuy's chips added")
+        return s if len(s.rebuys) >= n and s.rebuys[n - 1].added else None
+    await until(partial(added, 1), 30, "the rebuy's chips added")
     await _refused(rebuy(first.auth, "r3"), "has made 1 of the 1 rebuys allowed")
+    # the add-on: any stack, once
+    reply = await add_on(first.auth, "a1")
+    assert [e.add_on for e in reply.entries if e.player_id == first.player] == [True]
+    assert await balance(first.player) == 0
+    await until(partial(added, 2), 30, "the add-on's chips added")
+    await _refused(add_on(first.auth, "a2"), "has taken the add-on: one a player")
 
     async def closed():
         return (await tlog.get("rb1")).state.registration_closed
@@ -135,17 +151,21 @@ async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
     cli = await _pokerctl(rstack, sponsor.token(late.player), "rebuy", "rb1")
     assert cli.returncode == 1 and "FAILED_PRECONDITION: the rebuy period of rb1 is over" \
         in cli.stderr, cli.stderr
+    cli = await _pokerctl(rstack, sponsor.token(late.player), "addon", "rb1")
+    assert cli.returncode == 1 and "the add-on is offered during level 1" in cli.stderr
+    await _refused(add_on(late.auth, "a3"), "the add-on is offered during level 1")
     s = (await tlog.get("rb1")).state
-    assert [(r.player_id, r.status.value) for r in s.rebuys] == [(first.player, "paid")]
+    assert [(r.player_id, r.status.value, r.add_on) for r in s.rebuys] == [
+        (first.player, "paid", False), (first.player, "paid", True)]
 
     final = await asyncio.wait_for(play, PLAY_S)
     assert final.status == "finished" and final.winner
     state = await settled(store, "rb1")
-    # the pool: 3 buy-ins of 100 and the rebuy's 100; 3 entries pay the winner alone
-    assert state.pool == 400 and state.prizes == (400,)
+    # the pool: 3 buy-ins of 100, the rebuy's 100 and the add-on's; the winner takes it all
+    assert state.pool == 500 and state.prizes == (500,)
     assert [(p.player_id, p.amount) for p in state.prize_requests if p.place == 1] == [
-        (state.winner, 400)]
-    await check_tables(store, state)  # 3 x 500 + 500 chips, all the winner's at the end
+        (state.winner, 500)]
+    await check_tables(store, state)  # 3 x 500 + 500 + 1000 chips, the winner's at the end
     check_prizes(state)
     await check_audits(store, state, rstack.keyring())
     # the audit finds a rebuy's chips that the tournament's log does not account for
@@ -168,10 +188,12 @@ async def test_pokerctl_creates_a_tournament_with_rebuys_and_refuses_bad_options
     ops = rstack.sponsor().token("ops", OPERATOR)
     made = await _pokerctl(rstack, ops, "create", "--id", "rb2", "--players", "3",
                            "--rebuy-levels", "2", "--rebuy-chips", "1500", "--rebuy-price",
-                           "100", "--max-rebuys", "3")
+                           "100", "--max-rebuys", "3", "--add-on-chips", "3000",
+                           "--add-on-price", "100")
     assert made.returncode == 0 and made.stdout.strip() == "rb2", made.stderr
     shown = await _pokerctl(rstack, ops, "status", "rb2", "--json")
     assert '"rebuyLevels": 2' in shown.stdout and '"maxRebuys": 3' in shown.stdout
+    assert '"addOnChips": "3000"' in shown.stdout
     bad = await _pokerctl(rstack, ops, "create", "--id", "rb3", "--rebuy-levels", "2",
                           "--rebuy-chips", "1500")
     assert bad.returncode == 1 and "a player may rebuy 1 to 10 times" in bad.stderr, bad.stderr

@@ -61,7 +61,7 @@ def test_structure_rebuy_options_are_checked():
                     ({"max_rebuys": 11}, "1 to 10 times")):
         with pytest.raises(InvalidOptions, match=msg):
             _structure(**kw)
-    with pytest.raises(InvalidOptions, match="rebuys' chips"):
+    with pytest.raises(InvalidOptions, match="rebuys' and add-on's chips"):
         _structure(rebuy_chips=10**9)
     # no rebuys: every option 0
     assert Structure(Kind.SIT_AND_GO, (Level(10, 20, 0, 1),), 1000, 1, 0, 3).max_rebuys == 0
@@ -185,15 +185,19 @@ def _audited(events: list[E.TournamentEvent], top_ups: list[tuple[int, int]]) ->
     return audit_tournament(events, {"r1-1": table_events})
 
 
-def test_the_audit_redecides_rebuys_and_counts_every_chip_added():
-    s = fold(D.create(None, "r1", _structure(), "rebuys", 0))
-    events: list[E.TournamentEvent] = [*D.create(None, "r1", _structure(), "rebuys", 0)]
+def _started_events(structure: Structure) -> list[E.TournamentEvent]:
+    s = fold(D.create(None, "r1", structure, "rebuys", 0))
+    events: list[E.TournamentEvent] = [*D.create(None, "r1", structure, "rebuys", 0)]
     for p in ("a", "b", "c"):
         events += [*D.register(s, p, DIGEST, p), E.EntryPaid(p, 1)]  # type: ignore
         s = fold(events[-2:], s)
     events += D.commit_seed(s, SEED)  # type: ignore[arg-type]
     s = fold(events[-1:], s)
-    events += D.start(s, SEED, ["r1-1"], 1000)  # type: ignore[arg-type]
+    return [*events, *D.start(s, SEED, ["r1-1"], 1000)]  # type: ignore[arg-type]
+
+
+def test_the_audit_redecides_rebuys_and_counts_every_chip_added():
+    events = _started_events(_structure())
     seat_a = dict((p, n) for n, p in fold(events).tables[0].players)["a"]  # type: ignore
     rebuy = [E.RebuyRequested("a", 1, 1, 1000), E.RebuyPaid("a", 1),
              E.RebuyChipsAdded("a", 1, "r1-1", 1000)]
@@ -211,3 +215,87 @@ def test_the_audit_redecides_rebuys_and_counts_every_chip_added():
     short = E.RegistrationClosed(3, 300, prizes(300, shares_for(3)), 0)
     (problem,) = _audited([*events, *rebuy, *closed, short], [(seat_a, 1000)])
     assert "the payouts locked are" in problem
+
+
+# --- the add-on --------------------------------------------------------------------------
+
+def _with_add_on() -> Structure:
+    """Rebuys for 2 levels, then a break: the add-on during level 2 and the break."""
+    return Structure(Kind.SIT_AND_GO, (Level(10, 20, 0, 1), Level(20, 40, 0, 1),
+                                       Level(0, 0, 0, 0.5, True), Level(50, 100, 0, 1)),
+                     1000, 100, 10, 3, min_players=3, seats_per_table=3, rebuy_levels=2,
+                     rebuy_chips=1000, rebuy_price=100, max_rebuys=1, add_on_chips=2000,
+                     add_on_price=150)
+
+
+def _at(s: TournamentState, level: int) -> TournamentState:
+    """``s`` once level ``level`` (0-based) of _with_add_on has started (1 s in: the start)."""
+    out = fold(D.next_level(s, 1000 + (0, 60_000, 120_000, 150_000)[level]), s)
+    assert out is not None and out.level == level
+    return out
+
+
+def test_add_on_options_are_checked():
+    with pytest.raises(InvalidOptions, match="need a rebuy period"):
+        _structure(rebuy_levels=0, rebuy_chips=0, rebuy_price=0, max_rebuys=0,
+                   add_on_chips=100)
+    with pytest.raises(InvalidOptions, match="needs its chips"):
+        _structure(add_on_price=10)
+    with pytest.raises(InvalidOptions, match="an add-on adds 0"):
+        _structure(add_on_chips=-1)
+
+
+def test_the_add_on_is_offered_in_the_last_rebuy_level_and_the_break_after_it():
+    with pytest.raises(IllegalAction, match="has no add-on"):
+        D.add_on(_start(), "a", 0)
+    s = _start(_with_add_on())
+    with pytest.raises(IllegalAction, match="offered during level 2 .*r1 is at level 1"):
+        D.add_on(s, "a", 0)
+    s = _at(s, 1)
+    assert D.add_on(s, "a", 5000) == [E.RebuyRequested("a", 1, 1, 5000, add_on=True)]
+    s = _at(s, 2)  # the break after the last rebuy level: still offered, rebuys are not
+    assert D.add_on(s, "a", 5000)
+    with pytest.raises(IllegalAction, match="rebuy period of r1 is over"):
+        D.rebuy(s, "a", 0)
+    assert not s.registration_closed  # the payouts wait for the add-on
+    s = _at(s, 3)
+    assert s.registration_closed
+    with pytest.raises(IllegalAction, match="offered during level 2"):
+        D.add_on(s, "a", 0)
+
+
+def test_the_add_on_once_a_player_at_any_stack_its_price_in_the_pool():
+    s = _at(_start(_with_add_on()), 1)
+    (asked,) = D.add_on(s, "a", 2500)  # above the starting stack: an add-on takes any
+    s = fold([asked, E.RebuyPaid("a", 1)], s)
+    assert s is not None
+    with pytest.raises(IllegalAction, match="last rebuy's chips"):
+        D.add_on(s, "a", 2500)
+    (added,) = D.rebuy_chips_added(s, "a", 1, "r1-1")
+    assert added == E.RebuyChipsAdded("a", 1, "r1-1", 2000)  # the add-on's chips
+    s = fold([added], s)
+    with pytest.raises(IllegalAction, match="a has taken the add-on: one a player"):
+        D.add_on(s, "a", 0)  # type: ignore[arg-type]
+    with pytest.raises(InvalidEvent, match="cannot ask"):
+        fold([E.RebuyRequested("a", 1, 2, 0, add_on=True)], s)
+    s = _rebought(s, "b")  # type: ignore[arg-type]  # a rebuy of 100, 1000 chips
+    closing = D.next_level(_at(s, 2), 1000 + 150_000)
+    pool = 3 * 100 + 100 + 150
+    assert closing[1] == E.RegistrationClosed(3, pool, prizes(pool, shares_for(3)), 1, 1)
+    s = fold(closing, _at(s, 2))
+    assert s is not None
+    audit = money_audit(s)
+    assert audit.rebuys == 250 and audit.held == 330 + 250 and audit.balanced
+    keys = {k for k, *_ in wallet_movements(s)}
+    assert {wallet_key("r1", "addon", "a", 1), wallet_key("r1", "rebuy", "b", 1)} <= keys
+
+
+def test_the_audit_redecides_the_add_on():
+    events = _started_events(_with_add_on())
+    early = [E.RebuyRequested("a", 1, 1, 1000, add_on=True)]  # level 1: not offered yet
+    (problem,) = _audited([*events, *early], [])
+    assert "the rules refuse this rebuy: the add-on is offered during level 2" in problem
+    s = fold(events)
+    assert s is not None
+    in_time = [*D.next_level(s, 1000 + 60_000), E.RebuyRequested("a", 1, 1, 5000, add_on=True)]
+    assert _audited([*events, *in_time], []) == []

@@ -22,8 +22,15 @@ from .balance import (
 from .draw import check_reveal, commitment
 from .payouts import prize_pool, prizes, shares_for
 from .ranking import placings
-from .state import EntryStatus, RebuyStatus, Status, TournamentState
-from .structure import Kind, Structure, late_registration_open, level_at, rebuy_period
+from .state import EntryStatus, Rebuy, RebuyStatus, Status, TournamentState
+from .structure import (
+    Kind,
+    Structure,
+    add_on_window,
+    late_registration_open,
+    level_at,
+    rebuy_period,
+)
 
 TOURNAMENT_ID = re.compile(r"[A-Za-z0-9_-]{1,48}")
 TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -172,16 +179,20 @@ def tables_for_start(s: TournamentState) -> int:
 
 
 def lock_payouts(s: TournamentState) -> E.RegistrationClosed:
-    """The payouts locked on the field and the paid rebuys (the table by the field)."""
-    entries, rebuys, st = s.paid_entries(), s.paid_rebuys(), s.structure
-    pool = prize_pool(entries, st.buy_in, st.guarantee, rebuys * st.rebuy_price)
-    return E.RegistrationClosed(entries, pool, prizes(pool, shares_for(entries)), rebuys)
+    """The payouts locked on the field and the paid rebuys and add-ons (the table by the
+    field)."""
+    entries, st = s.paid_entries(), s.structure
+    pool = prize_pool(entries, st.buy_in, st.guarantee, s.rebuy_money())
+    return E.RegistrationClosed(entries, pool, prizes(pool, shares_for(entries)),
+                                s.paid_rebuys(), s.paid_rebuys(add_on=True))
 
 
 def _may_close(s: TournamentState, level_index: int) -> bool:
-    """Late registration and the rebuy period over, no rebuy's price being settled."""
+    """Late registration, the rebuy period and the add-on over, no rebuy's price being
+    settled."""
     return (not late_registration_open(s.structure, level_index)
             and not rebuy_period(s.structure, level_index)
+            and not add_on_window(s.structure, level_index)
             and not any(r.status is RebuyStatus.REQUESTED for r in s.rebuys))
 
 
@@ -212,27 +223,56 @@ def rebuy(s: TournamentState, player: str, stack: int | None) -> list[E.Tourname
             or not rebuy_period(st, s.level)):
         raise IllegalAction(f"the rebuy period of {tid} is over (it lasted "
                             f"{st.rebuy_levels} level(s))")
+    entry_no, mine = _buyer(s, player, stack)
+    bought = sum(r.status is RebuyStatus.PAID and not r.add_on for r in mine)
+    if bought >= st.max_rebuys:
+        raise IllegalAction(f"{player} has made {bought} of the {st.max_rebuys} rebuys "
+                            f"allowed")
+    if stack is not None and stack > st.starting_stack:
+        raise IllegalAction(f"your stack is {stack}: a rebuy needs a stack of at most the "
+                            f"starting stack, {st.starting_stack}")
+    return [E.RebuyRequested(player, entry_no, len(mine) + 1, stack or 0)]
+
+
+def add_on(s: TournamentState, player: str, stack: int | None) -> list[E.TournamentEvent]:
+    """The add-on by ``player`` (``stack``: as for :func:`rebuy`): once a player, any stack,
+    during the last rebuy level and the break right after it."""
+    st, tid = s.structure, s.tournament_id
+    if not st.add_on_chips:
+        raise IllegalAction(f"{tid} has no add-on")
+    offered = (f"the add-on is offered during level {st.rebuy_levels} (the last rebuy level) "
+               f"and a break right after it")
+    if (s.status is not Status.RUNNING or s.registration_closed
+            or not add_on_window(st, s.level)):
+        raise IllegalAction(f"{offered}; {tid} is "
+                            + (f"at level {s.level + 1}" if s.status is Status.RUNNING
+                               else s.status.value))
+    entry_no, mine = _buyer(s, player, stack)
+    if any(r.add_on and r.status is RebuyStatus.PAID for r in mine):
+        raise IllegalAction(f"{player} has taken the add-on: one a player")
+    return [E.RebuyRequested(player, entry_no, len(mine) + 1, stack or 0, add_on=True)]
+
+
+def _buyer(s: TournamentState, player: str, stack: int | None) -> tuple[int, list[Rebuy]]:
+    """The entry of ``player`` buying chips (a rebuy or the add-on) and their rebuys so far;
+    IllegalAction when out of the field, not seated, with chips still on their way, or
+    refused by the wallet too often."""
+    tid = s.tournament_id
     e = s.latest(player)
     if e is None or e.status is not EntryStatus.PAID:
         raise IllegalAction(f"{player} has no entry in play in {tid}")
     mine = [r for r in s.rebuys if r.player_id == player]
     if any(r.status is RebuyStatus.REQUESTED or (r.status is RebuyStatus.PAID and not r.added)
            for r in mine):
-        raise IllegalAction("your last rebuy's chips reach your stack between hands: rebuy "
+        raise IllegalAction("your last rebuy's chips reach your stack between hands: buy "
                             "again after that")
-    bought = sum(r.status is RebuyStatus.PAID for r in mine)
-    if bought >= st.max_rebuys:
-        raise IllegalAction(f"{player} has made {bought} of the {st.max_rebuys} rebuys "
-                            f"allowed")
-    if len(mine) - bought >= MAX_UNDONE_ENTRIES:
-        raise IllegalAction(f"the wallet refused {player} {len(mine) - bought} rebuys: "
-                            f"{tid} takes no more from {player}")
+    refused = sum(r.status is RebuyStatus.REFUSED for r in mine)
+    if refused >= MAX_UNDONE_ENTRIES:
+        raise IllegalAction(f"the wallet refused {player} {refused} rebuys: {tid} takes no "
+                            f"more from {player}")
     if stack is None:
-        raise IllegalAction(f"{player} has no seat yet: rebuy once seated")
-    if stack > st.starting_stack:
-        raise IllegalAction(f"your stack is {stack}: a rebuy needs a stack of at most the "
-                            f"starting stack, {st.starting_stack}")
-    return [E.RebuyRequested(player, e.entry_no, len(mine) + 1, stack)]
+        raise IllegalAction(f"{player} has no seat yet: buy chips once seated")
+    return e.entry_no, mine
 
 
 def settle_rebuy(s: TournamentState, player: str, rebuy_no: int, paid: bool,
@@ -247,11 +287,11 @@ def settle_rebuy(s: TournamentState, player: str, rebuy_no: int, paid: bool,
 
 def rebuy_chips_added(s: TournamentState, player: str, rebuy_no: int,
                       table_id: str) -> list[E.TournamentEvent]:
-    """A paid rebuy's chips added at ``table_id`` (once)."""
+    """A paid rebuy's (or add-on's) chips added at ``table_id`` (once)."""
     r = s.rebuy(player, rebuy_no)
     if r.status is not RebuyStatus.PAID or r.added:
         return []
-    return [E.RebuyChipsAdded(player, rebuy_no, table_id, s.structure.rebuy_chips)]
+    return [E.RebuyChipsAdded(player, rebuy_no, table_id, s.chips_of(r))]
 
 
 def seat_late(s: TournamentState, player: str, seed: bytes,

@@ -60,13 +60,15 @@ class RefundPaid(Value):
 
 @value
 class RebuyRequested(Value):
-    """A rebuy: its price asked of the player's wallet (key ``rebuy/<player>/<rebuy_no>``);
-    ``stack``: the player's stack when they asked (at most the starting stack)."""
+    """A rebuy (or the add-on): its price asked of the player's wallet (key
+    ``rebuy/<player>/<rebuy_no>``, ``addon/...``); ``stack``: the player's stack when they
+    asked (for a rebuy, at most the starting stack)."""
 
     player_id: str
     entry_no: int
-    rebuy_no: int  # the player's 1st, 2nd, ... rebuy in the tournament
+    rebuy_no: int  # the player's 1st, 2nd, ... rebuy or add-on in the tournament
     stack: int
+    add_on: bool = False
 
 
 @value
@@ -134,6 +136,7 @@ class RegistrationClosed(Value):
     pool: int
     prizes: tuple[int, ...]
     rebuys: int = 0  # paid rebuys in the pool
+    add_ons: int = 0  # paid add-ons in the pool
 
 
 @value

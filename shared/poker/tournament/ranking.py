@@ -12,7 +12,7 @@ import hashlib
 
 from ..evolve import Value, value
 from .payouts import tied_prizes
-from .state import EntryStatus, RebuyStatus, TournamentState
+from .state import EntryStatus, Rebuy, RebuyStatus, TournamentState
 
 
 @value
@@ -68,7 +68,7 @@ class MoneyAudit(Value):
     held: int
     overlay: int  # debited of the house
     pool_held: int  # of ``held``: the pool (buy-ins less fees, and the overlay) not paid out
-    rebuys: int = 0  # the price of the rebuys the wallet paid
+    rebuys: int = 0  # the price of the rebuys and add-ons the wallet paid
 
     @property
     def balanced(self) -> bool:
@@ -79,11 +79,11 @@ class MoneyAudit(Value):
 
 
 def money_audit(state: TournamentState) -> MoneyAudit:
-    """The tournament's identity: buy-ins (and fees) + rebuys + overlay = prizes + fees +
-    held (a rebuy's price goes to the pool whole)."""
+    """The tournament's identity: buy-ins (and fees) + rebuys and add-ons + overlay = prizes
+    + fees + held (a rebuy's or add-on's price goes to the pool whole)."""
     st = state.structure
     kept = sum(e.status in (EntryStatus.PAID, EntryStatus.BUSTED) for e in state.entries)
-    rebuys = state.paid_rebuys() * st.rebuy_price
+    rebuys = state.rebuy_money()
     paid = {(e.player_id, e.entry_no) for e in state.entries if e.prize_paid}
     prizes = sum(p.amount for p in state.prize_requests if (p.player_id, p.entry_no) in paid)
     pool_held = kept * st.buy_in + rebuys + state.overlay_paid - prizes
@@ -101,6 +101,13 @@ def wallet_key(tournament_id: str, kind: str, player: str, n: int) -> str:
     return f"tournament/{tournament_id}/{kind}/{who}/{n}"
 
 
+def rebuy_key(tournament_id: str, r: Rebuy) -> str:
+    """The wallet's idempotency key of a rebuy's price (``rebuy``) or an add-on's
+    (``addon``), by the player's number for it."""
+    return wallet_key(tournament_id, "addon" if r.add_on else "rebuy", r.player_id,
+                      r.rebuy_no)
+
+
 def wallet_movements(state: TournamentState) -> list[tuple[str, str, bool, int]]:
     """What the wallet must hold for the tournament, from its log: (key, player, debit?,
     amount) of every buy-in settled, refund paid and prize paid, and the house's fees and
@@ -115,9 +122,9 @@ def wallet_movements(state: TournamentState) -> list[tuple[str, str, bool, int]]
             out.append((wallet_key(state.tournament_id, "refund", e.player_id, e.entry_no),
                         e.player_id, False, cost))
     for r in state.rebuys:
-        if r.status is RebuyStatus.PAID and st.rebuy_price:
-            out.append((wallet_key(state.tournament_id, "rebuy", r.player_id, r.rebuy_no),
-                        r.player_id, True, st.rebuy_price))
+        if r.status is RebuyStatus.PAID and state.price_of(r):
+            out.append((rebuy_key(state.tournament_id, r), r.player_id, True,
+                        state.price_of(r)))
     for p in state.prize_requests:
         if state.entry(p.player_id, p.entry_no).prize_paid and p.amount:
             out.append((wallet_key(state.tournament_id, "prize", p.player_id, p.entry_no),

@@ -60,6 +60,7 @@ class Rebuy(Value):
     rebuy_no: int
     status: RebuyStatus = RebuyStatus.REQUESTED
     added: bool = False  # its chips are on the player's stack
+    add_on: bool = False  # the add-on (at the rebuy period's end), not a rebuy
 
 
 @value
@@ -110,9 +111,21 @@ class TournamentState(Value):
                 return r
         raise InvalidEvent(f"no rebuy {rebuy_no} of {player_id!r}")
 
-    def paid_rebuys(self) -> int:
-        """Rebuys the wallet paid (their price is in the pool)."""
-        return sum(r.status is RebuyStatus.PAID for r in self.rebuys)
+    def paid_rebuys(self, add_on: bool = False) -> int:
+        """Rebuys (or add-ons) the wallet paid (their price is in the pool)."""
+        return sum(r.status is RebuyStatus.PAID and r.add_on == add_on for r in self.rebuys)
+
+    def rebuy_money(self) -> int:
+        """The price of the rebuys and add-ons paid: all of it in the pool."""
+        st = self.structure
+        return (self.paid_rebuys() * st.rebuy_price
+                + self.paid_rebuys(add_on=True) * st.add_on_price)
+
+    def chips_of(self, r: Rebuy) -> int:
+        return self.structure.add_on_chips if r.add_on else self.structure.rebuy_chips
+
+    def price_of(self, r: Rebuy) -> int:
+        return self.structure.add_on_price if r.add_on else self.structure.rebuy_price
 
     def house_due(self) -> tuple[int, int]:
         """What the house takes and gives once registration has closed (nothing before:
@@ -122,7 +135,7 @@ class TournamentState(Value):
             return 0, 0
         entries, st = self.paid_entries(), self.structure
         return (entries * st.fee,
-                self.pool - entries * st.buy_in - self.paid_rebuys() * st.rebuy_price)
+                self.pool - entries * st.buy_in - self.rebuy_money())
 
     def table(self, table_id: str) -> TableSeats:
         for t in self.tables:
@@ -173,12 +186,16 @@ def _rebuy_event(s: TournamentState, ev: E.RebuyRequested | E.RebuyPaid | E.Rebu
     if isinstance(ev, E.RebuyRequested):
         e = s.entry(ev.player_id, ev.entry_no)
         mine = sum(r.player_id == ev.player_id for r in s.rebuys)
-        if e.status is not EntryStatus.PAID or ev.rebuy_no != mine + 1 or s.registration_closed:
+        twice = ev.add_on and any(r.add_on and r.player_id == ev.player_id
+                                  and r.status is not RebuyStatus.REFUSED for r in s.rebuys)
+        if (e.status is not EntryStatus.PAID or ev.rebuy_no != mine + 1
+                or s.registration_closed or twice):
             raise InvalidEvent(f"{ev.player_id!r} cannot ask for rebuy {ev.rebuy_no} now")
-        return s.evolve(rebuys=(*s.rebuys, Rebuy(ev.player_id, ev.entry_no, ev.rebuy_no)))
+        return s.evolve(rebuys=(*s.rebuys, Rebuy(ev.player_id, ev.entry_no, ev.rebuy_no,
+                                                 add_on=ev.add_on)))
     r = s.rebuy(ev.player_id, ev.rebuy_no)
     if isinstance(ev, E.RebuyChipsAdded):
-        if r.status is not RebuyStatus.PAID or r.added or ev.chips != s.structure.rebuy_chips:
+        if r.status is not RebuyStatus.PAID or r.added or ev.chips != s.chips_of(r):
             raise InvalidEvent(f"rebuy {ev.rebuy_no} of {ev.player_id!r} owes no chips")
         return _with_rebuy(s, r.evolve(added=True))
     if r.status is not RebuyStatus.REQUESTED:

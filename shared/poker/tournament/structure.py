@@ -58,6 +58,10 @@ class Structure(Value):
     rebuy_chips: int = 0
     rebuy_price: int = 0
     max_rebuys: int = 0
+    #: the add-on: ``add_on_chips`` for ``add_on_price`` (to the pool, no fee), once a
+    #: player, any stack, during the last rebuy level and the break right after it
+    add_on_chips: int = 0
+    add_on_price: int = 0
 
     def __post_init__(self) -> None:
         check_structure(self)
@@ -90,18 +94,19 @@ def check_structure(s: Structure) -> None:
     if not 1 <= s.decision_seconds <= 600:
         raise InvalidOptions("the action clock is 1 to 600 seconds a decision")
     check_rebuys(s)
-    chips = s.starting_stack + s.max_rebuys * s.rebuy_chips
+    chips = s.starting_stack + s.max_rebuys * s.rebuy_chips + s.add_on_chips
     if s.max_players * s.max_entries * chips > MAX_STACK:
-        raise InvalidOptions(f"max players x entries x (starting stack + rebuys' chips) is "
+        raise InvalidOptions(f"max players x entries x (starting stack + rebuys' and add-on's "
+                             f"chips) is "
                              f"at most {MAX_STACK} chips")
 
 
 def check_rebuys(s: Structure) -> None:
-    """InvalidOptions for a rebuy option out of its bounds (all 0: no rebuys)."""
+    """InvalidOptions for a rebuy or add-on option out of its bounds (all 0: none)."""
     if not s.rebuy_levels:
-        if s.rebuy_chips or s.rebuy_price or s.max_rebuys:
-            raise InvalidOptions("rebuy chips, price and count need a rebuy period "
-                                 "(rebuy levels > 0)")
+        if s.rebuy_chips or s.rebuy_price or s.max_rebuys or s.add_on_chips or s.add_on_price:
+            raise InvalidOptions("rebuy chips, price and count and the add-on need a rebuy "
+                                 "period (rebuy levels > 0): the add-on comes at its end")
         return
     if not 0 < s.rebuy_levels <= len(s.levels):
         raise InvalidOptions(f"the rebuy period lasts 1 to {len(s.levels)} levels (the "
@@ -112,6 +117,11 @@ def check_rebuys(s: Structure) -> None:
         raise InvalidOptions(f"a rebuy's price is 0 to {MAX_MONEY}")
     if not 1 <= s.max_rebuys <= 10:
         raise InvalidOptions("a player may rebuy 1 to 10 times when there are rebuys")
+    if not 0 <= s.add_on_chips <= MAX_STACK or not 0 <= s.add_on_price <= MAX_MONEY:
+        raise InvalidOptions(f"an add-on adds 0 (none) to {MAX_STACK} chips for 0 to "
+                             f"{MAX_MONEY}")
+    if s.add_on_price and not s.add_on_chips:
+        raise InvalidOptions("an add-on with a price needs its chips (add-on chips > 0)")
 
 
 def sit_and_go(players: int = 9, minutes: float = 5.0, starting_stack: int = 1500,
@@ -148,6 +158,15 @@ def played_level(structure: Structure, level_index: int) -> Level:
 def rebuy_period(structure: Structure, level_index: int) -> bool:
     """Rebuys are open while fewer than ``rebuy_levels`` levels are over (from the start)."""
     return 0 <= level_index < structure.rebuy_levels
+
+
+def add_on_window(structure: Structure, level_index: int) -> bool:
+    """The add-on is offered during the last rebuy level and the break right after it."""
+    if not structure.add_on_chips:
+        return False
+    last, levels = structure.rebuy_levels - 1, structure.levels
+    return level_index == last or (level_index == last + 1 < len(levels)
+                                   and levels[level_index].is_break)
 
 
 def late_registration_open(structure: Structure, level_index: int) -> bool:

@@ -15,7 +15,7 @@ from shared.poker.tournament import events as E
 from shared.poker.tournament.payouts import prizes, shares_for
 from shared.poker.tournament.ranking import money_audit, wallet_key, wallet_movements
 from shared.poker.tournament.state import RebuyStatus, TournamentState, fold
-from shared.poker.tournament.structure import Kind, Level, Structure
+from shared.poker.tournament.structure import Kind, Level, Structure, add_on_window
 from shared.poker.tournament.tables import add_chips, release, seat_entrant
 from shared.poker.tournament.tables import tournament_table_options as options
 
@@ -262,6 +262,15 @@ def test_the_add_on_is_offered_in_the_last_rebuy_level_and_the_break_after_it():
     assert s.registration_closed
     with pytest.raises(IllegalAction, match="offered during level 2"):
         D.add_on(s, "a", 0)
+    # no break after the last rebuy level: the add-on ends with it, and the payouts lock
+    played = _start(_structure(add_on_chips=500))
+    played = fold(D.next_level(played, 1000 + 60_000), played)
+    assert played is not None and D.add_on(played, "a", 0)
+    played = fold(D.next_level(played, 1000 + 120_000), played)
+    assert played is not None and played.registration_closed
+    with pytest.raises(IllegalAction, match="offered during level 2 .*r1 is at level 3"):
+        D.add_on(played, "a", 0)
+    assert not add_on_window(played.structure, 2)
 
 
 def test_the_add_on_once_a_player_at_any_stack_its_price_in_the_pool():

@@ -65,8 +65,8 @@ class TournamentService(tournament_pb2_grpc.TournamentServiceServicer):
         #: Register, Unregister and Rebuy per player (each asks the wallet, and may append)
         self.entries = RateLimiter(limits.tournament_entries_per_s,
                                    limits.tournament_entries_burst,
-                                   "registrations, unregistrations and rebuys by this "
-                                   "player")
+                                   "registrations, unregistrations, rebuys and add-ons "
+                                   "by this player")
 
     async def _reply(self, tid: str) -> pb.TournamentView:
         lt = await self.log.get(tid)

@@ -171,10 +171,12 @@ async def test_one_players_flood_of_registrations_is_refused_and_others_still_re
                               metadata=alice)
     await _refused(store, stub.Register(tpb.RegisterRequest(
         tournament_id="flood", seat_token_sha256=DIGEST, command_id="r9"), metadata=alice),
-        C.RESOURCE_EXHAUSTED, "too many registrations and unregistrations by this player")
-    await _refused(store, stub.Unregister(tpb.TournamentCommand(
-        tournament_id="flood", command_id="u9"), metadata=alice), C.RESOURCE_EXHAUSTED,
-        "; retry in ")
+        C.RESOURCE_EXHAUSTED, "too many registrations, unregistrations, rebuys and add-ons by "
+                              "this player")
+    for call in (stub.Unregister, stub.Rebuy, stub.AddOn):  # the same limit
+        await _refused(store, call(tpb.TournamentCommand(
+            tournament_id="flood", command_id="u9"), metadata=alice), C.RESOURCE_EXHAUSTED,
+            "; retry in ")
     bob = bearer_metadata(stack.issuer.token("bob"))
     view = await stub.Register(tpb.RegisterRequest(
         tournament_id="flood", seat_token_sha256=DIGEST, command_id="r1"), metadata=bob)

@@ -38,8 +38,11 @@ async def test_the_lobby_lists_tournaments(nats_server, store):
         tch, chan = stack.channel("tournament"), stack.channel("table")
         stub = tournament_pb2_grpc.TournamentServiceStub(tch)
         ops = bearer_metadata(stack.token("ops", OPERATOR))
+        structure = fast_structure(4)
+        structure.rebuy_levels, structure.rebuy_chips, structure.rebuy_price = 2, 500, 100
+        structure.max_rebuys, structure.add_on_chips, structure.add_on_price = 3, 1000, 50
         await stub.CreateTournament(tpb.CreateTournamentRequest(
-            tournament_id="web1", name="Friday", structure=fast_structure(4),
+            tournament_id="web1", name="Friday", structure=structure,
             command_id="c"), metadata=ops)
         await TB.register_bots(stub, stack.sponsor(), "web1", 2)
         with_director = backend(stack, store, chan)
@@ -51,6 +54,9 @@ async def test_the_lobby_lists_tournaments(nats_server, store):
             assert row["id"] == "web1" and row["name"] == "Friday"
             assert row["status"] == "registering" and row["kind"] == "sit-and-go"
             assert (row["entries"], row["max_players"], row["buy_in"]) == (2, 4, 100)
+            assert (row["rebuy_levels"], row["rebuy_chips"], row["rebuy_price"],
+                    row["max_rebuys"], row["add_on_chips"], row["add_on_price"]) == (
+                2, 500, 100, 3, 1000, 50)
             status, page = await _get(address, "/tournaments")
             assert status == 200 and b"/static/tournaments.js" in page
             status, lobby = await _get(address, "/")

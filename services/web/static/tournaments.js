@@ -27,7 +27,10 @@
         (t.winner ? ", won by " + t.winner : ""));
       cell(row, t.kind + ", " + t.buy_in + "+" + t.fee + ", " + t.starting_stack + " chips" +
         (t.late_levels ? ", late registration " + t.late_levels + " levels" : "") +
-        (t.max_entries > 1 ? ", " + t.max_entries + " entries" : ""));
+        (t.max_entries > 1 ? ", " + t.max_entries + " entries" : "") +
+        (t.rebuy_levels ? ", " + t.max_rebuys + " rebuys of " + t.rebuy_chips + " for " +
+          t.rebuy_price + " (" + t.rebuy_levels + " levels)" : "") +
+        (t.add_on_chips ? ", add-on " + t.add_on_chips + " for " + t.add_on_price : ""));
       cell(row, t.in + " in of " + t.entries + " (" + t.max_players + " max)");
       cell(row, t.level ? t.level + ": " + t.blinds : "");
       cell(row, t.status === "running" ? endsIn(t.level_ends_unix_ms) : "");

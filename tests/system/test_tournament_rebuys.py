@@ -46,10 +46,10 @@ async def rstack(nats_server):
 
 def rebuy_structure() -> tpb.Structure:
     """3 players, 500 chips, buy-in 100 + 10; rebuys of 500 chips for 100, once each, during
-    the first level (15 s), and then too the add-on, 1000 chips for 100; no action clock to
-    speak of before the bots play."""
+    the first level (30 s: room for a loaded machine), and then too the add-on, 1000 chips
+    for 100; no action clock to speak of before the bots play."""
     st = fast_structure(3)
-    st.levels[0].minutes = 0.25
+    st.levels[0].minutes = 0.5
     st.decision_seconds = 120
     st.rebuy_levels, st.rebuy_chips, st.rebuy_price, st.max_rebuys = 1, 500, 100, 1
     st.add_on_chips, st.add_on_price = 1000, 100
@@ -104,9 +104,11 @@ async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
         if not e.table_id:
             return None
         t = (await repo.load(e.table_id)).state
-        return t is not None and t.hand_running and any(
-            x.player_id == first.player for x in t.seats)
-    await until(seated, 30, "the first hand dealt with the rebuyer seated")
+        # dealt, blinds posted, a player on the clock: the table waits for the bots
+        return t is not None and t.hand_running and t.hand is not None \
+            and t.hand.to_act is not None and any(x.player_id == first.player
+                                                  for x in t.seats)
+    await until(seated, 30, "the first hand waiting for a bot, the rebuyer seated")
 
     # in the period, 500 chips (the starting stack) before this hand: rebuys once
     reply = await rebuy(first.auth, "r1")

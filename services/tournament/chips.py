@@ -6,7 +6,7 @@ that takes over does each once."""
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import grpc
 from poker.tournament.v1 import tournament_pb2 as pb
@@ -19,20 +19,25 @@ from shared.poker.tournament import events as E
 from shared.poker.tournament.ranking import rebuy_key
 from shared.poker.tournament.state import Rebuy, RebuyStatus, TournamentState
 
-if TYPE_CHECKING:
-    from .director import Director
+from .log import TournamentLog
+from .names import WALLET, player_digest
 
 
-def _digest(player: str) -> str:
-    from .director import player_digest
-    return player_digest(player)
+class Director(Protocol):
+    """What these steps use of the director (director.py's Director)."""
+
+    log: TournamentLog
+    tables: Any  # TournamentTablesStub, with the director's token
+    wallet: Any  # WalletServiceStub
+
+    async def table_state(self, table_id: str) -> TableState | None: ...
 
 
 async def stack_of(d: Director, s: TournamentState, player: str) -> int | None:
     """``player``'s stack at the table the tournament seats them at (during a hand they
     play, the stack they started it with); None when no table seats them yet."""
     e = s.latest(player)
-    view = await d._table(e.table_id) if e is not None and e.table_id else None
+    view = await d.table_state(e.table_id) if e is not None and e.table_id else None
     seat = next((x for x in view.seats if x.player_id == player), None) if view else None
     if view is None or seat is None:
         return None
@@ -45,7 +50,6 @@ async def stack_of(d: Director, s: TournamentState, player: str) -> int | None:
 async def debit(d: Director, tid: str, s: TournamentState, r: Rebuy) -> None:
     """A rebuy's (or add-on's) price, once (key ``rebuy/<player>/<n>``, ``addon/...``),
     then its outcome."""
-    from .director import WALLET
     refusal = ""
     if s.price_of(r):
         try:
@@ -58,7 +62,7 @@ async def debit(d: Director, tid: str, s: TournamentState, r: Rebuy) -> None:
             if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
                 raise
             refusal = exc.details() or "the wallet refused the rebuy"
-    await d.log.execute(tid, f"rebuy.{_digest(r.player_id)}.{r.rebuy_no}", lambda t: (
+    await d.log.execute(tid, f"rebuy.{player_digest(r.player_id)}.{r.rebuy_no}", lambda t: (
         D.settle_rebuy(t, r.player_id, r.rebuy_no, not refusal, refusal) if t else []))
 
 
@@ -79,7 +83,7 @@ async def add_chips(d: Director, tid: str, views: dict[str, TableState | None],
         seat = view.seat(e.seat) if view is not None else None
         if seat is None or seat.player_id != r.player_id:
             continue  # not at the seat the log gives yet: seated first, chips next
-        who = _digest(r.player_id)
+        who = player_digest(r.player_id)
         await d.tables.AddChips(pb.AddChipsRequest(
             table_id=e.table_id, seat=e.seat, player_id=r.player_id,
             chips=s.chips_of(r), command_id=f"{tid}.rebuy.{who}.{r.rebuy_no}"))

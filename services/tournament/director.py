@@ -26,7 +26,6 @@ hand-for-hand, it releases every table only once all are between hands.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import secrets
 from collections.abc import Callable
 from functools import partial
@@ -40,7 +39,7 @@ from poker.wallet.v1 import wallet_pb2
 from shared.infra import failpoints
 from shared.infra.lease import Leases
 from shared.infra.repository import TableRepository, digest
-from shared.infra.retry import RetryPolicy, retrying
+from shared.infra.retry import retrying
 from shared.infra.rpc import Unavailable
 from shared.poker.errors import IllegalAction
 from shared.poker.state import TableState
@@ -60,22 +59,15 @@ from shared.poker.tournament.structure import played_level
 
 from . import chips
 from .log import TournamentLog
+from .names import WALLET, player_digest
 
 log = structlog.get_logger()
 
 SEEDS = "POKER_TOURNAMENT_SEEDS"
 #: the directors' lease bucket (one lease per tournament), apart from the table service's
 LEASES = "POKER_TOURNAMENT_LEASES"
-WALLET = RetryPolicy(total_s=2.0, attempt_s=5.0, wait_for_ready=True)
-
-
 def lease_name(tournament_id: str) -> str:
     return f"tournament.{tournament_id}"
-
-
-def player_digest(player: str) -> str:  # noqa: D401
-    """A player id as a command id may hold it."""
-    return hashlib.sha256(player.encode()).hexdigest()[:16]
 
 
 def level_message(s: TournamentState) -> pb.Level:
@@ -300,7 +292,7 @@ class Director:
 
     # --- tables --------------------------------------------------------------------------
 
-    async def _table(self, table_id: str) -> TableState | None:
+    async def table_state(self, table_id: str) -> TableState | None:
         return (await self.repo.load(table_id)).state
 
     async def run_tables(self, tid: str) -> None:
@@ -310,7 +302,7 @@ class Director:
         between = {t for t, v in views.items() if v is not None and v.paused
                    and not v.hand_running}
         if await chips.add_chips(self, tid, views, between):
-            views = {t: await self._table(t) for t in views}
+            views = {t: await self.table_state(t) for t in views}
         await self._busts(tid, views, between)
         await self.log.execute(tid, f"levels.{self.now_ms()}",
                                lambda t: D.next_level(t, self.now_ms()) if t else [])
@@ -322,13 +314,13 @@ class Director:
     async def _open_tables(self, tid: str, s: TournamentState) -> dict[str, TableState | None]:
         views: dict[str, TableState | None] = {}
         for t in s.tables:
-            view = await self._table(t.table_id)
+            view = await self.table_state(t.table_id)
             if view is None:
                 await self.tables.OpenTable(pb.OpenTableRequest(
                     table_id=t.table_id, command_id=f"{tid}.open", tournament_id=tid,
                     level=level_message(s), max_seats=t.max_seats,
                     decision_seconds=s.structure.decision_seconds))
-                view = await self._table(t.table_id)
+                view = await self.table_state(t.table_id)
             if view is not None and view.options.tournament != tid:
                 raise IllegalAction(f"table {t.table_id} is not a table of tournament {tid} "
                                     f"(it names {view.options.tournament or 'no tournament'}): "
@@ -401,7 +393,7 @@ class Director:
                         failpoints.hit("tournament.mid_move")
         seated: set[str] = set()
         for t in s.tables:
-            view = await self._table(t.table_id)
+            view = await self.table_state(t.table_id)
             seated |= {seat.player_id for seat in (view.seats if view is not None else ())}
         for table_id in sorted(between):
             for seat_no, player in s.table(table_id).players:
@@ -426,7 +418,7 @@ class Director:
     async def _release(self, tid: str, between: set[str], held: set[str]) -> None:
         s = (await self.log.get(tid)).state
         assert s is not None
-        views = {t.table_id: await self._table(t.table_id) for t in s.live_tables()
+        views = {t.table_id: await self.table_state(t.table_id) for t in s.live_tables()
                  if t.table_id in between}
         seated = {t: len(v.seats) for t, v in views.items() if v is not None}
         for table_id in T.tables_to_release(s, between, held, seated):

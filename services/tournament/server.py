@@ -38,8 +38,9 @@ from shared.infra.tls import channel
 from shared.poker.tournament import decide as D
 from shared.poker.tournament.decide import TOKEN_SHA256, TOURNAMENT_ID
 
-from .director import LEASES, Director, open_seeds, player_digest
+from .director import LEASES, Director, open_seeds
 from .log import TournamentLog, ensure_stream
+from .names import player_digest
 from .views import structure_from, view
 
 _OPERATORS, _PLAYERS, _ANY = (Rule(frozenset({OPERATOR})), Rule(frozenset({PLAYER})),

@@ -11,6 +11,9 @@ from shared.poker.tournament import events as TE
 from shared.poker.tournament.ranking import money_audit, placings, wallet_key
 from shared.poker.tournament.state import TournamentState
 
+#: the services' settings for a tournament played in a test: the clock ticks every 20 ms
+FAST = {"POKER_CLOCK_TICK_MS": "20"}
+
 
 async def table_events(store, table_id: str) -> list[tuple[int, list]]:
     """Every commit of the table: (stream sequence, events)."""

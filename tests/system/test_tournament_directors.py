@@ -7,7 +7,6 @@ import asyncio
 import random
 from functools import partial
 
-import pytest
 from poker.tournament.v1 import tournament_pb2 as tpb
 from poker.tournament.v1 import tournament_pb2_grpc
 
@@ -25,18 +24,9 @@ from shared.infra.waiting import until
 from shared.poker.tournament import events as E
 from shared.poker.tournament.draw import check_reveal
 from shared.poker.tournament.state import Status
-from tests.system.test_tournaments import FAST, PLAY_S, fast_structure
+from tests.system.test_tournaments import PLAY_S, fast_structure
 
 RACES = 6
-
-
-@pytest.fixture
-async def tstack(nats_server):
-    from services.stack import start_local
-    s = await start_local(nats_server.url, env=FAST)
-    await s.start_service("tournament")
-    yield s
-    await s.stop()
 
 
 async def _director(stack, store, name: str):

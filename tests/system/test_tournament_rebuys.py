@@ -35,15 +35,6 @@ from tests.system.test_tournaments import PLAY_S, fast_structure, settled
 C = grpc.StatusCode
 
 
-@pytest.fixture
-async def rstack(nats_server):
-    from services.stack import start_local
-    s = await start_local(nats_server.url, env={"POKER_CLOCK_TICK_MS": "20"})
-    await s.start_service("tournament")
-    yield s
-    await s.stop()
-
-
 def rebuy_structure() -> tpb.Structure:
     """3 players, 500 chips, buy-in 100 + 10; rebuys of 500 chips for 100, once each, during
     the first level (30 s: room for a loaded machine), and then too the add-on, 1000 chips
@@ -68,9 +59,9 @@ async def _refused(call, reason: str, code: C = C.FAILED_PRECONDITION) -> None:
     assert reason in err.value.details(), err.value.details()
 
 
-async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
-    sponsor = rstack.sponsor()
-    stub = tournament_pb2_grpc.TournamentServiceStub(rstack.channel("tournament"))
+async def test_a_player_rebuys_and_the_pool_pays_it_out(tstack, store):
+    sponsor = tstack.sponsor()
+    stub = tournament_pb2_grpc.TournamentServiceStub(tstack.channel("tournament"))
     ops = bearer_metadata(sponsor.token("ops", OPERATOR))
     tlog = TournamentLog(store.nc, store.js, lambda: 0)
     await stub.CreateTournament(tpb.CreateTournamentRequest(
@@ -122,7 +113,7 @@ async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
     await _refused(add_on(first.auth, "a0"), "last rebuy's chips reach your stack")
     await _refused(rebuy(poor.auth, "p1"), "your wallet holds 0: a rebuy costs 100")
     await _refused(add_on(poor.auth, "p2"), "your wallet holds 0: the add-on costs 100")
-    await rstack.deposit("alice", 1000)
+    await tstack.deposit("alice", 1000)
     alice = bearer_metadata(sponsor.token("alice"))
     await _refused(rebuy(alice, "a1"), "alice has no entry in play in rb1")
     await _refused(rebuy(ops, "o1"), "player", C.PERMISSION_DENIED)
@@ -130,7 +121,7 @@ async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
     assert await balance(poor.player) == 0 and await balance("alice") == 1000
 
     play = asyncio.create_task(TB.play(
-        stub, table_pb2_grpc.TableServiceStub(rstack.channel("table")), field,
+        stub, table_pb2_grpc.TableServiceStub(tstack.channel("table")), field,
         random.Random(7), ops))
 
     async def added(n: int):
@@ -150,10 +141,10 @@ async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
     await until(closed, 60, "the rebuy period over")
     late = next(iter(field.bots.values()))
     await _refused(rebuy(late.auth, "r4"), "the rebuy period of rb1 is over")
-    cli = await _pokerctl(rstack, sponsor.token(late.player), "rebuy", "rb1")
+    cli = await _pokerctl(tstack, sponsor.token(late.player), "rebuy", "rb1")
     assert cli.returncode == 1 and "FAILED_PRECONDITION: the rebuy period of rb1 is over" \
         in cli.stderr, cli.stderr
-    cli = await _pokerctl(rstack, sponsor.token(late.player), "addon", "rb1")
+    cli = await _pokerctl(tstack, sponsor.token(late.player), "addon", "rb1")
     assert cli.returncode == 1 and "the add-on is offered during level 1" in cli.stderr
     await _refused(add_on(late.auth, "a3"), "the add-on is offered during level 1")
     s = (await tlog.get("rb1")).state
@@ -169,7 +160,7 @@ async def test_a_player_rebuys_and_the_pool_pays_it_out(rstack, store):
         (state.winner, 500)]
     await check_tables(store, state)  # 3 x 500 + 500 + 1000 chips, the winner's at the end
     check_prizes(state)
-    await check_audits(store, state, rstack.keyring())
+    await check_audits(store, state, tstack.keyring())
     # the audit finds a rebuy's chips that the tournament's log does not account for
     events = await tlog.events("rb1")
     tables = {t.table_id: [e for _, evs in await table_events(store, t.table_id) for e in evs]
@@ -186,18 +177,18 @@ async def _pokerctl(stack, token: str, *argv: str) -> subprocess.CompletedProces
         timeout=60)
 
 
-async def test_pokerctl_creates_a_tournament_with_rebuys_and_refuses_bad_options(rstack):
-    ops = rstack.sponsor().token("ops", OPERATOR)
-    made = await _pokerctl(rstack, ops, "create", "--id", "rb2", "--players", "3",
+async def test_pokerctl_creates_a_tournament_with_rebuys_and_refuses_bad_options(tstack):
+    ops = tstack.sponsor().token("ops", OPERATOR)
+    made = await _pokerctl(tstack, ops, "create", "--id", "rb2", "--players", "3",
                            "--rebuy-levels", "2", "--rebuy-chips", "1500", "--rebuy-price",
                            "100", "--max-rebuys", "3", "--add-on-chips", "3000",
                            "--add-on-price", "100")
     assert made.returncode == 0 and made.stdout.strip() == "rb2", made.stderr
-    shown = await _pokerctl(rstack, ops, "status", "rb2", "--json")
+    shown = await _pokerctl(tstack, ops, "status", "rb2", "--json")
     assert '"rebuyLevels": 2' in shown.stdout and '"maxRebuys": 3' in shown.stdout
     assert '"addOnChips": "3000"' in shown.stdout
-    bad = await _pokerctl(rstack, ops, "create", "--id", "rb3", "--rebuy-levels", "2",
+    bad = await _pokerctl(tstack, ops, "create", "--id", "rb3", "--rebuy-levels", "2",
                           "--rebuy-chips", "1500")
     assert bad.returncode == 1 and "a player may rebuy 1 to 10 times" in bad.stderr, bad.stderr
-    bad = await _pokerctl(rstack, ops, "create", "--id", "rb4", "--max-rebuys", "1")
+    bad = await _pokerctl(tstack, ops, "create", "--id", "rb4", "--max-rebuys", "1")
     assert bad.returncode == 1 and "need a rebuy period" in bad.stderr, bad.stderr

@@ -21,9 +21,8 @@ from services.tournament.log import TournamentLog
 from shared.infra.bearer import bearer_metadata
 from shared.infra.identity import OPERATOR
 from shared.infra.waiting import until
-from tests.helpers.tournaments import check_audits, check_prizes, check_tables
+from tests.helpers.tournaments import FAST, check_audits, check_prizes, check_tables
 
-FAST = {"POKER_CLOCK_TICK_MS": "20"}
 #: the most a tournament here may take to play (they take seconds)
 PLAY_S = 120
 
@@ -38,15 +37,6 @@ def fast_structure(players: int, scheduled: bool = False, per_table: int = 9,
         late_levels=late, max_entries=entries, decision_seconds=5,
         levels=[tpb.Level(small_blind=sb, big_blind=bb, ante=bb // 10, minutes=minutes)
                 for sb, bb in blinds])
-
-
-@pytest.fixture
-async def tstack(nats_server):
-    from services.stack import start_local
-    s = await start_local(nats_server.url, env=FAST)
-    await s.start_service("tournament")
-    yield s
-    await s.stop()
 
 
 async def settled(store, tid: str):

@@ -1,9 +1,9 @@
-"""BettingService: forced bets and players' actions."""
+"""BettingService: players' actions and time-outs. Its house steps (forced bets, closing a
+round) are served from shared/poker/steprules.py by its step stream alone."""
 
 from __future__ import annotations
 
 from poker.betting.v1 import betting_pb2, betting_pb2_grpc
-from poker.engine.v1 import step_pb2
 
 from shared.infra.protomap import ACTION_KIND, UnknownEnumValue
 from shared.infra.repository import LoadedTable, TableRepository, digest
@@ -16,7 +16,6 @@ from shared.poker.clock import is_late
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind
 from shared.poker.options import MAX_CHIPS
-from shared.poker.steprules import house
 
 
 def _held_by(seat: int, player_id: str, decide):
@@ -48,16 +47,6 @@ def amount_from(message, field: str = "amount") -> int | None:
 class BettingService(betting_pb2_grpc.BettingServiceServicer):
     def __init__(self, repo: TableRepository) -> None:
         self.repo = repo
-
-    @rpc
-    async def PostForcedBets(self, request: step_pb2.StepRequest, context):
-        return await run_step(self.repo, request, digest("forced", request.hand_no),
-                              for_hand(request, house(D.PostForcedBets)))
-
-    @rpc
-    async def CloseRound(self, request: step_pb2.StepRequest, context):
-        return await run_step(self.repo, request, digest("close", request.hand_no),
-                              for_hand(request, house(D.CloseRound)))
 
     @rpc
     async def Act(self, request: betting_pb2.ActRequest, context):

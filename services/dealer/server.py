@@ -35,8 +35,10 @@ from shared.poker import decide as D
 from shared.poker.cards import UNKNOWN_CARD
 from shared.poker.deck import commitment
 from shared.poker.errors import IllegalAction
-from shared.poker.shuffle import Entropy
+from shared.poker.shuffle import NO_ENTROPY, Entropy
 from shared.poker.state import HandState
+from shared.poker.steprules import STEPS, next_step
+from shared.poker.steps import CommitDeck, Deal, Reshuffle, RevealDeck, Step
 from shared.tlog.receipt import positions_root
 
 from .receipts import hand_cards
@@ -47,6 +49,35 @@ CHOICES: dict[int, Callable[[HandState, int], list]] = {
     dealer_pb2.SHOW_CHOICE_MUCK: D.muck,
     dealer_pb2.SHOW_CHOICE_DEFAULT: D.showdown_default,
 }
+
+
+class VaultDecks:
+    """A hand's decks as the vault holds them, for the dealer's decisions
+    (shared/poker/steprules.py ``DeckHolder``): the ``committed`` decks, and ``new_deck``
+    hands over the next one, which the dealer shuffled and stored before deciding."""
+
+    def __init__(self, stored: HandDecks, committed: int, entropy: Entropy = NO_ENTROPY,
+                 server_seed: str = "") -> None:
+        self._stored = stored
+        self._n = committed
+        self.entropy = entropy
+        self.server_seed = server_seed
+
+    @property
+    def decks(self) -> tuple:
+        return self._stored.decks[:self._n]
+
+    @property
+    def salts(self) -> tuple:
+        return self._stored.salts[:self._n]
+
+    def new_deck(self, cards=None) -> str:
+        """The next stored deck's commitment (``cards``: what it was shuffled from)."""
+        self._n += 1
+        return commitment(self._stored.decks[self._n - 1], self._stored.salts[self._n - 1])
+
+    def root(self) -> str:
+        return positions_root(self._stored.decks[self._n - 1], self._stored.key, self._n - 1)
 
 
 class DealerService(dealer_pb2_grpc.DealerServiceServicer):
@@ -130,6 +161,28 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
                     reply.seat_cards.add(seat=p.seat, cards=[str(c) for c in p.hole])
         return reply
 
+    async def _step(self, request: step_pb2.StepRequest, kind: type[Step], decks: HandDecks,
+                    sealing: Sealing, entropy: Entropy = NO_ENTROPY,
+                    server_seed: str = "") -> step_pb2.StepReply:
+        """Take the dealer's step ``kind`` as shared/poker/steprules.py decides it, with the
+        hand's decks as the vault holds them (each derived and stored before its commitment
+        is appended), the seeds they come from and the server's seed to reveal."""
+        rule = STEPS[kind]
+        decision, fingerprint = rule.dealer, rule.fingerprint
+        assert decision is not None and fingerprint is not None  # (a dealer's step)
+
+        def decide(hand: HandState) -> list:
+            step = next_step(hand)
+            if type(step) is not kind:
+                raise IllegalAction(f"the hand's next step is {type(step).__name__}, not "
+                                    f"{kind.__name__}")
+            return decision(hand, step, VaultDecks(decks, len(hand.commitments), entropy,
+                                                   server_seed))
+
+        return await run_step(self.repo, request,
+                              digest(*fingerprint(None, request.hand_no, request.version)),
+                              for_hand(request, decide), sealing=sealing)
+
     @rpc
     async def CommitDeck(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         hand = await self._hand(request)
@@ -143,22 +196,13 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
                       await self._dealt_in(request)))
         self._keep_decks(request.table_id, request.hand_no, decks, 0)  # revision: not needed
         sealing = self._know(request.table_id, request.hand_no, decks)
-        return await run_step(self.repo, request, digest("commit_deck", request.hand_no),
-                              for_hand(request, D.commit_deck,
-                                       commitment(decks.decks[0], decks.salts[0]), 52,
-                                       positions_root(decks.decks[0], decks.key, 0), entropy),
-                              sealing=sealing)
+        return await self._step(request, CommitDeck, decks, sealing, entropy)
 
     @rpc
     async def DealStreet(self, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
         check_step(request)
         decks, sealing = await self._current_decks(request)
-
-        def deal_from_deck(hand):  # the deck last committed (a reshuffle stores one ahead)
-            return D.deal_from(hand, decks.decks[len(hand.commitments) - 1])
-
-        reply = await run_step(self.repo, request, digest("deal", request.hand_no),
-                               for_hand(request, deal_from_deck), sealing=sealing)
+        reply = await self._step(request, Deal, decks, sealing)
         return self._with_seat_cards(reply, request.table_id, request.hand_no)
 
     @rpc
@@ -180,15 +224,8 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
             revision = await self.vault.update(request.table_id, request.hand_no, decks,
                                                revision)
             self._keep_decks(request.table_id, request.hand_no, decks, revision)
-        return await run_step(self.repo, request, digest("reshuffle", request.hand_no),
-                              for_hand(request, D.reshuffle,
-                                       commitment(decks.decks[-1], decks.salts[-1]),
-                                       len(decks.decks[-1]),
-                                       positions_root(decks.decks[-1], decks.key,
-                                                      len(decks.decks) - 1),
-                                       Entropy(hand.shuffle, hand.seed_sha256,
-                                               hand.player_seeds)),
-                              sealing=sealing)
+        return await self._step(request, Reshuffle, decks, sealing,
+                                Entropy(hand.shuffle, hand.seed_sha256, hand.player_seeds))
 
     @rpc
     async def ShowOrMuck(self, request: dealer_pb2.ShowRequest, context):
@@ -208,9 +245,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
         decks, sealing = await self._current_decks(request)
         hand = await self._hand(request)
         seed = await self.seeds.seed(request.table_id, request.hand_no) if hand.shuffle else ""
-        return await run_step(self.repo, request, digest("reveal", request.hand_no),
-                              for_hand(request, D.reveal_deck, decks.decks, decks.salts, seed),
-                              sealing=sealing)
+        return await self._step(request, RevealDeck, decks, sealing, server_seed=seed)
 
     @rpc
     async def SeatCards(self, request: dealer_pb2.SeatCardsRequest, context):

@@ -65,6 +65,7 @@ from shared.infra.rpc import log_full, system_command_id
 from shared.poker import table as T
 from shared.poker.clock import TurnClock, is_late
 from shared.poker.errors import IllegalAction
+from shared.poker.steprules import table_step
 
 from .calls import Failures, same_decision
 from .driver import Driver
@@ -256,7 +257,7 @@ class ClockKeeper:
                 if not same_decision(clock, self._nudged.get(table_id)):
                     due = min(due, clock.countdown_ms(table.options))
                 at = now_mono + max(0, due - now_ms) / 1000
-        if T.table_step(table) is not None or T.settleable(table):
+        if table_step(table) is not None or T.settleable(table):
             seen = self._pending.get(table_id)
             if seen is None or seen[0] != lt.seq:
                 seen = self._pending[table_id] = (lt.seq, now_mono)
@@ -324,7 +325,7 @@ class ClockKeeper:
                     await self._time_out(table_id, lt)
                 else:
                     await self._restart_clock(table_id, lt, refused_at)
-            elif T.table_step(lt.state) is not None or T.settleable(lt.state):
+            elif table_step(lt.state) is not None or T.settleable(lt.state):
                 seen = self._pending.get(table_id)
                 stalled = seen is not None and seen[0] == lt.seq and \
                     self.monotonic() >= seen[1] + self.stall_s

@@ -25,11 +25,8 @@ from dataclasses import dataclass
 
 import grpc
 import structlog
-from poker.betting.v1 import betting_pb2_grpc
 from poker.dealer.v1 import dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
-from poker.rake.v1 import rake_pb2_grpc
-from poker.showdown.v1 import showdown_pb2_grpc
 from poker.wallet.v1 import wallet_pb2_grpc
 
 from shared.infra import tablecache
@@ -43,7 +40,7 @@ from shared.infra.tablecache import TableCache
 from shared.infra.tls import TlsConfig, channel
 from shared.poker import table as T
 from shared.poker.cards import Card, card
-from shared.poker.steprules import STEPS
+from shared.poker.steprules import STEPS, owners, table_step
 
 from .calls import Failures, Outages
 from .cashier import Cashier
@@ -58,10 +55,8 @@ MAX_STEPS = 500  # per call of advance: a hand never needs this many automated s
 
 @dataclass
 class Peers:
+    #: the dealer's calls that are not steps (a seat's cards, a hand's cards for receipts)
     dealer: dealer_pb2_grpc.DealerServiceStub
-    betting: betting_pb2_grpc.BettingServiceStub
-    showdown: showdown_pb2_grpc.ShowdownServiceStub
-    rake: rake_pb2_grpc.RakeServiceStub
     wallet: wallet_pb2_grpc.WalletServiceStub
     channels: tuple[grpc.aio.Channel, ...]
     #: the steps' one long-lived stream per service instance (shared/infra/stepclient.py)
@@ -76,9 +71,6 @@ class Peers:
         for chan in chans.values():  # connect now: the first hand waits for no handshake
             chan.get_state(try_to_connect=True)
         return cls(dealer_pb2_grpc.DealerServiceStub(chans["dealer"]),
-                   betting_pb2_grpc.BettingServiceStub(chans["betting"]),
-                   showdown_pb2_grpc.ShowdownServiceStub(chans["showdown"]),
-                   rake_pb2_grpc.RakeServiceStub(chans["rake"]),
                    wallet_pb2_grpc.WalletServiceStub(chans["wallet"]),
                    tuple(chans.values()), StepPeers.connect(addresses, tls, STEP_SERVICES))
 
@@ -115,7 +107,7 @@ class OwnCards:
 #: more)
 TAIL_KEPT = MAX_TAIL
 #: the services the driver sends steps to (each is asked every hand)
-STEP_SERVICES = frozenset(rule.owner for rule in STEPS.values() if rule.rpc)
+STEP_SERVICES = owners()
 #: and at most this many bytes of them in one step (its message stays well under the services'
 #: 1 MiB limit; the service reads the log for the rest)
 TAIL_BYTES = 256 * 1024
@@ -228,7 +220,7 @@ class Driver:
                     version = (await self.cashier.settle(table_id, lt.seq)).version
                     lt = await self.repo.load(table_id, version)
                 assert lt.state is not None  # (as read above: a table's log only grows)
-                step = T.table_step(lt.state)
+                step = table_step(lt.state)
                 if step is None:
                     self.failures.ok(table_id)
                     return lt.seq
@@ -244,22 +236,19 @@ class Driver:
             raise RuntimeError(f"table {table_id} took more than {MAX_STEPS} automated steps")
 
     async def _run(self, table_id: str, version: int, table, step) -> int:
-        """Call the service that owns ``step``; returns the table's version after it."""
+        """Take ``step`` (shared/poker/steprules.py): the service that owns it is called, or
+        the table decides it here; returns the table's version after it."""
         call = step_call(table_id, version, table, step)
         if call is not None:
             owner, method, message = call
             return (await self.call(owner, method, message)).version
         hand_no = table.hand.hand_no if table.hand is not None else 0
         command_id = system_command_id("drv", hand_no, type(step).__name__, version)
-        if isinstance(step, T.StartHand):
-            outcome = await self.repo.execute(table_id, command_id, digest("start", version),
-                                              on_table(table_id, T.start_next_hand),
-                                              min_version=version)
-            return outcome.version
-        if isinstance(step, T.FreeSeat):
-            outcome = await self.repo.execute(
-                table_id, command_id, digest("free", step.seat),
-                on_table(table_id, lambda t: T.free_seat(t, step.seat, key=command_id)),
-                min_version=version)
-            return outcome.version
-        raise AssertionError(f"{type(step).__name__}: no service takes it")
+        rule = STEPS[type(step)]
+        decision, fingerprint = rule.table, rule.fingerprint
+        if decision is None or fingerprint is None:
+            raise AssertionError(f"{type(step).__name__}: no service takes it")
+        outcome = await self.repo.execute(
+            table_id, command_id, digest(*fingerprint(step, hand_no, version)),
+            on_table(table_id, lambda t: decision(t, step, command_id)), min_version=version)
+        return outcome.version

@@ -71,6 +71,7 @@ from shared.poker.errors import IllegalAction
 from shared.poker.options import NO_RAKE_CAP, table_options
 from shared.poker.shuffle import is_seed_hex
 from shared.poker.state import TableState
+from shared.poker.steprules import table_step
 
 from . import tournament
 from .clock import ClockKeeper
@@ -468,7 +469,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     async def GetState(self, request, context):
         viewer = await self._viewer(request)
         lt = await self.repo.get(request.table_id)
-        if T.table_step(lt.state) is not None:
+        if table_step(lt.state) is not None:
             self.driver.nudge(request.table_id)  # a step is pending: carry on
         return await self._view(lt, viewer)
 

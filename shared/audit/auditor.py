@@ -53,7 +53,6 @@ from shared.infra.repository import LoadedTable
 from shared.infra.secrecy import Keyring
 from shared.poker import decide as D
 from shared.poker import events as E
-from shared.poker import seeds as S
 from shared.poker import table as T
 from shared.poker.cards import DECK, Card
 from shared.poker.clock import TurnClock, clock_after, is_late
@@ -61,18 +60,17 @@ from shared.poker.deck import commitment as deck_commitment
 from shared.poker.errors import IllegalAction, InvalidEvent
 from shared.poker.fold import apply
 from shared.poker.state import SagaKind, TableState
-from shared.poker.steprules import NotThisStep, decide_again
-from shared.poker.tournament import tables as TT
+from shared.poker.steprules import (
+    NotThisStep,
+    decide_again,
+    decide_table_again,
+    is_table_decision,
+    next_step,
+)
 from shared.tlog.hands import HandLeaves
 from shared.tlog.receipt import positions_root
 
 _FULL_DECK = frozenset(DECK)
-#: the decisions of the table (the rest are the running hand's)
-_TABLE_DECISIONS = frozenset({
-    E.TableCreated, E.HandStarted, E.PlayerSeated, E.PlayerLeft, E.PlayerLeaving,
-    E.PlayerSatOut, E.PlayerToppedUp, E.PlayerDisconnected, E.PlayerReconnected,
-    E.ClockRestarted, E.SeatTokenReplaced, E.SeedCommitted, E.SeedRevealed, *E.MONEY_EVENTS,
-    *E.OPERATOR_EVENTS})
 #: the wallet's answers to a saga
 _Settlement = E.BuyInConfirmed | E.BuyInRefused | E.CashOutConfirmed | E.RakeCredited
 _SETTLED = {E.BuyInConfirmed: "confirmed", E.BuyInRefused: "refused",
@@ -518,83 +516,32 @@ class TableAuditor:
     # --- the decision a commit claims ---------------------------------------------------------
 
     def _decide(self, events: list, at_ms: int) -> list:
+        """The decision the commit claims, again: a table decision (a table step's or a
+        command's) or the running hand's step, as shared/poker/steprules.py decides them."""
         first = events[0]
-        t = type(first)
         table = self.state
-        if t in _TABLE_DECISIONS or table is None:
-            return self._decide_table(t, first, table)
-        return self._decide_hand(t, first, table, at_ms)
-
-    def _decide_table(self, t: type, first: object, table: TableState | None) -> list:
         if type(first) is E.TableCreated:
             if first.table_id != self.table_id:
                 raise _Bad(0, f"the log of table {self.table_id} creates table {first.table_id}")
             return T.create_table(table, first.table_id, first.options)
         if table is None:
             raise _Bad(0, "the table was not created first")
-        if type(first) is E.HandStarted:
-            return T.start_next_hand(table)
-        if table.options.tournament and isinstance(first, E.PlayerSeated | E.PlayerLeft
-                                                   | E.PlayerToppedUp):
-            return _director_decision(table, first)
-        if type(first) is E.PlayerSeated:
-            return T.sit_down(table, first.seat, first.player_id, first.stack,
-                              first.token_digest, first.post_big_blind, name=first.name)
-        if type(first) is E.PlayerLeft or type(first) is E.CashOutRequested:
-            key = getattr(first, "key", "")
-            seat = table.seat(first.seat)
-            if seat is not None and (seat.leaving or table.closing) and not table.hand_running:
-                return T.free_seat(table, first.seat, key=key)
-            return T.leave(table, first.seat, key=key)
-        if type(first) is E.BuyInRequested:
-            if first.top_up:
-                return T.top_up(table, first.seat, first.amount, key=first.key)
-            return T.sit_down(table, first.seat, first.player_id, first.amount,
-                              first.token_digest, first.post_big_blind, key=first.key,
-                              name=first.name)
-        if type(first) is E.BuyInRefused:
-            return T.settled(table, first.key, first.reason)
-        if isinstance(first, (E.BuyInConfirmed, E.CashOutConfirmed, E.RakeCredited)):
-            return T.settled(table, first.key)
-        if type(first) is E.TablePaused:
-            return T.pause(table, first.paused)
-        if type(first) is E.TableClosing:
-            return T.close(table, first.reason)
-        if type(first) is E.TableConfigured:
-            return T.configure(table, first.options)
-        if type(first) is E.PlayerLeaving:
-            return T.leave(table, first.seat)
-        if type(first) is E.PlayerSatOut:
-            return T.sit_out(table, first.seat, first.sitting_out, first.post_big_blind)
-        if type(first) is E.PlayerToppedUp:
-            return T.top_up(table, first.seat, first.amount)
-        if type(first) is E.PlayerDisconnected:
-            return T.disconnect(table, first.seat)
-        if type(first) is E.PlayerReconnected:
-            return T.reconnect(table, first.seat)
-        if type(first) is E.ClockRestarted:
-            return T.restart_clock(table, first.seat, first.refused_at_unix_ms)
-        if type(first) is E.SeatTokenReplaced:
-            return T.replace_seat_token(table, first.seat, first.player_id,
-                                        first.token_digest)
-        if type(first) is E.SeedCommitted:
-            return S.commit_seed(table, first.seat, first.hand_no, first.seed_sha256)
-        if type(first) is E.SeedRevealed:
-            return S.reveal_seed(table, first.seat, first.hand_no, first.seed)
-        raise _Bad(0, f"{t.__name__} is not a table decision")  # not reached: see _decide
+        try:
+            if is_table_decision(first):
+                return decide_table_again(table, first)
+            return self._decide_hand(first, table, at_ms)
+        except NotThisStep as exc:
+            raise _Bad(0, str(exc)) from None
 
-    def _decide_hand(self, t: type, first: object, table: TableState, at_ms: int) -> list:
+    def _decide_hand(self, first: object, table: TableState, at_ms: int) -> list:
         hand = table.hand
         if hand is None or not table.hand_running:
             raise _Bad(0, "a hand event while no hand is running")
-        step = D.next_step(hand)
+        step = next_step(hand)
         if (type(first) is E.PlayerTimedOut and type(step) is D.Act
                 and not is_late(self.clock, table.options, at_ms)):
             raise _Bad(0, f"seat {first.seat} timed out before their time ran out")
-        try:
-            return decide_again(hand, step, first)
-        except NotThisStep as exc:
-            raise _Bad(0, str(exc)) from None
+        return decide_again(hand, step, first)
 
     # --- chips and cards -------------------------------------------------------------------
 
@@ -839,19 +786,3 @@ def audit_table(table_id: str, commits: Iterable[Stored],
     for stored in commits:
         auditor.feed(stored)
     return auditor.result()
-
-
-def _director_decision(table: TableState,
-                       first: E.PlayerSeated | E.PlayerLeft | E.PlayerToppedUp) -> list:
-    """At a tournament's table a seat changes by its director's commands
-    (shared/poker/tournament/tables.py): a player seated with a stack, a rebuy's chips
-    added, or a player taken off."""
-    if type(first) is E.PlayerToppedUp:
-        seat = table.seat(first.seat)
-        return TT.add_chips(table, first.seat, seat.player_id if seat is not None else "",
-                            first.amount)
-    if type(first) is E.PlayerSeated:
-        return TT.seat_entrant(table, first.seat, first.player_id, first.stack,
-                               first.token_digest)
-    seat = table.seat(first.seat)
-    return TT.unseat(table, first.seat, seat.player_id if seat is not None else "")

@@ -24,7 +24,7 @@ from shared.infra.secrecy import (
 )
 from shared.poker import decide as D
 from shared.poker import table as T
-from shared.poker.driver import Dealer, automatic_decision, random_policy
+from shared.poker.driver import Dealer, players_choices, random_policy, take_table_step
 from shared.poker.events import (
     CardsDealt,
     DeckCommitted,
@@ -36,6 +36,7 @@ from shared.poker.events import (
 from shared.poker.fold import apply
 from shared.poker.options import TableOptions, buy_in_limits, table_options
 from shared.poker.state import HandState, SagaKind, TableState
+from shared.poker.steprules import next_step, table_step
 
 
 class Stakes(TypedDict, total=False):
@@ -94,6 +95,12 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
     def key() -> str:
         return f"k{next(counter)}" if options.wallet else ""
     policy = random_policy(rng)
+
+    def show(hand: HandState, step: D.Show) -> list | None:
+        """Show a hand that may be mucked now and then; else the rule for one who does not."""
+        return D.show(hand, step.seat) if not step.must_show and rng.random() < 0.3 else None
+
+    choices = {**players_choices(policy), D.Show: show}
     low, high = buy_in_limits(options)
     unit = options.chip_unit
     created = T.create_table(None, table_id, options)
@@ -120,7 +127,7 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
     dealer = seeded_dealer(rng)
     while True:
         yield from settle()
-        step = T.table_step(table)
+        step = table_step(table)
         if step is None and not table.hand_running:
             if played >= hands:
                 return
@@ -151,7 +158,7 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
             continue
         if step is None:
             hand = _hand(table)
-            act = D.next_step(hand)
+            act = next_step(hand)
             assert isinstance(act, D.Act), act
             r = rng.random()
             if r < churn:
@@ -163,28 +170,14 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
                 yield decide(D.act(hand, act.seat, action, to))
             continue
         stuck = 0
-        if isinstance(step, T.StartHand):
+        if type(step) is T.StartHand:  # (the sample counts its hands, and may reseed)
             if played >= hands:
                 return
             played += 1
             if reseed and played in reseed:
                 rng.seed(reseed[played])
             dealer = seeded_dealer(rng)
-            yield decide(T.start_next_hand(table))
-        elif isinstance(step, T.FreeSeat):
-            yield decide(T.free_seat(table, step.seat, key=key()))
-        elif isinstance(step, T.FoldLeaver):
-            yield decide(D.act(_hand(table), step.seat, step.action))
-        elif isinstance(step, D.Show):
-            hand = _hand(table)
-            if not step.must_show and rng.random() < 0.3:
-                yield decide(D.show(hand, step.seat))
-            else:
-                yield decide(D.showdown_default(hand, step.seat))
-        else:
-            events = automatic_decision(_hand(table), step, dealer)
-            assert events is not None, step
-            yield decide(events)
+        yield decide(take_table_step(table, step, choices, dealer, key))
 
 
 def _hand(table: TableState) -> HandState:

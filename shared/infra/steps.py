@@ -4,6 +4,7 @@ takes its own next steps in one message builds it the same way, with the same co
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -11,16 +12,14 @@ from poker.betting.v1 import betting_pb2
 from poker.dealer.v1 import dealer_pb2
 from poker.engine.v1 import step_pb2
 
-from shared.poker import table as T
 from shared.poker.clock import step_time
 from shared.poker.errors import IllegalAction
 from shared.poker.state import HandState, TableState
-from shared.poker.steprules import STEPS
-from shared.poker.steps import Show
+from shared.poker.steprules import STEPS, StepRule
 
 from .protomap import ACTION_KIND
-from .repository import LoadedTable, Outcome, TableRepository, UnknownTable
-from .rpc import check_step, system_command_id
+from .repository import LoadedTable, Outcome, TableRepository, UnknownTable, digest
+from .rpc import check_step, rpc, system_command_id
 from .secrecy import Sealing
 
 
@@ -77,25 +76,47 @@ def for_hand(step, decision: Callable[..., list], *args) -> Callable[[TableState
     return lambda table: decision(current_hand(table, step.table_id, step.hand_no), *args)
 
 
+#: the requests of the steps whose call takes more than a StepRequest, by the call's name
+_REQUESTS: dict[str, Callable[[step_pb2.StepRequest, Any], Any]] = {
+    # a leaver's hand folded (a stud bring-in posted)
+    "Act": lambda request, step: betting_pb2.ActRequest(
+        step=request, seat=step.seat, action=ACTION_KIND.to_pb(step.action)),
+    # nobody asked to show: the rule for a player who does not
+    "ShowOrMuck": lambda request, step: dealer_pb2.ShowRequest(
+        step=request, seat=step.seat, choice=dealer_pb2.SHOW_CHOICE_DEFAULT),
+}
+
+
 def step_call(table_id: str, version: int, table: TableState, step,
               ) -> tuple[str, str, Any] | None:
-    """The call that takes the automated ``step`` of ``table`` at ``version``: (its owner,
-    the owner's method, the request), under the one command id the step has there; None for
-    a step the table service takes itself (a hand's start, a seat freed)."""
+    """The call that takes the automated ``step`` of ``table`` at ``version``
+    (shared/poker/steprules.py): (its owner, the owner's method, the request), under the one
+    command id the step has there; None for a step the table service takes itself (a hand's
+    start, a seat freed)."""
+    rule = STEPS[type(step)]
+    if rule.owner == "table":
+        return None
+    if rule.default is not None and rule.default_rpc:
+        raise AssertionError(f"{type(step).__name__} is a player's step: the driver does not "
+                             f"take it")
     hand_no = table.hand.hand_no if table.hand is not None else 0
     request = step_pb2.StepRequest(
         table_id=table_id, hand_no=hand_no, version=version,
         command_id=system_command_id("drv", hand_no, type(step).__name__, version))
-    if isinstance(step, (T.StartHand, T.FreeSeat)):
-        return None
-    if isinstance(step, T.FoldLeaver):
-        return "betting", "Act", betting_pb2.ActRequest(step=request, seat=step.seat,
-                                                        action=ACTION_KIND.to_pb(step.action))
-    rule = STEPS[type(step)]
-    if isinstance(step, Show):  # nobody asked to show: the rule for a player who does not
-        return rule.owner, rule.rpc, dealer_pb2.ShowRequest(
-            step=request, seat=step.seat, choice=dealer_pb2.SHOW_CHOICE_DEFAULT)
-    if rule.house is None and rule.dealer is None:
-        raise AssertionError(f"{type(step).__name__} is a player's step: the driver does not "
-                             f"take it")
-    return rule.owner, rule.rpc, request
+    build = _REQUESTS.get(rule.rpc)
+    return rule.owner, rule.rpc, build(request, step) if build is not None else request
+
+
+def house_step(repo: TableRepository, rule: StepRule) -> Callable[[Any, Any], Any]:
+    """The call that takes a house step (shared/poker/steprules.py), as its owner's step
+    stream serves it: load, the house's decision, append, reply; errors as a unary call's."""
+    decision, fingerprint = rule.house, rule.fingerprint
+    assert decision is not None and fingerprint is not None  # (a house step has both)
+
+    async def take(_: object, request: step_pb2.StepRequest, context) -> step_pb2.StepReply:
+        return await run_step(repo, request,
+                              digest(*fingerprint(None, request.hand_no, request.version)),
+                              for_hand(request, decision))
+
+    take.__name__ = rule.rpc
+    return functools.partial(rpc(take), None)

@@ -28,12 +28,11 @@ import structlog
 from google.protobuf import message_factory
 from poker.engine.v1 import step_pb2, step_pb2_grpc
 
-from shared.poker import table as T
-from shared.poker.steprules import calls_of
+from shared.poker.steprules import calls_of, house_calls, table_step
 
 from . import failpoints, metrics, tablecache
 from .rpc import TRACE_HEADER
-from .steps import step_call
+from .steps import house_step, step_call
 
 log = structlog.get_logger()
 
@@ -90,9 +89,13 @@ class StepContext:
 
 
 def _methods(servicer: Any, owner: str, service_descriptor) -> dict[str, tuple[Callable, type]]:
-    """The owner's step methods: name -> (the servicer's method, its request class)."""
-    out = {}
-    for name in calls_of(owner):
+    """The owner's step calls: name -> (what takes it, its request class). A house step is
+    taken from the map alone (shared/infra/steps.py ``house_step``); any other by the
+    servicer's method of its name."""
+    out: dict[str, tuple[Callable, type]] = {
+        name: (house_step(servicer.repo, rule), step_pb2.StepRequest)
+        for name, rule in house_calls(owner).items()}
+    for name in calls_of(owner) - out.keys():
         desc = service_descriptor.methods_by_name[name]
         out[name] = (getattr(servicer, name), message_factory.GetMessageClass(desc.input_type))
     return out
@@ -207,7 +210,7 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
             lt = self.repo.cached(asked.table_id)
             if lt is None or lt.state is None or lt.seq != version:
                 return  # the fold moved or went: the table service carries on
-            step = T.table_step(lt.state)
+            step = table_step(lt.state)
             call = step_call(asked.table_id, version, lt.state, step) if step else None
             if call is None or call[0] != self.owner:
                 return

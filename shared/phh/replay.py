@@ -31,6 +31,7 @@ Conventions:
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -45,8 +46,9 @@ from shared.poker.events import ActionKind, ForcedKind
 from shared.poker.fold import apply
 from shared.poker.options import AnteType, Game, Structure, TableOptions, table_options
 from shared.poker.pots import form_pots
+from shared.poker.shuffle import NO_ENTROPY
 from shared.poker.state import HandState, TableState
-from shared.poker.steprules import STEPS
+from shared.poker.steprules import automatic, next_step
 
 from .parse import Action, HandHistory
 
@@ -299,6 +301,24 @@ def _user_options(hh: HandHistory, scale: int) -> dict[str, Any]:
 # --- the hand --------------------------------------------------------------------------------
 
 
+class _NoDeck:
+    """An imported hand's dealer: no deck is committed to or revealed (the file names the
+    cards dealt)."""
+
+    decks: tuple = ()
+    salts: tuple = ()
+    entropy = NO_ENTROPY
+    server_seed = ""
+
+    def new_deck(self, cards=None) -> str:
+        return ""
+
+    def root(self) -> str:
+        return ""
+
+
+_NO_DECK = _NoDeck()
+
 #: The events the replay reads as they pass (the awards, the antes, the pots).
 _WATCHED = (E.PotAwarded, E.ForcedBetPosted, E.PotsFormed)
 
@@ -312,6 +332,10 @@ class _Replay:
         self.queue: deque[Action] = deque(a for a in hh.actions if a.kind != "noop")
         self.early_shows: dict[int, Action] = {}
         self.board_ahead: list[Card] = []  # board cards written ahead of their street
+        #: the steps whose choices the file records
+        self.choices: dict[type, Callable[[HandState, Any], list]] = {
+            D.Act: self._act, D.Deal: lambda hand, step: self._deal(hand),
+            D.Show: self._show}
 
     def run(self) -> tuple[list[int], list[int]]:
         """The final stacks and the chips each seat collected from the pots."""
@@ -336,7 +360,7 @@ class _Replay:
                     antes[e.seat] = e.amount
                 elif isinstance(e, E.PotsFormed) and antes and not self.hh.ante_trimming_status:
                     self._check_untrimmed_antes(_hand(table), antes)
-            step = D.next_step(_hand(table))
+            step = next_step(_hand(table))
             if isinstance(step, D.HandComplete):
                 break
             new = self._decide(_hand(table), step)
@@ -359,22 +383,16 @@ class _Replay:
                               "(ante_trimming_status = true), so it does not replay this file")
 
     def _decide(self, hand: HandState, step: D.Step) -> list:
-        if isinstance(step, D.Act):
-            return self._act(hand, step)
-        if isinstance(step, D.Deal):
-            return self._deal(hand)
-        if isinstance(step, D.Show):
-            return self._show(hand, step)
-        if isinstance(step, D.CommitDeck):
-            return D.commit_deck(hand, "")  # an import has no deck to commit to
-        if isinstance(step, D.Reshuffle):
-            return D.reshuffle(hand, "", step.deck_size)
-        if isinstance(step, D.RevealDeck):
-            return D.reveal_deck(hand, [], [])
-        house = STEPS[type(step)].house
-        if house is None:
+        """The file's choice for a step it records (an action, a deal, a show or muck), else
+        the step's decision (shared/poker/steprules.py), with no deck: an import has none to
+        commit to or reveal."""
+        chosen = self.choices.get(type(step))
+        if chosen is not None:
+            return chosen(hand, step)
+        events = automatic(hand, step, _NO_DECK)
+        if events is None:
             raise ReplayError(f"unexpected engine step {step!r}")
-        return house(hand)
+        return events
 
     def _next(self, expecting: str) -> Action:
         if not self.queue:

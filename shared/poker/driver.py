@@ -11,6 +11,7 @@ import random
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import decide as D
 from . import events as E
@@ -20,8 +21,9 @@ from .deck import commitment, shuffled
 from .events import ActionKind, TableCreated
 from .fold import HAND_HANDLERS, after_hand, apply, apply_hand
 from .options import TableOptions
+from .shuffle import NO_ENTROPY, Entropy
 from .state import HandState, Phase, TableState
-from .steprules import STEPS, automatic
+from .steprules import STEPS, automatic, by_default, next_step
 
 #: chooses (action, to) for the player on turn, from the hand (None: a client that has only its
 #: view, pokerctl's bots) and what is legal
@@ -39,6 +41,9 @@ class Dealer:
     salt: Callable[[], str] = lambda: secrets.token_hex(16)
     decks: list[tuple[Card, ...]] = field(default_factory=list)
     salts: list[str] = field(default_factory=list)
+    #: the seeds the decks come from: none in process (a deck of ``shuffle``)
+    entropy: Entropy = NO_ENTROPY
+    server_seed: str = ""
 
     def new_deck(self, cards: Sequence[Card] | None = None) -> str:
         deck = self.shuffle(cards) if cards is not None else self.shuffle_full()
@@ -46,6 +51,10 @@ class Dealer:
         self.decks.append(deck)
         self.salts.append(salt)
         return commitment(deck, salt)
+
+    def root(self) -> str:
+        """No positions root: in process, nobody asks for a receipt."""
+        return ""
 
     def shuffle_full(self) -> tuple[Card, ...]:
         from .cards import DECK
@@ -110,11 +119,12 @@ def run_hand(table: TableState, hand_no: int, button: int,
     # copied for every event. Any other event goes through the table's fold.
     hand = table.hand
     assert hand is not None  # started above
+    choices = players_choices(policy, show_policy)
     while True:
-        step = D.next_step(hand)
-        if isinstance(step, D.HandComplete):
+        step = next_step(hand)
+        if type(step) is D.HandComplete:
             return table, events
-        new = _decide_step(hand, step, policy, dealer, show_policy)
+        new = decide_step(hand, step, choices, dealer)
         for e in new:
             if type(e) in _HAND_ONLY:
                 hand = apply_hand(hand, e)
@@ -138,17 +148,49 @@ def automatic_decision(hand: HandState, step: D.Step, dealer: Dealer) -> list[ob
     return automatic(hand, step, dealer)
 
 
-def _decide_step(hand: HandState, step: D.Step, policy: Policy, dealer: Dealer,
-                 show_policy: Callable[[HandState, int], list[object]] | None) -> list[object]:
-    if isinstance(step, D.Act):
+#: a player's step type -> the choice made for it (None: the rule for a player who does not
+#: choose, the step's ``default`` in shared/poker/steprules.py)
+Choices = dict[type, Callable[[HandState, Any], list[object] | None]]
+
+
+def players_choices(policy: Policy,
+                    show_policy: Callable[[HandState, int], list[object]] | None = None,
+                    ) -> Choices:
+    """The players' choices of :func:`run_hand`: ``policy`` acts; ``show_policy`` shows or
+    mucks where a hand may be mucked (else the rule for a player who does not act)."""
+    def act(hand: HandState, step: D.Act) -> list[object]:
         action, to = policy(hand, step.legal)
         return D.act(hand, step.seat, action, to)
-    if isinstance(step, D.Show) and show_policy is not None and not step.must_show:
+
+    def show(hand: HandState, step: D.Show) -> list[object] | None:
+        if show_policy is None or step.must_show:
+            return None
         return show_policy(hand, step.seat)
+
+    return {D.Act: act, D.Show: show}
+
+
+def decide_step(hand: HandState, step: D.Step, choices: Choices,
+                dealer: Dealer) -> list[object]:
+    """The decision of ``step`` (shared/poker/steprules.py): the player's choice, else the
+    house's or the dealer's (with ``dealer``'s deck), else the rule for a player who does
+    not choose."""
+    choose = choices.get(type(step))
+    if choose is not None:
+        chosen = choose(hand, step)
+        if chosen is not None:
+            return chosen
     events = automatic(hand, step, dealer)
-    if events is None:  # a player's step nobody chooses for: the rule for them
-        default = STEPS[type(step)].default
-        if default is None:
-            raise AssertionError(f"no decision answers {step!r}")
-        events = default(hand, step)
-    return events
+    return events if events is not None else by_default(hand, step)
+
+
+def take_table_step(table: TableState, step: object, choices: Choices, dealer: Dealer,
+                    key: Callable[[], str] = str) -> list[object]:
+    """The decision of a table's next step (:func:`~shared.poker.steprules.table_step`): a
+    table step's own (``key()``: the saga key of one that may open a saga), else the hand's
+    step as :func:`decide_step` decides it."""
+    rule = STEPS[type(step)]
+    if rule.table is not None:
+        return rule.table(table, step, key() if rule.keyed else "")
+    assert table.hand is not None  # a hand step is taken while a hand runs
+    return decide_step(table.hand, step, choices, dealer)  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from . import events as E
 from .clock import on_turn
-from .decide import Act, Step, next_step, start_hand
+from .decide import start_hand
 from .errors import IllegalAction
 from .events import ActionKind
 from .options import MAX_CHIPS, TableOptions, buy_in_limits
@@ -340,28 +340,15 @@ class FreeSeat:
     seat: int
 
 
-def table_step(table: TableState) -> Step | StartHand | FoldLeaver | FreeSeat | None:
-    """What the table needs next without a player: a hand step owned by a service, the next
-    hand, or None (waiting for a player's decision, or for players)."""
-    hand = table.hand
-    if hand is not None and table.hand_running:
-        step = next_step(hand)
-        if isinstance(step, Act):
-            seat = table.seat(step.seat)
-            if seat is None or not seat.leaving:
-                return None
-            forced = not step.legal.can_fold and step.legal.bring_in
-            return FoldLeaver(step.seat, ActionKind.BRING_IN if forced else ActionKind.FOLD)
-        return step
-    leaver = next((s.seat for s in table.seats if _to_free(table, s)), None)
-    if leaver is not None:
-        return FreeSeat(leaver)
-    if table.paused or table.closing:
-        return None
-    return StartHand() if plan_hand(table) is not None else None
+def can_start_hand(table: TableState) -> bool:
+    """Nothing is running, the table is neither paused nor closing, and at least two can
+    play: the next hand starts (the table step :class:`StartHand`)."""
+    if table.hand_running or table.paused or table.closing:
+        return False
+    return plan_hand(table) is not None
 
 
-def _to_free(table: TableState, s: Seat) -> bool:
+def waiting_to_be_freed(table: TableState, s: Seat) -> bool:
     """Between hands: the seat of a player who left during the hand frees, and at a closing
     table every seat does (once its chips are with it: no buy-in still with the wallet)."""
     return s.leaving or table.closing and table.seat_saga(s.seat) is None
@@ -369,6 +356,6 @@ def _to_free(table: TableState, s: Seat) -> bool:
 
 def free_seat(table: TableState, seat: int, key: str = "") -> list[object]:
     s = _seated(table, seat)
-    if not _to_free(table, s) or table.hand_running:
+    if not waiting_to_be_freed(table, s) or table.hand_running:
         raise IllegalAction(f"seat {seat} is not waiting to be freed")
     return _freed(table, s, key)

@@ -30,7 +30,7 @@ from shared.poker import table as T
 from shared.poker.driver import Dealer, check_call_policy
 from shared.poker.errors import IllegalAction
 from shared.poker.options import table_options
-from shared.poker.steprules import STEPS
+from shared.poker.steprules import STEPS, table_step
 
 OPTIONS = table_options("holdem", "no_limit", small_blind=1, big_blind=2)
 TID = "t1"
@@ -53,7 +53,7 @@ async def sit(repo: TableRepository, seat: int, player: str | None = None, tid: 
 def next_decision(state, dealer: Dealer):
     """The decision the table needs next (a check/call player, the dealer's deck), or None."""
     if not state.hand_running:
-        return T.start_next_hand if T.table_step(state) is not None else None
+        return T.start_next_hand if table_step(state) is not None else None
     hand = state.hand
     step = D.next_step(hand)
     if isinstance(step, D.Act):

@@ -17,6 +17,7 @@ from shared.poker.events import ActionKind, ForcedKind
 from shared.poker.fold import apply
 from shared.poker.options import table_options
 from shared.poker.state import TableState
+from shared.poker.steprules import table_step
 
 
 def nl(**kw):
@@ -284,18 +285,18 @@ def test_leaving_in_a_hand_folds_it_at_the_players_turn_and_frees_the_seat_after
     assert t._do(T.leave(t.state, leaver)) == [E.PlayerLeaving(leaver)]
     with pytest.raises(IllegalAction, match="already leaving"):
         T.leave(t.state, leaver)
-    assert T.table_step(t.state) is None  # `seat` is on turn, not the leaver
+    assert table_step(t.state) is None  # `seat` is on turn, not the leaver
     kind, to = check_call_policy(t.state.hand, t.until_act().legal)
     t._do(act(t.state.hand, seat, kind, to))
-    step = T.table_step(t.state)
+    step = table_step(t.state)
     while not isinstance(step, T.FoldLeaver):  # the other player acts first, if between
         kind, to = check_call_policy(t.state.hand, t.until_act().legal)
         t._do(act(t.state.hand, t.until_act().seat, kind, to))
-        step = T.table_step(t.state)
+        step = table_step(t.state)
     assert step == T.FoldLeaver(leaver)
     t._do(act(t.state.hand, leaver, ActionKind.FOLD))
     t.finish(first_to_act_folds=False)
-    assert T.table_step(t.state) == T.FreeSeat(leaver)
+    assert table_step(t.state) == T.FreeSeat(leaver)
     t._do(T.free_seat(t.state, leaver))
     assert t.state.seat(leaver) is None
 
@@ -320,4 +321,4 @@ def test_a_stud_player_leaving_while_the_bring_in_is_due_posts_it():
     t.start()
     seat = t.until_act().seat
     t._do(T.leave(t.state, seat))
-    assert T.table_step(t.state) == T.FoldLeaver(seat, ActionKind.BRING_IN)
+    assert table_step(t.state) == T.FoldLeaver(seat, ActionKind.BRING_IN)

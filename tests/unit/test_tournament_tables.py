@@ -11,6 +11,7 @@ from shared.poker.decide import next_step
 from shared.poker.driver import Dealer, automatic_decision, new_table, run_hand
 from shared.poker.errors import IllegalAction
 from shared.poker.fold import apply
+from shared.poker.steprules import table_step
 from shared.poker.tournament.structure import Level
 from shared.poker.tournament.tables import (
     release,
@@ -33,7 +34,7 @@ def _table():
 
 def test_a_tournament_table_starts_paused_and_pauses_after_every_hand():
     t = _table()
-    assert t.paused and T.table_step(t) is None  # no hand until the director releases one
+    assert t.paused and table_step(t) is None  # no hand until the director releases one
     for ev in release(t):
         t = apply(t, ev)
     assert not t.paused

@@ -19,6 +19,7 @@ from shared.poker.errors import IllegalAction, InvalidEvent
 from shared.poker.fold import fold
 from shared.poker.options import table_options
 from shared.poker.state import SagaKind
+from shared.poker.steprules import table_step
 
 WALLET = table_options("holdem", "no_limit", small_blind=1, big_blind=2, wallet=True)
 
@@ -50,10 +51,10 @@ def test_a_sit_down_holds_the_seat_without_chips_until_the_wallet_debits():
     with pytest.raises(IllegalAction, match="is taken"):
         T.sit_down(table, 1, "bob", 100, "d", key="c.sit1.b")
     table = seated(table, 2, "bob")
-    assert T.table_step(table) is None  # alice has no chips yet: no hand
+    assert table_step(table) is None  # alice has no chips yet: no hand
     table = fold(T.settled(table, "c.sit1.a"), table)
     assert table.seat(1).stack == 100 and not table.sagas
-    assert isinstance(T.table_step(table), T.StartHand)
+    assert isinstance(table_step(table), T.StartHand)
 
 
 def test_a_refused_buy_in_frees_the_seat_and_moves_no_chips():
@@ -123,7 +124,7 @@ def test_a_top_up_waits_for_the_hand_to_end_and_the_house_is_owed_the_rake():
 def test_a_closing_table_cashes_everyone_out_and_takes_no_one():
     table = seated(seated(created(), 1, "alice"), 2, "bob")
     table = fold(T.close(table, "end of the night"), table)
-    assert T.table_step(table) == T.FreeSeat(1)
+    assert table_step(table) == T.FreeSeat(1)
     with pytest.raises(IllegalAction, match="closing"):
         T.sit_down(table, 3, "carol", 100, "d", key="k")
     for seat in (1, 2):
@@ -131,17 +132,17 @@ def test_a_closing_table_cashes_everyone_out_and_takes_no_one():
     assert not table.seats and not table.closed  # the credits are still owed
     for seat in (1, 2):
         table = fold(T.settled(table, f"out{seat}"), table)
-    assert table.closed and T.table_step(table) is None
+    assert table.closed and table_step(table) is None
 
 
 def test_a_paused_table_starts_no_hand_until_resumed():
     table = seated(seated(created(), 1, "alice"), 2, "bob")
     table = fold(T.pause(table, True), table)
-    assert T.table_step(table) is None
+    assert table_step(table) is None
     with pytest.raises(IllegalAction, match="paused"):
         T.start_next_hand(table)
     table = fold(T.pause(table, False), table)
-    assert isinstance(T.table_step(table), T.StartHand)
+    assert isinstance(table_step(table), T.StartHand)
 
 
 def test_an_operator_configures_a_table_between_hands_only():

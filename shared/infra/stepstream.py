@@ -89,13 +89,10 @@ class StepContext:
 
 
 def _methods(servicer: Any, owner: str, service_descriptor) -> dict[str, tuple[Callable, type]]:
-    """The owner's step calls: name -> (what takes it, its request class). A house step is
-    taken from the map alone (shared/infra/steps.py ``house_step``); any other by the
-    servicer's method of its name."""
-    out: dict[str, tuple[Callable, type]] = {
-        name: (house_step(servicer.repo, rule), step_pb2.StepRequest)
-        for name, rule in house_calls(owner).items()}
-    for name in calls_of(owner) - out.keys():
+    """The owner's step methods that are not the house's: name -> (the servicer's method,
+    its request class)."""
+    out = {}
+    for name in calls_of(owner) - house_calls(owner).keys():
         desc = service_descriptor.methods_by_name[name]
         out[name] = (getattr(servicer, name), message_factory.GetMessageClass(desc.input_type))
     return out
@@ -114,6 +111,15 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
         self.owner = owner
         self.repo = servicer.repo
         self.methods = _methods(servicer, owner, service_descriptor)
+
+    def method(self, name: str) -> tuple[Callable, type] | None:
+        """What takes call ``name``: the owner's house step as the map decides it
+        (shared/infra/steps.py ``house_step``, read from the map at each call), or the
+        servicer's method; None for a call this service does not take."""
+        rule = house_calls(self.owner).get(name)
+        if rule is not None:
+            return house_step(self.repo, rule), step_pb2.StepRequest
+        return self.methods.get(name)
 
     async def Steps(self, requests: AsyncIterator[step_pb2.StepRequest], context) -> None:
         metrics.STEP_STREAMS_SERVED.inc()
@@ -158,11 +164,11 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
         if request.method == RELEASE:
             tablecache.release(request.table_id)
             return step_pb2.StepReply(call_id=request.call_id)
-        found = self.methods.get(request.method)
+        found = self.method(request.method)
         if found is None:
             return _failed(request.call_id, grpc.StatusCode.UNIMPLEMENTED,
                            f"the {self.owner} service takes no step {request.method!r} "
-                           f"(it takes {', '.join(sorted(self.methods))})")
+                           f"(it takes {', '.join(sorted(calls_of(self.owner)))})")
         method, kind = found
         if kind is step_pb2.StepRequest:
             message: Any = request
@@ -215,11 +221,13 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
             if call is None or call[0] != self.owner:
                 return
             _, name, message = call
+            found = self.method(name)
+            if found is None:
+                return
             inner = getattr(message, "step", message)
             inner.now_unix_ms = asked.now_unix_ms
             try:
-                taken = await self.methods[name][0](message, StepContext(stream,
-                                                                         asked.trace_id))
+                taken = await found[0](message, StepContext(stream, asked.trace_id))
             except StepAbort:
                 return  # the table service asks for it and hears why
             reply.chained.append(taken)

@@ -12,7 +12,7 @@ from shared.infra.seattokens import check_holder
 from shared.infra.steps import asked_time, for_hand, run_step
 from shared.infra.stepstream import serve_steps
 from shared.poker import decide as D
-from shared.poker.clock import is_late
+from shared.poker.clock import is_late, refuse_late_action
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind
 from shared.poker.options import MAX_CHIPS
@@ -24,6 +24,14 @@ def _held_by(seat: int, player_id: str, decide):
     def checked(table):
         check_holder(table, seat, player_id)
         return decide(table)
+    return checked
+
+
+def _on_time(seat: int, hand_no: int, now_ms: int):
+    """A guard: the player's action comes before their deadline (shared/poker/clock.py)."""
+    def checked(lt: LoadedTable) -> None:
+        if lt.state is not None:  # (else the decision says there is no such table)
+            refuse_late_action(lt.clock, lt.state.options, seat, hand_no, now_ms)
     return checked
 
 
@@ -50,15 +58,21 @@ class BettingService(betting_pb2_grpc.BettingServiceServicer):
 
     @rpc
     async def Act(self, request: betting_pb2.ActRequest, context):
+        """A player's action (a client's command: the seat must be theirs, and the action
+        is refused after their deadline, at the step's time, unless the table service holds
+        their clock), or the system's (a leaver's hand folded)."""
         step = request.step
         action = action_from(request.action)
         amount = amount_from(request)
         decide = for_hand(step, D.act, request.seat, action, amount)
+        guard = None
         if step.command_id.startswith(CLIENT_PREFIX):  # a player's: the seat must be theirs
             decide = _held_by(request.seat, request.player_id, decide)
+            if not request.clock_held:
+                guard = _on_time(request.seat, step.hand_no, asked_time(self.repo, step))
         return await run_step(self.repo, step,
                               digest("act", step.hand_no, request.seat, action.value, amount),
-                              decide)
+                              decide, guard=guard)
 
     @rpc
     async def TimeOut(self, request: betting_pb2.TimeOutRequest, context):

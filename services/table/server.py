@@ -44,15 +44,6 @@ from shared.infra.config import Config
 from shared.infra.identity import OPERATOR, PLAYER, RELAY, Verifier
 from shared.infra.lease import Leases
 from shared.infra.limits import Limits, RateLimiter, caller_of
-from shared.infra.protomap import (
-    ANTE_TYPE,
-    GAME,
-    STRUCTURE,
-    SUIT_ORDER,
-    TIMEOUT_POLICY,
-    EnumMap,
-    UnknownEnumValue,
-)
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import (
     BadRequest,
@@ -66,9 +57,7 @@ from shared.infra.rpc import (
 from shared.infra.seattokens import check_holder, new_seat_token, token_digest
 from shared.poker import seeds as S
 from shared.poker import table as T
-from shared.poker.clock import is_late
 from shared.poker.errors import IllegalAction
-from shared.poker.options import NO_RAKE_CAP, table_options
 from shared.poker.shuffle import is_seed_hex
 from shared.poker.state import TableState
 from shared.poker.steprules import table_step
@@ -78,6 +67,7 @@ from .clock import ClockKeeper
 from .driver import TAIL_KEPT, Driver, Peers
 from .hub import Hubs, Watcher, may_spectate
 from .receipts import Receipts
+from .settings import options_from
 from .views import Views
 
 log = structlog.get_logger()
@@ -100,46 +90,6 @@ ACCESS: dict[str, Rule] = {
     "CommitSeed": _PLAYERS, "RevealSeed": _PLAYERS,
     **tournament.ACCESS,  # a tournament's director: TournamentTables
 }
-
-_SETTINGS_INTS = ("max_seats", "chip_unit", "small_blind", "big_blind", "small_bet", "big_bet",
-                  "ante", "bring_in", "max_bets", "rake_basis_points", "min_buy_in",
-                  "max_buy_in", "decision_seconds", "countdown_seconds",
-                  "reconnect_bonus_seconds")
-
-
-def _enum_from(mapping: EnumMap, value: int):
-    try:
-        return mapping.from_pb(value)
-    except UnknownEnumValue:
-        raise BadRequest(f"{value} is not a known {mapping.prefix[:-1].lower()}") from None
-
-
-def options_from(settings: table_pb2.TableSettings):
-    """Table options from the request: unset fields take the rule book's defaults."""
-    try:
-        game, structure = GAME.from_pb(settings.game), STRUCTURE.from_pb(settings.structure)
-    except UnknownEnumValue:
-        raise BadRequest("settings need a game and a betting structure") from None
-    kwargs: dict = {name: getattr(settings, name) for name in _SETTINGS_INTS
-                    if settings.HasField(name)}
-    for flag in ("heads_up_uncapped", "no_flop_no_drop", "private"):
-        if settings.HasField(flag):
-            kwargs[flag] = getattr(settings, flag)
-    if settings.HasField("rake_cap") and settings.no_rake_cap:
-        raise BadRequest("settings give both a rake_cap and no_rake_cap: choose one")
-    if settings.HasField("rake_cap"):
-        kwargs["rake_cap"] = settings.rake_cap
-    elif settings.no_rake_cap:
-        kwargs["rake_cap"] = NO_RAKE_CAP
-    if settings.suit_order:
-        kwargs["suit_order"] = _enum_from(SUIT_ORDER, settings.suit_order)
-    if settings.ante_type:
-        kwargs["ante_type"] = _enum_from(ANTE_TYPE, settings.ante_type)
-    if settings.timeout_policy:
-        kwargs["timeout_policy"] = _enum_from(TIMEOUT_POLICY, settings.timeout_policy)
-    # the service's tables always take their chips from the players' wallets
-    return table_options(game, structure, wallet=True, **kwargs)
-
 
 class TableService(table_pb2_grpc.TableServiceServicer):
     def __init__(self, repo: TableRepository, driver: Driver, hubs: Hubs,
@@ -404,23 +354,13 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         command_id = client_command_id(f"s{request.seat}", request.command_id)
         lt = await self._seated(request.table_id, request.seat, request.seat_token, 0)
         self.limits.seat_commands.take(f"{request.table_id}/{request.seat}")
-        if self._stale(lt, request, command_id):
-            lt = await self.repo.get(request.table_id)  # this cache may be behind the player
-            if self._stale(lt, request, command_id):
-                hand = lt.state.hand
-                raise IllegalAction(f"hand {request.hand_no} is not the table's hand (it is "
-                                    f"at hand {hand.hand_no if hand is not None else 0})")
-        if self._late(lt, request, command_id):
-            lt = await self.repo.get(request.table_id)  # this cache may be behind the clock
-            if self._late(lt, request, command_id):
-                deadline = lt.clock.deadline_ms(lt.state.options)
-                policy = lt.state.options.timeout_policy.value
-                raise IllegalAction(f"seat {request.seat}'s time ran out at {deadline} (unix "
-                                    f"ms): the table acts for it (the {policy} time-out rule)")
+        # the betting service decides: the hand must be the table's, the seat on turn and
+        # within its time (shared/poker/clock.py), unless this service holds its clock
         act = betting_pb2.ActRequest(
             step=step_pb2.StepRequest(table_id=request.table_id, hand_no=request.hand_no,
                                       command_id=command_id, version=lt.seq),
-            seat=request.seat, action=request.action, player_id=caller().subject)
+            seat=request.seat, action=request.action, player_id=caller().subject,
+            clock_held=self.driver.outages.held(request.table_id, lt.clock) is not None)
         if request.HasField("amount"):
             act.amount = request.amount
         try:
@@ -442,28 +382,6 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     async def Reconnect(self, request, context):
         return await self._seat_command(request, "reconnect", T.reconnect,
                                         limit=self.limits.seat_toggles)
-
-    def _late(self, lt: LoadedTable, request, command_id: str) -> bool:
-        """The seat is on the clock and its deadline has passed: the clock keeper times it
-        out (its action would come after the time the rules give). A retry of an action
-        already applied is not late: it gets its original outcome; nor is a decision whose
-        clock the log's running out of space holds (clock.py: the keeper restarts it)."""
-        clock = lt.clock
-        assert lt.state is not None  # (a fold _seated returned: the table exists)
-        return (clock is not None and clock.seat == request.seat
-                and clock.hand_no == request.hand_no
-                and command_id not in lt.commands
-                and is_late(clock, lt.state.options, self.repo.now_ms())
-                and self.driver.outages.held(request.table_id, clock) is None)
-
-    @staticmethod
-    def _stale(lt: LoadedTable, request, command_id: str) -> bool:
-        """The request names another hand than the table's (a retry of a command already
-        applied is not stale: it gets its original outcome)."""
-        assert lt.state is not None  # (a fold _seated returned: the table exists)
-        hand = lt.state.hand
-        return command_id not in lt.commands and (
-            hand is None or hand.hand_no != request.hand_no)
 
     @rpc
     async def GetState(self, request, context):

@@ -12,8 +12,7 @@ from poker.betting.v1 import betting_pb2
 from poker.dealer.v1 import dealer_pb2
 from poker.engine.v1 import step_pb2
 
-from shared.poker.clock import step_time
-from shared.poker.errors import IllegalAction
+from shared.poker.clock import running_hand, step_time
 from shared.poker.state import HandState, TableState
 from shared.poker.steprules import STEPS, StepRule
 
@@ -24,16 +23,11 @@ from .secrecy import Sealing
 
 
 def current_hand(table: TableState | None, table_id: str, hand_no: int) -> HandState:
-    """The running hand, which must be ``hand_no``: a step for a stale hand is refused."""
+    """The running hand, which must be ``hand_no`` (shared/poker/clock.py ``running_hand``:
+    a step for a stale hand is refused)."""
     if table is None:
         raise UnknownTable(f"there is no table {table_id!r}")
-    hand = table.hand
-    if hand is None:
-        raise IllegalAction("no hand has started at this table")
-    if hand.hand_no != hand_no:
-        raise IllegalAction(f"hand {hand_no} is not the table's hand (it is at hand "
-                            f"{hand.hand_no})")
-    return hand
+    return running_hand(table, hand_no)
 
 
 def reply(outcome: Outcome) -> step_pb2.StepReply:

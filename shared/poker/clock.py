@@ -43,10 +43,10 @@ cannot be measured from the log; a fresh decision time is what every fold of the
 from __future__ import annotations
 
 from . import events as E
-from .errors import ClockSkew
+from .errors import ClockSkew, IllegalAction
 from .evolve import Value, value
 from .options import TableOptions
-from .state import Phase, TableState
+from .state import HandState, Phase, TableState
 
 #: how far the time a step is asked at (the table service's) may be from the clock of the
 #: service taking it: further apart, one of the two clocks is wrong and the step is refused
@@ -106,6 +106,30 @@ def clock_after(clock: TurnClock | None, table: TableState | None, events: list[
 
 def is_late(clock: TurnClock | None, options: TableOptions, now_ms: int) -> bool:
     return clock is not None and now_ms >= clock.deadline_ms(options)
+
+
+def refuse_late_action(clock: TurnClock | None, options: TableOptions, seat: int,
+                       hand_no: int, now_ms: int) -> None:
+    """An action after the deadline is refused (RULES §7): the seat on the clock of hand
+    ``hand_no`` whose deadline has passed at ``now_ms`` no longer decides; the table acts for
+    it (the time-out rule). IllegalAction saying so."""
+    if (clock is not None and clock.seat == seat and clock.hand_no == hand_no
+            and is_late(clock, options, now_ms)):
+        raise IllegalAction(f"seat {seat}'s time ran out at {clock.deadline_ms(options)} (unix "
+                            f"ms): the table acts for it (the {options.timeout_policy.value} "
+                            f"time-out rule)")
+
+
+def running_hand(table: TableState, hand_no: int) -> HandState:
+    """A step or an action names the hand it is for: one for another hand than the table's
+    running one (a hand over, or not started) is refused (IllegalAction)."""
+    hand = table.hand
+    if hand is None:
+        raise IllegalAction("no hand has started at this table")
+    if hand.hand_no != hand_no:
+        raise IllegalAction(f"hand {hand_no} is not the table's hand (it is at hand "
+                            f"{hand.hand_no})")
+    return hand
 
 
 def step_time(asked_ms: int, own_ms: int) -> int:

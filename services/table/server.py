@@ -57,6 +57,7 @@ from shared.infra.rpc import (
 from shared.infra.seattokens import check_holder, new_seat_token, token_digest
 from shared.poker import seeds as S
 from shared.poker import table as T
+from shared.poker.clock import running_hand
 from shared.poker.errors import IllegalAction
 from shared.poker.shuffle import is_seed_hex
 from shared.poker.state import TableState
@@ -354,8 +355,11 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         command_id = client_command_id(f"s{request.seat}", request.command_id)
         lt = await self._seated(request.table_id, request.seat, request.seat_token, 0)
         self.limits.seat_commands.take(f"{request.table_id}/{request.seat}")
-        # the betting service decides: the hand must be the table's, the seat on turn and
-        # within its time (shared/poker/clock.py), unless this service holds its clock
+        if command_id not in lt.commands and not self._for_the_hand(lt, request.hand_no):
+            lt = await self.repo.get(request.table_id)  # this cache may be behind the player
+            if command_id not in lt.commands:
+                running_hand(lt.state, request.hand_no)  # refused: another hand's
+        # betting decides: the seat on turn, in time unless this service holds its clock
         act = betting_pb2.ActRequest(
             step=step_pb2.StepRequest(table_id=request.table_id, hand_no=request.hand_no,
                                       command_id=command_id, version=lt.seq),
@@ -382,6 +386,16 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     async def Reconnect(self, request, context):
         return await self._seat_command(request, "reconnect", T.reconnect,
                                         limit=self.limits.seat_toggles)
+
+    @staticmethod
+    def _for_the_hand(lt: LoadedTable, hand_no: int) -> bool:
+        """The action names the table's hand on this fold (shared/poker/clock.py)."""
+        assert lt.state is not None  # (a fold _seated returned: the table exists)
+        try:
+            running_hand(lt.state, hand_no)
+        except IllegalAction:
+            return False
+        return True
 
     @rpc
     async def GetState(self, request, context):

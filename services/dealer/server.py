@@ -177,7 +177,7 @@ class DealerService(dealer_pb2_grpc.DealerServiceServicer):
                 raise IllegalAction(f"the hand's next step is {type(step).__name__}, not "
                                     f"{kind.__name__}")
             return decision(hand, step, VaultDecks(decks, len(hand.commitments), entropy,
-                                                   server_seed))
+                                                   server_seed), None)
 
         return await run_step(self.repo, request,
                               digest(*fingerprint(None, request.hand_no, request.version)),

@@ -55,6 +55,7 @@ from shared.poker import table as T
 from shared.poker.clock import TurnClock, clock_after, is_late
 from shared.poker.errors import IllegalAction, InvalidEvent
 from shared.poker.fold import apply
+from shared.poker.memo import Memo
 from shared.poker.state import TableState
 from shared.poker.steprules import (
     NotThisStep,
@@ -114,6 +115,8 @@ class TableAuditor(Books):
         #: from the commits that passed
         self.hands = HandLeaves(table_id)
         self._out_of_hand_memo: tuple = (None, None, 0)
+        #: what a commit's step and its decision ask again (shared/poker/memo.py)
+        self.memo = Memo()
 
     @classmethod
     def resumed(cls, table_id: str, before: LoadedTable, keyring: Keyring | None = None,
@@ -291,7 +294,7 @@ class TableAuditor(Books):
         for k, event in enumerate(expected):
             before = state
             try:
-                state = apply(state, event)
+                state = apply(state, event, self.memo)
             except InvalidEvent as exc:
                 raise Bad(k, f"the event cannot follow the table's state: {exc}") from None
             except Exception as exc:  # noqa: BLE001 - the fold's own failure
@@ -385,11 +388,11 @@ class TableAuditor(Books):
         hand = table.hand
         if hand is None or not table.hand_running:
             raise Bad(0, "a hand event while no hand is running")
-        step = next_step(hand)
+        step = next_step(hand, self.memo)
         if (type(first) is E.PlayerTimedOut and type(step) is D.Act
                 and not is_late(self.clock, table.options, at_ms)):
             raise Bad(0, f"seat {first.seat} timed out before their time ran out")
-        return decide_again(hand, step, first)
+        return decide_again(hand, step, first, self.memo)
 
 
 def audit_table(table_id: str, commits: Iterable[Stored],

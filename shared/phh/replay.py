@@ -44,6 +44,7 @@ from shared.poker.driver import new_table
 from shared.poker.errors import IllegalAction, PokerError
 from shared.poker.events import ActionKind, ForcedKind
 from shared.poker.fold import apply
+from shared.poker.memo import Memo
 from shared.poker.options import AnteType, Game, Structure, TableOptions, table_options
 from shared.poker.pots import form_pots
 from shared.poker.shuffle import NO_ENTROPY
@@ -332,6 +333,8 @@ class _Replay:
         self.queue: deque[Action] = deque(a for a in hh.actions if a.kind != "noop")
         self.early_shows: dict[int, Action] = {}
         self.board_ahead: list[Card] = []  # board cards written ahead of their street
+        #: what the steps and their decisions ask twice (shared/poker/memo.py)
+        self.memo = Memo()
         #: the steps whose choices the file records
         self.choices: dict[type, Callable[[HandState, Any], list]] = {
             D.Act: self._act, D.Deal: lambda hand, step: self._deal(hand),
@@ -349,7 +352,7 @@ class _Replay:
         antes: dict[int, int] = {}  # per-seat antes posted (a big-blind ante is dead anyway)
         while True:
             for e in new:
-                table = apply(table, e)
+                table = apply(table, e, self.memo)
                 if not isinstance(e, _WATCHED):  # most events: one check, not three
                     continue
                 if isinstance(e, E.PotAwarded):
@@ -360,7 +363,7 @@ class _Replay:
                     antes[e.seat] = e.amount
                 elif isinstance(e, E.PotsFormed) and antes and not self.hh.ante_trimming_status:
                     self._check_untrimmed_antes(_hand(table), antes)
-            step = next_step(_hand(table))
+            step = next_step(_hand(table), self.memo)
             if isinstance(step, D.HandComplete):
                 break
             new = self._decide(_hand(table), step)
@@ -389,7 +392,7 @@ class _Replay:
         chosen = self.choices.get(type(step))
         if chosen is not None:
             return chosen(hand, step)
-        events = automatic(hand, step, _NO_DECK)
+        events = automatic(hand, step, _NO_DECK, self.memo)
         if events is None:
             raise ReplayError(f"unexpected engine step {step!r}")
         return events
@@ -422,7 +425,7 @@ class _Replay:
         cards += self.board_ahead[:plan.board]
         del self.board_ahead[:plan.board]
         try:
-            return D.deal(hand, cards)
+            return D.deal(hand, cards, self.memo)
         except IllegalAction as exc:
             raise ReplayError(f"dealing {street}: {exc.reason}") from None
 
@@ -464,7 +467,7 @@ class _Replay:
             assert a.amount is not None  # a bet or raise (cbr) has its amount
             to = chips(a.amount, self.scale)
         try:
-            return D.act(hand, step.seat, kind, to)
+            return D.act(hand, step.seat, kind, to, self.memo)
         except IllegalAction as exc:
             raise ReplayError(f"{a.where}: {exc.reason}") from None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import events as E
 from .events import ActionKind, ForcedKind
 from .evolve import Value, value
+from .memo import Memo
 from .options import Structure
 from .state import BettingRound, HandState, Phase, Player
 from .stud import bring_in_seat, first_to_act_showing, open_pair_showing
@@ -336,20 +337,20 @@ def _raise_allowed(state: HandState, p: Player) -> bool:
     return False
 
 
-#: (state, seat, options) of the last legal_actions asked for
-_memo: tuple[HandState | None, int | None, LegalActions | None] = (None, None, None)
-
-
-def legal_actions(state: HandState, seat: int) -> LegalActions | None:
-    """The options of the player on turn; None for anyone else or outside a betting round."""
-    global _memo
+def legal_actions(state: HandState, seat: int, memo: Memo | None = None,
+                  ) -> LegalActions | None:
+    """The options of the player on turn; None for anyone else or outside a betting round.
+    ``memo``: the caller's (shared/poker/memo.py), which keeps the last options by the
+    state's identity (a step derives them, then its decision again)."""
     if state.phase is not _BET_PHASE or state.to_act != seat:
         return None
-    memo = _memo  # one read: another thread may replace it
-    if memo[0] is state:  # states are immutable: the same object has the same options
-        return memo[2]
+    if memo is None:
+        return _legal_actions(state, seat)
+    kept = memo.legal
+    if kept[0] is state:  # states are immutable: the same object has the same options
+        return kept[1]  # type: ignore[no-any-return]
     result = _legal_actions(state, seat)
-    _memo = (state, seat, result)
+    memo.legal = (state, result)
     return result
 
 

@@ -17,6 +17,7 @@ from .deck import commitment as deck_commitment
 from .errors import IllegalAction
 from .events import ActionKind
 from .fold import apply_hand
+from .memo import Memo
 from .options import TimeoutPolicy
 from .pots import form_pots as _form_pots
 from .pots import rake_due, take_from_pots, uncalled_bet, uncalled_stake
@@ -145,10 +146,12 @@ def _check_entropy(state: HandState, entropy: Entropy, first: bool) -> None:
         raise IllegalAction("the deck must use every seed revealed for this hand, and no other")
 
 
-def deal(state: HandState, cards: Sequence[Card]) -> list[E.CardsDealt]:
-    """Deal the street from ``cards``, the next cards of the deck in order."""
+def deal(state: HandState, cards: Sequence[Card],
+         memo: Memo | None = None) -> list[E.CardsDealt]:
+    """Deal the street from ``cards``, the next cards of the deck in order (``memo``: the
+    caller's, shared/poker/memo.py)."""
     require_phase(state, Phase.DEAL, "deal")
-    plan = deal_plan(state)
+    plan = deal_plan(state, memo)
     if plan.reshuffle:
         raise IllegalAction("the deck must be reshuffled before this street")
     if not isinstance(cards, (tuple, list)):
@@ -174,11 +177,12 @@ def deal(state: HandState, cards: Sequence[Card]) -> list[E.CardsDealt]:
     return [E.CardsDealt(state.street, burned, hole, board)]
 
 
-def deal_from(state: HandState, deck: Sequence[Card]) -> list[E.CardsDealt]:
+def deal_from(state: HandState, deck: Sequence[Card],
+              memo: Memo | None = None) -> list[E.CardsDealt]:
     """Deal the street from ``deck``, the hand's current deck: the cards after those already
     dealt from it, as many as the street takes."""
     pos = state.dealt_from_deck
-    return deal(state, deck[pos: pos + deal_plan(state).count])
+    return deal(state, deck[pos: pos + deal_plan(state, memo).count], memo)
 
 
 def cards_to_reshuffle(state: HandState, deck: Sequence[Card]) -> tuple[Card, ...]:
@@ -297,13 +301,14 @@ def _amount(to: object) -> int:
 
 
 def act(state: HandState, seat: int, action: ActionKind | str,
-        to: object = None) -> list[object]:
+        to: object = None, memo: Memo | None = None) -> list[object]:
     """A player's action. ``to`` is the total bet this round after a bet, raise or completion.
+    ``memo``: the caller's (shared/poker/memo.py).
 
     Returns the action, and when it closes the round the returned uncalled bet and the close.
     """
     _check_seat(seat)
-    legal = legal_actions(state, seat)
+    legal = legal_actions(state, seat, memo)
     if legal is None:
         raise IllegalAction(_whose_turn(state, seat))
     if type(action) is not ActionKind:
@@ -350,7 +355,7 @@ def act(state: HandState, seat: int, action: ActionKind | str,
         added = amount - p.round_bet
         ev = E.ActionTaken(seat, action, amount, added, added == p.stack)
     events: list[object] = [ev]
-    after = apply_hand(state, ev)
+    after = apply_hand(state, ev, memo)
     if after.to_act is None:
         events += _closing(after)
     return events
@@ -448,12 +453,13 @@ def award_pots(state: HandState) -> list[object]:
     return [*awards, E.HandEnded(stacks)]
 
 
-def time_out(state: HandState, seat: int) -> list[object]:
+def time_out(state: HandState, seat: int, memo: Memo | None = None) -> list[object]:
     """The player on turn ran out of time (RULES §7). With nothing to call they check (a
     bring-in due is posted). Facing a bet, under the ``sources`` policy a player who already
     put chips into this hand (forced bets included) is treated as all in for what they put in;
-    anyone else folds. Under ``check_fold``: check if free, else fold."""
-    legal = legal_actions(state, seat)
+    anyone else folds. Under ``check_fold``: check if free, else fold. ``memo``: the
+    caller's (shared/poker/memo.py)."""
+    legal = legal_actions(state, seat, memo)
     if legal is None:
         raise IllegalAction(_whose_turn(state, seat))
     if legal.bring_in:
@@ -465,7 +471,7 @@ def time_out(state: HandState, seat: int) -> list[object]:
         if (state.options.timeout_policy is TimeoutPolicy.SOURCES and player.contributed > 0
                 and player.stack > 0):
             timed_out = E.PlayerTimedOut(seat, all_in=True)
-            after = apply_hand(state, timed_out)
+            after = apply_hand(state, timed_out, memo)
             return [timed_out, *(_closing(after) if after.to_act is None else [])]
         action = ActionKind.FOLD
-    return [E.PlayerTimedOut(seat), *act(state, seat, action)]
+    return [E.PlayerTimedOut(seat), *act(state, seat, action, memo=memo)]

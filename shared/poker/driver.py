@@ -20,6 +20,7 @@ from .cards import Card
 from .deck import commitment, shuffled
 from .events import ActionKind, TableCreated
 from .fold import HAND_HANDLERS, after_hand, apply, apply_hand
+from .memo import Memo
 from .options import TableOptions
 from .shuffle import NO_ENTROPY, Entropy
 from .state import HandState, Phase, TableState
@@ -119,15 +120,16 @@ def run_hand(table: TableState, hand_no: int, button: int,
     # copied for every event. Any other event goes through the table's fold.
     hand = table.hand
     assert hand is not None  # started above
-    choices = players_choices(policy, show_policy)
+    memo = Memo()  # what the steps and their decisions ask twice (shared/poker/memo.py)
+    choices = players_choices(policy, show_policy, memo)
     while True:
-        step = next_step(hand)
+        step = next_step(hand, memo)
         if type(step) is D.HandComplete:
             return table, events
-        new = decide_step(hand, step, choices, dealer)
+        new = decide_step(hand, step, choices, dealer, memo)
         for e in new:
             if type(e) in _HAND_ONLY:
-                hand = apply_hand(hand, e)
+                hand = apply_hand(hand, e, memo)
                 if hand.phase is _DONE:
                     table = after_hand(table, hand)
             else:
@@ -155,12 +157,13 @@ Choices = dict[type, Callable[[HandState, Any], list[object] | None]]
 
 def players_choices(policy: Policy,
                     show_policy: Callable[[HandState, int], list[object]] | None = None,
-                    ) -> Choices:
+                    memo: Memo | None = None) -> Choices:
     """The players' choices of :func:`run_hand`: ``policy`` acts; ``show_policy`` shows or
-    mucks where a hand may be mucked (else the rule for a player who does not act)."""
+    mucks where a hand may be mucked (else the rule for a player who does not act).
+    ``memo``: the driver's (shared/poker/memo.py)."""
     def act(hand: HandState, step: D.Act) -> list[object]:
         action, to = policy(hand, step.legal)
-        return D.act(hand, step.seat, action, to)
+        return D.act(hand, step.seat, action, to, memo)
 
     def show(hand: HandState, step: D.Show) -> list[object] | None:
         if show_policy is None or step.must_show:
@@ -171,7 +174,7 @@ def players_choices(policy: Policy,
 
 
 def decide_step(hand: HandState, step: D.Step, choices: Choices,
-                dealer: Dealer) -> list[object]:
+                dealer: Dealer, memo: Memo | None = None) -> list[object]:
     """The decision of ``step`` (shared/poker/steprules.py): the player's choice, else the
     house's or the dealer's (with ``dealer``'s deck), else the rule for a player who does
     not choose."""
@@ -180,7 +183,7 @@ def decide_step(hand: HandState, step: D.Step, choices: Choices,
         chosen = choose(hand, step)
         if chosen is not None:
             return chosen
-    events = automatic(hand, step, dealer)
+    events = automatic(hand, step, dealer, memo)
     return events if events is not None else by_default(hand, step)
 
 

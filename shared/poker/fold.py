@@ -15,6 +15,7 @@ from . import events as E
 from .betting import after_action, next_to_act, open_round
 from .errors import InvalidEvent
 from .events import ActionKind, ForcedKind
+from .memo import Memo
 from .options import AnteType, Structure
 from .pots import uncalled_bet
 from .seating import owes_big_blind_on_arrival
@@ -244,24 +245,22 @@ def start_hand_state(table: TableState, e: E.HandStarted) -> HandState:
                      seed_sha256=seed, player_seeds=revealed)
 
 
-#: (state, event, result) of the last hand event folded
-_memo: tuple[HandState, object, HandState] | None = None
-
-
-def apply_hand(state: HandState, event: object) -> HandState:
+def apply_hand(state: HandState, event: object, memo: Memo | None = None) -> HandState:
     """Fold one hand event. A decision that folds its own event to see what follows (an action
-    closing the round) and the caller who then folds the same event share one result: both
-    are immutable, so the last result is remembered by identity."""
-    global _memo
-    memo = _memo  # one read: another thread may replace it between two
-    if memo is not None and memo[0] is state and memo[1] is event:
-        return memo[2]
+    closing the round) and the caller who then folds the same event share one result through
+    the caller's ``memo`` (shared/poker/memo.py): both are immutable, so the last result is
+    kept by identity."""
+    if memo is not None:
+        kept = memo.folded
+        if kept[0] is state and kept[1] is event:
+            return kept[2]  # type: ignore[no-any-return]
     try:
         handler = HAND_HANDLERS[type(event)]
     except KeyError:
         raise InvalidEvent(f"{type(event).__name__} is not a hand event") from None
     result = handler(state, event)
-    _memo = (state, event, result)
+    if memo is not None:
+        memo.folded = (state, event, result)
     return result
 
 
@@ -447,8 +446,8 @@ def after_hand(table: TableState, hand: HandState) -> TableState:
                         sagas=sagas, paused=table.paused or bool(table.options.tournament))
 
 
-def apply(table: TableState | None, event: object) -> TableState:
-    """Fold one event into the table's state."""
+def apply(table: TableState | None, event: object, memo: Memo | None = None) -> TableState:
+    """Fold one event into the table's state (``memo``: see :func:`apply_hand`)."""
     if isinstance(event, E.TableCreated):
         if table is not None:
             raise InvalidEvent("the table was already created")
@@ -460,7 +459,7 @@ def apply(table: TableState | None, event: object) -> TableState:
     if type(event) in HAND_HANDLERS:
         if table.hand is None:
             raise InvalidEvent(f"{type(event).__name__} outside a hand")
-        hand = apply_hand(table.hand, event)
+        hand = apply_hand(table.hand, event, memo)
         if isinstance(event, E.PlayerTimedOut) and not table.options.tournament:
             # A player who timed out is sat out from the next hand until they come back (in a
             # tournament an away player is dealt in and blinded away).

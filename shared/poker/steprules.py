@@ -44,6 +44,7 @@ from . import seeds as SD
 from . import steps as S
 from . import table as T
 from .cards import Card
+from .memo import Memo
 from .shuffle import Entropy
 from .state import HandState, TableState
 from .steps import (
@@ -109,11 +110,14 @@ class StepRule:
     owner: str  # the service whose decision it is
     rpc: str = ""  # the owner's call that the table service sends to take the step
     house: Callable[[HandState], Events] | None = None
-    dealer: Callable[[HandState, Any, DeckHolder], Events] | None = None
+    #: (hand, step, the dealer's decks, the caller's memo: shared/poker/memo.py) -> events
+    dealer: Callable[[HandState, Any, DeckHolder, Memo | None], Events] | None = None
     #: a player who does not act: the rule for them (the table service asks the owner for it)
     default: Callable[[HandState, Any], Events] | None = None
-    #: recorded first event's type -> the decision again, from that event
-    again: Mapping[type, Callable[[HandState, Any], Events]] = field(default_factory=dict)
+    #: recorded first event's type -> the decision again, from that event (and the caller's
+    #: memo)
+    again: Mapping[type, Callable[[HandState, Any, Memo | None], Events]] = field(
+        default_factory=dict)
     #: the owner's method that takes ``default`` when the table service asks for it (the
     #: clock keeper's time-out); "": ``rpc`` takes it (a show's default is a choice of it)
     default_rpc: str = ""
@@ -171,19 +175,21 @@ class StepTable(dict[type, StepRule]):
             self._index()
 
 
-def _acted(hand: HandState, e: E.ActionTaken) -> Events:
-    return D.act(hand, e.seat, e.action, None if e.action in D.NO_AMOUNT else e.to)
+def _acted(hand: HandState, e: E.ActionTaken, memo: Memo | None) -> Events:
+    return D.act(hand, e.seat, e.action, None if e.action in D.NO_AMOUNT else e.to, memo)
 
 
-def _shown(hand: HandState, e: E.HandShown) -> Events:
+def _shown(hand: HandState, e: E.HandShown, memo: Memo | None) -> Events:
     return D.show(hand, e.seat, e.cards)
 
 
-def _committed(hand: HandState, step: CommitDeck, deck: DeckHolder) -> Events:
+def _committed(hand: HandState, step: CommitDeck, deck: DeckHolder,
+               memo: Memo | None) -> Events:
     return D.commit_deck(hand, deck.new_deck(), 52, deck.root(), deck.entropy)
 
 
-def _reshuffled(hand: HandState, step: Reshuffle, deck: DeckHolder) -> Events:
+def _reshuffled(hand: HandState, step: Reshuffle, deck: DeckHolder,
+                memo: Memo | None) -> Events:
     # (a replayed hand has no deck: the cards to shuffle are then no one's concern)
     cards = D.cards_to_reshuffle(hand, deck.decks[-1]) if deck.decks else hand.burned
     commitment = deck.new_deck(cards)
@@ -226,38 +232,38 @@ def _first_leaver(table: TableState, pending: object) -> FreeSeat | None:
 STEPS = StepTable({
     CommitDeck: StepRule(
         "dealer", "CommitDeck", dealer=_committed, fingerprint=_tag("commit_deck"),
-        again={E.DeckCommitted: lambda hand, e: D.commit_deck(
+        again={E.DeckCommitted: lambda hand, e, memo: D.commit_deck(
             hand, e.commitment, e.deck_size, e.positions_root, Entropy.of(e))}),
     PostForcedBets: StepRule("betting", "PostForcedBets", house=D.post_forced_bets,
                              fingerprint=_tag("forced")),
     Reshuffle: StepRule(
         "dealer", "Reshuffle", dealer=_reshuffled, fingerprint=_tag("reshuffle"),
-        again={E.DeckCommitted: lambda hand, e: D.reshuffle(
+        again={E.DeckCommitted: lambda hand, e, memo: D.reshuffle(
             hand, e.commitment, e.deck_size, e.positions_root, Entropy.of(e))}),
     Deal: StepRule(
         "dealer", "DealStreet", fingerprint=_tag("deal"),
-        dealer=lambda hand, step, deck: D.deal_from(hand, deck.decks[-1]),
-        again={E.CardsDealt: lambda hand, e: D.deal(hand, D.deck_order(e))}),
+        dealer=lambda hand, step, deck, memo: D.deal_from(hand, deck.decks[-1], memo),
+        again={E.CardsDealt: lambda hand, e, memo: D.deal(hand, D.deck_order(e), memo)}),
     Act: StepRule(
         "betting", "Act", default=lambda hand, step: D.time_out(hand, step.seat),
         default_rpc="TimeOut",
         again={E.ActionTaken: _acted,
-               E.PlayerTimedOut: lambda hand, e: D.time_out(hand, e.seat)}),
+               E.PlayerTimedOut: lambda hand, e, memo: D.time_out(hand, e.seat, memo)}),
     CloseRound: StepRule("betting", "CloseRound", house=D.close_round,
                          fingerprint=_tag("close")),
     FormPots: StepRule("showdown", "FormPots", house=D.form_pots, fingerprint=_tag("pots")),
     Show: StepRule(
         "dealer", "ShowOrMuck", default=lambda hand, step: D.showdown_default(hand, step.seat),
-        again={E.HandShown: _shown, E.HandMucked: lambda hand, e: D.muck(hand, e.seat)}),
+        again={E.HandShown: _shown, E.HandMucked: lambda hand, e, memo: D.muck(hand, e.seat)}),
     TakeRake: StepRule("rake", "TakeRake", house=D.take_rake, fingerprint=_tag("rake")),
     AwardPots: StepRule("showdown", "AwardPots", house=D.award_pots,
                         fingerprint=_tag("award")),
     RevealDeck: StepRule(
         "dealer", "RevealDeck", fingerprint=_tag("reveal"),
-        dealer=lambda hand, step, deck: D.reveal_deck(hand, deck.decks, deck.salts,
-                                                      deck.server_seed),
-        again={E.DeckRevealed: lambda hand, e: D.reveal_deck(hand, e.decks, e.salts,
-                                                             e.server_seed)}),
+        dealer=lambda hand, step, deck, memo: D.reveal_deck(hand, deck.decks, deck.salts,
+                                                            deck.server_seed),
+        again={E.DeckRevealed: lambda hand, e, memo: D.reveal_deck(hand, e.decks, e.salts,
+                                                                   e.server_seed)}),
     HandComplete: StepRule("table"),
     # the table's steps: a leaver's hand folded (the betting service's action), then between
     # hands a seat freed and the next hand started (the table service's own)
@@ -327,10 +333,10 @@ COMMANDS: dict[type, Callable[[TableState, Any], Events]] = {
 }
 
 
-def next_step(hand: HandState) -> Step:
+def next_step(hand: HandState, memo: Memo | None = None) -> Step:
     """What the hand needs now: its phase's step (steps.py), or a step this table puts before
-    that one while it is due."""
-    step = S.next_step(hand)
+    that one while it is due (``memo``: the caller's, shared/poker/memo.py)."""
+    step = S.next_step(hand, memo)
     inserted = STEPS.inserted
     if inserted:
         for rule in inserted.get(type(step), ()):
@@ -397,14 +403,15 @@ def house(step: type) -> Callable[[HandState], Events]:
     return decision
 
 
-def automatic(hand: HandState, step: Step, deck: DeckHolder) -> Events | None:
+def automatic(hand: HandState, step: Step, deck: DeckHolder,
+              memo: Memo | None = None) -> Events | None:
     """The decision of a step that needs no player (the house's, or the dealer's with
     ``deck``); None for a player's step."""
     r = STEPS[type(step)]
     if r.house is not None:
         return r.house(hand)
     if r.dealer is not None:
-        return r.dealer(hand, step, deck)
+        return r.dealer(hand, step, deck, memo)
     return None
 
 
@@ -425,7 +432,8 @@ class NotThisStep(Exception):
     """A recorded event that does not answer the hand's next step."""
 
 
-def decide_again(hand: HandState, step: Step, first: object) -> Events:
+def decide_again(hand: HandState, step: Step, first: object,
+                 memo: Memo | None = None) -> Events:
     """The decision of ``step`` again, from the first event recorded for it: the events the
     rules give (the caller compares them with the log). A house step is decided from the
     state alone; any other needs ``first`` to be one of the events that answer it
@@ -438,7 +446,7 @@ def decide_again(hand: HandState, step: Step, first: object) -> Events:
     if again is None:
         raise NotThisStep(f"the hand's next step is {type(step).__name__} ({r.owner}), "
                           f"not a {type(first).__name__}")
-    return again(hand, first)
+    return again(hand, first, memo)
 
 
 def decide_table_again(table: TableState, first: object) -> Events:

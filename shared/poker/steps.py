@@ -6,6 +6,7 @@ from __future__ import annotations
 from .betting import LegalActions, legal_actions
 from .errors import IllegalAction
 from .evolve import Value, value
+from .memo import Memo
 from .state import HandState, Phase
 
 # Enum members read on every step, bound once as module globals, which read faster than
@@ -95,11 +96,7 @@ class DealPlan(Value):
         return self.burn + len(self.order) * len(self.face_up) + self.board
 
 
-#: (state, its plan): the last plan asked for (a placeholder plan for no state at first)
-_plan_memo: tuple[HandState | None, DealPlan] = (None, DealPlan(False, 0, (), (), 0))
-
-
-def deal_plan(state: HandState) -> DealPlan:
+def deal_plan(state: HandState, memo: Memo | None = None) -> DealPlan:
     """What the dealer deals on ``state.street`` (RULES §1).
 
     Community games: hole cards (no burn), then burn + 3, burn + 1, burn + 1. Stud: 2 down and
@@ -110,14 +107,16 @@ def deal_plan(state: HandState) -> DealPlan:
     turned up for everyone.
 
     Asked twice per street (the next step, then the deal itself) of the same immutable
-    state: the last plan is kept by the state's identity.
+    state: ``memo``, the caller's (shared/poker/memo.py), keeps the last plan by the state's
+    identity.
     """
-    global _plan_memo
-    memo = _plan_memo  # one read: another thread may replace it
-    if memo[0] is state:
-        return memo[1]
+    if memo is None:
+        return _deal_plan(state)
+    kept = memo.plan
+    if kept[0] is state:
+        return kept[1]  # type: ignore[no-any-return]
     plan = _deal_plan(state)
-    _plan_memo = (state, plan)
+    memo.plan = (state, plan)
     return plan
 
 
@@ -139,17 +138,18 @@ def _deal_plan(state: HandState) -> DealPlan:
     return DealPlan(False, 1, (), (), 1)
 
 
-def next_step(state: HandState) -> Step:
-    """What the hand needs now, derived from the fold alone."""
+def next_step(state: HandState, memo: Memo | None = None) -> Step:
+    """What the hand needs now, derived from the fold alone (``memo``: the caller's, which
+    keeps what the step's decision asks again: shared/poker/memo.py)."""
     phase = state.phase
     if phase is _BET:
         if state.to_act is None:
             return CloseRound()
-        legal = legal_actions(state, state.to_act)
+        legal = legal_actions(state, state.to_act, memo)
         assert legal is not None  # the seat on turn in a betting round has options
         return Act(state.to_act, legal)
     if phase is _DEAL:
-        plan = deal_plan(state)
+        plan = deal_plan(state, memo)
         if plan.reshuffle:
             return Reshuffle(state.deck_size - state.dealt_from_deck + len(state.burned))
         return Deal(state.street, plan.count)

@@ -43,8 +43,9 @@ from shared.poker import events as E
 from shared.poker.betting import LegalActions
 from shared.poker.driver import (
     Dealer,
-    _decide_step,  # every step as run_hand takes it
+    decide_step,  # every step as run_hand takes it
     new_table,
+    players_choices,
 )
 from shared.poker.events import ActionKind, ForcedKind
 from shared.poker.fold import apply
@@ -179,7 +180,7 @@ class HandRun:
                 if self.pk.actor_index is not None:
                     self._pk_extra_check(hand, step)
                 # every other step exactly as driver.run_hand takes it
-                new = _decide_step(hand, step, _no_policy, self.dealer, None)
+                new = decide_step(hand, step, players_choices(_no_policy), self.dealer)
                 for e in new:
                     if isinstance(e, E.ForcedBetPosted):
                         self._note_forced(hand, e)

@@ -257,10 +257,10 @@ def test_an_engine_failure_is_reported_as_a_bug_not_as_tampering(decisions, monk
     real = auditor.decide_again
     broken_at = first(decisions, lambda d: isinstance(d[0], E.ActionTaken))
 
-    def engine(hand, step, recorded):
+    def engine(hand, step, recorded, memo=None):
         if recorded == decisions[broken_at][0] and hand.hand_no == 1:
             raise KeyError("a bug in the engine")
-        return real(hand, step, recorded)
+        return real(hand, step, recorded, memo)
 
     monkeypatch.setattr(auditor, "decide_again", engine)
     f = failure_of(stored)

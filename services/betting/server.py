@@ -102,5 +102,4 @@ class BettingService(betting_pb2_grpc.BettingServiceServicer):
 async def setup(server, repo, store, config):
     servicer = BettingService(repo)
     betting_pb2_grpc.add_BettingServiceServicer_to_server(servicer, server)
-    serve_steps(server, servicer, "betting",
-                betting_pb2.DESCRIPTOR.services_by_name["BettingService"])
+    serve_steps(server, servicer, "betting")

@@ -279,5 +279,4 @@ async def setup(server, repo, store, config):
     vault = await DeckVault.open(store.js, replicas=config.stream_replicas)
     servicer = DealerService(repo, vault, compliance)
     dealer_pb2_grpc.add_DealerServiceServicer_to_server(servicer, server)
-    serve_steps(server, servicer, "dealer",
-                dealer_pb2.DESCRIPTOR.services_by_name["DealerService"])
+    serve_steps(server, servicer, "dealer")

@@ -3,7 +3,7 @@ house step, which its step stream takes from shared/poker/steprules.py alone."""
 
 from __future__ import annotations
 
-from poker.rake.v1 import rake_pb2, rake_pb2_grpc
+from poker.rake.v1 import rake_pb2_grpc
 
 from shared.infra.repository import TableRepository
 from shared.infra.stepstream import serve_steps
@@ -17,5 +17,4 @@ class RakeService(rake_pb2_grpc.RakeServiceServicer):
 async def setup(server, repo, store, config):
     servicer = RakeService(repo)
     rake_pb2_grpc.add_RakeServiceServicer_to_server(servicer, server)
-    serve_steps(server, servicer, "rake",
-                rake_pb2.DESCRIPTOR.services_by_name["RakeService"])
+    serve_steps(server, servicer, "rake")

@@ -6,7 +6,7 @@ nobody has seen (shared/infra/secrecy.py), and a pot is awarded on shown hands a
 
 from __future__ import annotations
 
-from poker.showdown.v1 import showdown_pb2, showdown_pb2_grpc
+from poker.showdown.v1 import showdown_pb2_grpc
 
 from shared.infra.repository import TableRepository
 from shared.infra.stepstream import serve_steps
@@ -20,5 +20,4 @@ class ShowdownService(showdown_pb2_grpc.ShowdownServiceServicer):
 async def setup(server, repo, store, config):
     servicer = ShowdownService(repo)
     showdown_pb2_grpc.add_ShowdownServiceServicer_to_server(servicer, server)
-    serve_steps(server, servicer, "showdown",
-                showdown_pb2.DESCRIPTOR.services_by_name["ShowdownService"])
+    serve_steps(server, servicer, "showdown")

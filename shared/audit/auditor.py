@@ -31,6 +31,10 @@ Secrecy (shared/infra/secrecy.py): burned and face-down cards and revealed decks
 sealed in the log, and every hand's key wrapped to compliance; the auditor opens them with the
 compliance ``keyring``. A secret card in the clear, or a sealed one no key given opens, fails.
 
+The modules: this one reads, re-decides and folds each commit (1 to 3; the decisions as
+shared/poker/steprules.py gives them), books.py keeps the cards and the chips (4 and 5),
+findings.py holds the result and the first failure.
+
 The first failure stops the audit of the table and names the event: stream sequence, index in
 the table's log, index in its commit, type, and why. A card changed in a ``CardsDealt`` may
 first show as a wrong showdown; the auditor then reads on to the hand's reveal and, if the

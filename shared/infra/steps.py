@@ -70,6 +70,11 @@ def for_hand(step, decision: Callable[..., list], *args) -> Callable[[TableState
     return lambda table: decision(current_hand(table, step.table_id, step.hand_no), *args)
 
 
+#: the message of each step call that takes more than a StepRequest (the others take one)
+STEP_MESSAGES: dict[str, type] = {"Act": betting_pb2.ActRequest,
+                                  "TimeOut": betting_pb2.TimeOutRequest,
+                                  "ShowOrMuck": dealer_pb2.ShowRequest}
+
 #: the requests of the steps whose call takes more than a StepRequest, by the call's name
 _REQUESTS: dict[str, Callable[[step_pb2.StepRequest, Any], Any]] = {
     # a leaver's hand folded (a stud bring-in posted)

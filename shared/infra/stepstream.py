@@ -25,14 +25,13 @@ from typing import Any
 
 import grpc
 import structlog
-from google.protobuf import message_factory
 from poker.engine.v1 import step_pb2, step_pb2_grpc
 
 from shared.poker.steprules import calls_of, house_calls, table_step
 
 from . import failpoints, metrics, tablecache
 from .rpc import TRACE_HEADER
-from .steps import house_step, step_call
+from .steps import STEP_MESSAGES, house_step, step_call
 
 log = structlog.get_logger()
 
@@ -88,14 +87,11 @@ class StepContext:
         raise StepAbort(code, details)
 
 
-def _methods(servicer: Any, owner: str, service_descriptor) -> dict[str, tuple[Callable, type]]:
+def _methods(servicer: Any, owner: str) -> dict[str, tuple[Callable, type]]:
     """The owner's step methods that are not the house's: name -> (the servicer's method,
     its request class)."""
-    out = {}
-    for name in calls_of(owner) - house_calls(owner).keys():
-        desc = service_descriptor.methods_by_name[name]
-        out[name] = (getattr(servicer, name), message_factory.GetMessageClass(desc.input_type))
-    return out
+    return {name: (getattr(servicer, name), STEP_MESSAGES.get(name, step_pb2.StepRequest))
+            for name in calls_of(owner) - house_calls(owner).keys()}
 
 
 def _failed(call_id: int, code: grpc.StatusCode, details: str,
@@ -107,10 +103,10 @@ def _failed(call_id: int, code: grpc.StatusCode, details: str,
 class StepStreams(step_pb2_grpc.StepServiceServicer):
     """The Steps handler of one service (``owner``: dealer, betting, showdown or rake)."""
 
-    def __init__(self, servicer: Any, owner: str, service_descriptor) -> None:
+    def __init__(self, servicer: Any, owner: str) -> None:
         self.owner = owner
         self.repo = servicer.repo
-        self.methods = _methods(servicer, owner, service_descriptor)
+        self.methods = _methods(servicer, owner)
 
     def method(self, name: str) -> tuple[Callable, type] | None:
         """What takes call ``name``: the owner's house step as the map decides it
@@ -234,7 +230,7 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
             version = taken.version
 
 
-def serve_steps(server: grpc.aio.Server, servicer: Any, owner: str, service_descriptor) -> None:
-    """Add the Steps stream of ``servicer`` (service ``owner``) to ``server``."""
-    step_pb2_grpc.add_StepServiceServicer_to_server(
-        StepStreams(servicer, owner, service_descriptor), server)
+def serve_steps(server: grpc.aio.Server, servicer: Any, owner: str) -> None:
+    """Add the Steps stream of ``servicer`` (service ``owner``: its steps are its only way
+    in, no unary call takes one) to ``server``."""
+    step_pb2_grpc.add_StepServiceServicer_to_server(StepStreams(servicer, owner), server)

@@ -11,7 +11,7 @@ import asyncio
 import grpc
 import pytest
 import pytest_asyncio
-from poker.betting.v1 import betting_pb2, betting_pb2_grpc
+from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
@@ -22,6 +22,7 @@ from shared.poker import events as E
 from shared.poker.errors import InvalidOptions
 from shared.poker.events import ActionKind, Pot
 from shared.poker.options import TimeoutPolicy
+from tests.helpers.steps import StepStub
 from tests.helpers.tables import (
     BONUS_MS,
     CLOCK_MS,
@@ -245,7 +246,7 @@ async def test_betting_refuses_an_early_or_stale_time_out_and_racing_ones_make_o
     t = await Table.open(stack, store, "bt")
     v = await t.view()
     # as the table service (its clock keeper is the caller of TimeOut)
-    betting = betting_pb2_grpc.BettingServiceStub(stack.channel("betting", identity="table"))
+    betting = StepStub(stack.channel("betting", identity="table"))  # its step stream
 
     def request(started: int, command_id: str = "timeout:x") -> betting_pb2.TimeOutRequest:
         return betting_pb2.TimeOutRequest(

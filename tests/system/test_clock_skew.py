@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from poker.betting.v1 import betting_pb2, betting_pb2_grpc
+from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 
 from shared.audit.auditor import audit_table
@@ -20,6 +20,7 @@ from shared.infra.repository import LoadedTable, fold_commit
 from shared.poker import events as E
 from shared.poker.clock import CLOCK_TOLERANCE_MS
 from shared.poker.events import ActionKind
+from tests.helpers.steps import StepStub
 from tests.helpers.tables import CLOCK_MS, Table, clocked_stack
 
 
@@ -60,7 +61,7 @@ async def test_a_step_outside_the_tolerance_is_refused_and_nothing_appended(nats
         before = await store.read("far")
         started = clock.ms  # the decision's clock started with the commits above
         # as the table service, the only caller of the betting service
-        betting = betting_pb2_grpc.BettingServiceStub(stack.channel("betting", identity="table"))
+        betting = StepStub(stack.channel("betting", identity="table"))  # its step stream
         for off in (CLOCK_TOLERANCE_MS + 1, -CLOCK_TOLERANCE_MS - 1):
             clock.advance(CLOCK_MS)  # the player is late by any clock but the skewed one
             step = step_pb2.StepRequest(table_id="far", hand_no=v.hand_no,
@@ -85,7 +86,7 @@ async def test_events_are_ordered_by_sequence_not_by_time(nats_server):
     async with clocked_stack(nats_server.url) as (stack, clock, store):
         t = await Table.open(stack, store, "seq")
         v = await t.view()
-        betting = betting_pb2_grpc.BettingServiceStub(stack.channel("betting", identity="table"))
+        betting = StepStub(stack.channel("betting", identity="table"))  # its step stream
         back = clock.ms - CLOCK_TOLERANCE_MS // 2
         reply = await betting.Act(betting_pb2.ActRequest(
             step=step_pb2.StepRequest(table_id="seq", hand_no=v.hand_no, command_id="act:back",

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from poker.betting.v1 import betting_pb2, betting_pb2_grpc
+from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
+from tests.helpers.steps import StepStub
 from tests.helpers.tables import SeatStubs
 
 
@@ -30,7 +31,7 @@ async def test_a_restarted_table_service_carries_the_hand_on(stack):
     # so the hand's end (pots, award, reveal) and the next hand are left undone (the test
     # calls betting as the table service: the only caller it accepts).
     await stack.stop_service("table")
-    betting = betting_pb2_grpc.BettingServiceStub(stack.channel("betting", identity="table"))
+    betting = StepStub(stack.channel("betting", identity="table"))  # its step stream
     await betting.Act(betting_pb2.ActRequest(
         step=step_pb2.StepRequest(table_id="r1", hand_no=1, command_id="fold-1"),
         seat=view.to_act, action=ev.ACTION_KIND_FOLD))

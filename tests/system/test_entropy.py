@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from poker.dealer.v1 import dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
@@ -16,6 +15,7 @@ from services.table.server import CARRY_ON_S
 from shared.infra import randomness
 from shared.infra.eventstore import EventStore
 from shared.infra.waiting import until
+from tests.helpers.steps import StepStub
 
 TABLE = "entropy"
 
@@ -62,7 +62,8 @@ async def test_no_deck_is_committed_without_entropy_and_the_hand_resumes(
         assert "deck_committed" not in await events_of(store)
         async with stack.channel("dealer", identity="table") as chan:
             with pytest.raises(grpc.aio.AioRpcError) as refused:
-                await dealer_pb2_grpc.DealerServiceStub(chan).CommitDeck(
+                await StepStub(chan).CommitDeck(  # the dealer's step stream
+                    
                     step_pb2.StepRequest(table_id=TABLE, hand_no=1, command_id="drv:try",
                                          version=view.version), timeout=10)
         assert refused.value.code() is grpc.StatusCode.UNAVAILABLE

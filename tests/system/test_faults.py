@@ -15,7 +15,6 @@ import asyncio
 from collections import Counter
 
 import pytest
-from poker.dealer.v1 import dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
 from poker.events.v1 import events_pb2 as pb
@@ -29,12 +28,12 @@ from shared.infra.bearer import bearer_metadata
 from shared.infra.eventstore import EventStore
 from shared.infra.repository import TableRepository, digest
 from shared.infra.seattokens import token_digest
-from shared.infra.stepclient import StepStream
 from shared.poker import events as E
 from shared.poker import table as T
 from shared.poker.decide import deck_order
 from shared.poker.deck import commitment
 from shared.poker.options import table_options
+from tests.helpers.steps import StepStub
 
 NL = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT, small_blind=1,
                        big_blind=2)
@@ -174,7 +173,7 @@ async def test_the_dealer_killed_after_its_commitment_deals_from_the_same_deck(t
         async with cluster.channel("dealer", identity="table") as dch, \
                 cluster.channel("betting", identity="table") as bch, \
                 cluster.channel("table") as tch:
-            dealer = dealer_pb2_grpc.DealerServiceStub(dch)
+            dealer = StepStub(dch)  # the dealer's step stream
             table = table_pb2_grpc.TableServiceStub(tch)
 
             def auth(player: str) -> tuple:  # a player's token from the cluster's issuer
@@ -189,10 +188,7 @@ async def test_the_dealer_killed_after_its_commitment_deals_from_the_same_deck(t
 
             retry = await dealer.CommitDeck(step("commit-1"), wait_for_ready=True)
             assert retry.duplicate and retry.events == 0 and retry.version == committed.version
-            # a house step: no unary call takes it, the betting service's step stream does
-            steps = StepStream(bch, "betting")
-            await steps.call("PostForcedBets", step("forced-1"))
-            await steps.close()
+            await StepStub(bch).PostForcedBets(step("forced-1"))
             dealt = await dealer.DealStreet(step("deal-1"))
             assert dealt.events == 1
             cluster.kill("dealer")  # and again, between the pre-flop deal and the flop

@@ -11,7 +11,7 @@ import time
 import grpc
 import jwt
 import pytest
-from poker.betting.v1 import betting_pb2, betting_pb2_grpc
+from poker.betting.v1 import betting_pb2
 from poker.dealer.v1 import dealer_pb2, dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
@@ -19,6 +19,7 @@ from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
 from shared.infra.devissuer import DevIssuer
+from tests.helpers.steps import StepStub
 from tests.helpers.tables import Table
 
 pytestmark = pytest.mark.asyncio
@@ -215,7 +216,7 @@ async def test_the_services_behind_the_table_check_the_player_it_passes_on(stack
     view = await t.view()
     seat = view.to_act
     before = await messages(store)
-    betting = betting_pb2_grpc.BettingServiceStub(stack.channel("betting", identity="table"))
+    betting = StepStub(stack.channel("betting", identity="table"))  # its step stream
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await betting.Act(betting_pb2.ActRequest(
             step=step_pb2.StepRequest(table_id="inner", hand_no=view.hand_no,

@@ -17,7 +17,7 @@ import sys
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from poker.betting.v1 import betting_pb2, betting_pb2_grpc
+from poker.betting.v1 import betting_pb2
 from poker.dealer.v1 import dealer_pb2, dealer_pb2_grpc
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
@@ -27,6 +27,7 @@ from poker.table.v1 import table_pb2_grpc
 from services.stack import START_ORDER
 from shared.infra.services import SERVICES
 from shared.infra.tls import METHOD_CALLERS, TlsConfig, channel, generate
+from tests.helpers.steps import one_step
 
 TABLE = "m1"
 
@@ -94,7 +95,7 @@ async def test_betting_acts_for_a_seat_for_the_table_service_only(stack, table_s
     view = await seated(stack, table_stub)
 
     def fold(chan, command_id: str):
-        return lambda: betting_pb2_grpc.BettingServiceStub(chan).Act(betting_pb2.ActRequest(
+        return lambda: one_step(chan, "Act", betting_pb2.ActRequest(  # on its step stream
             step=step_pb2.StepRequest(table_id=TABLE, hand_no=view.hand_no,
                                       command_id=command_id, version=view.version),
             seat=view.to_act, action=ev.ACTION_KIND_FOLD), timeout=10)
@@ -171,27 +172,47 @@ async def test_a_service_without_tls_settings_does_not_start():
 async def test_each_service_that_names_its_callers_refuses_every_other_identity(stack):
     """For every service of the registry (shared/infra/services.py) that names its callers:
     an identity it does not name is refused its first unary method (of those only
-    its callers may call) (PERMISSION_DENIED, before
-    the request is looked at); one it names gets past the check (positive control)."""
+    its callers may call), or its step stream for a service whose steps are its only calls
+    (PERMISSION_DENIED, before the request is looked at); one it names gets past the check
+    (positive control)."""
     from google.protobuf import descriptor_pool
     checked = [s for s in SERVICES if s.callers is not None and s.name in stack.servers]
     assert checked
     for s in checked:
-        service = descriptor_pool.Default().FindServiceByName(s.grpc_service)
-        path = next(f"/{s.grpc_service}/{m.name}" for m in service.methods
-                    if not (m.client_streaming or m.server_streaming)
-                    and f"/{s.grpc_service}/{m.name}" not in METHOD_CALLERS)
+        try:
+            methods = descriptor_pool.Default().FindServiceByName(s.grpc_service).methods
+        except KeyError:  # a service with no method of its own: its steps come on the stream
+            methods = []
+        path = next((f"/{s.grpc_service}/{m.name}" for m in methods
+                     if not (m.client_streaming or m.server_streaming)
+                     and f"/{s.grpc_service}/{m.name}" not in METHOD_CALLERS), None)
         strangers = [i for i in ("client", "dealer", "web", "table", "admin")
                      if i not in s.callers]
         assert strangers, s.name
         for identity in [*strangers, min(s.callers)]:
             async with stack.channel(s.name, identity=identity) as chan:
-                call = chan.unary_unary(path, request_serializer=bytes,
-                                        response_deserializer=bytes)
-                try:
-                    await call(b"", timeout=10)
-                    code = grpc.StatusCode.OK
-                except grpc.aio.AioRpcError as exc:
-                    code = exc.code()
+                code = await (_unary_code(chan, path) if path else _steps_code(chan))
             denied = code == grpc.StatusCode.PERMISSION_DENIED
             assert denied == (identity not in s.callers), (s.name, identity, code)
+
+
+async def _unary_code(chan: grpc.aio.Channel, path: str) -> grpc.StatusCode:
+    call = chan.unary_unary(path, request_serializer=bytes, response_deserializer=bytes)
+    try:
+        await call(b"", timeout=10)
+    except grpc.aio.AioRpcError as exc:
+        return exc.code()
+    return grpc.StatusCode.OK
+
+
+async def _steps_code(chan: grpc.aio.Channel) -> grpc.StatusCode:
+    """The status of the service's step stream for an empty step (answered in the stream:
+    OK for a caller let in)."""
+    call = chan.stream_stream("/poker.engine.v1.StepService/Steps", request_serializer=bytes,
+                              response_deserializer=bytes)(timeout=10)
+    try:
+        await call.write(b"")
+        await call.read()
+    except grpc.aio.AioRpcError as exc:
+        return exc.code()
+    return grpc.StatusCode.OK

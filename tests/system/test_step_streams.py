@@ -158,9 +158,9 @@ async def test_a_caller_without_the_table_certificate_is_refused_on_the_stream(s
                                                                                 identity):
     async with stack.channel("betting", identity=identity) as chan:
         call = step_pb2_grpc.StepServiceStub(chan).Steps()
-        await call.write(step_pb2.StepRequest(table_id="t", command_id="x", call_id=1,
-                                              method="CloseRound"))
-        with pytest.raises(grpc.aio.AioRpcError) as err:
+        with pytest.raises(grpc.aio.AioRpcError) as err:  # (at the write, or the read)
+            await call.write(step_pb2.StepRequest(table_id="t", command_id="x", call_id=1,
+                                                  method="CloseRound"))
             await call.read()
     assert err.value.code() is grpc.StatusCode.PERMISSION_DENIED
     assert "accepts calls from the table service only" in err.value.details()

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from poker.betting.v1 import betting_pb2, betting_pb2_grpc
+from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
 from shared.infra.eventstore import EventStore
 from shared.infra.rpc import MAX_TAIL
+from tests.helpers.steps import StepStub
 
 TABLE = "tails"
 
@@ -51,7 +52,7 @@ async def test_a_bad_tail_is_refused_and_changes_nothing(stack, table_stub, tail
         before = (await store.last(TABLE)).seq
         async with stack.channel("betting", identity="table") as chan:
             with pytest.raises(grpc.aio.AioRpcError) as err:
-                await betting_pb2_grpc.BettingServiceStub(chan).Act(
+                await StepStub(chan).Act(
                     act(view, "drv:bad-tail", tail), timeout=10)
         assert err.value.code() is grpc.StatusCode.INVALID_ARGUMENT
         assert says in err.value.details()
@@ -64,7 +65,7 @@ async def test_a_junk_tail_is_ignored_and_the_step_decided_on_the_log(stack, tab
     view = await seated(stack, table_stub)
     junk = [(view.version + 1, b"\x00junk"), (view.version + 2, b"")]
     async with stack.channel("betting", identity="table") as chan:
-        reply = await betting_pb2_grpc.BettingServiceStub(chan).Act(
+        reply = await StepStub(chan).Act(
             act(view, "drv:junk-tail", junk), timeout=10)
     assert reply.events >= 1 and reply.version > view.version
     after = await table_stub.GetState(tpb.ViewRequest(table_id=TABLE))

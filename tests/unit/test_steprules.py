@@ -8,20 +8,18 @@ from __future__ import annotations
 import inspect
 
 import pytest
-from poker.betting.v1 import betting_pb2_grpc
-from poker.dealer.v1 import dealer_pb2_grpc
-from poker.rake.v1 import rake_pb2_grpc
-from poker.showdown.v1 import showdown_pb2_grpc
 
+from services.betting.server import BettingService
+from services.dealer.server import DealerService
+from services.rake.server import RakeService
+from services.showdown.server import ShowdownService
 from shared.poker import events as E
 from shared.poker import steps
 from shared.poker import table as T
 from shared.poker.steprules import STEPS, house
 
-SERVICES = {"dealer": dealer_pb2_grpc.DealerServiceServicer,
-            "betting": betting_pb2_grpc.BettingServiceServicer,
-            "showdown": showdown_pb2_grpc.ShowdownServiceServicer,
-            "rake": rake_pb2_grpc.RakeServiceServicer}
+SERVICES = {"dealer": DealerService, "betting": BettingService, "showdown": ShowdownService,
+            "rake": RakeService}
 
 
 def test_every_step_type_has_a_rule():

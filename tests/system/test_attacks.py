@@ -12,6 +12,7 @@ from functools import partial
 import grpc
 import pytest
 import pytest_asyncio
+from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
@@ -24,6 +25,7 @@ from shared.infra.stepclient import StepStream
 from shared.infra.waiting import until
 from shared.poker import events as E
 from shared.poker.events import ActionKind
+from tests.helpers.steps import one_step
 from tests.helpers.tables import CLOCK_MS, Table, clocked_stack, table_stub
 
 NL = dict(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT, small_blind=1, big_blind=2,
@@ -205,7 +207,6 @@ async def test_a_digest_that_is_not_one_is_refused(clocked):
     ("table", "/poker.table.v1.TableService/GetState", "client"),
     ("table", "/poker.table.v1.TableService/Watch", "client"),
     ("dealer", "/poker.dealer.v1.DealerService/SeatCards", "table"),
-    ("betting", "/poker.betting.v1.BettingService/Act", "table"),
 ])
 async def test_malformed_bytes_are_invalid_argument(clocked, service, method, identity):
     stack, clock, store = clocked
@@ -223,6 +224,18 @@ async def test_malformed_bytes_are_invalid_argument(clocked, service, method, id
     assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT, refused.value
     assert "does not parse" in refused.value.details()
     await channel.close()
+
+
+async def test_malformed_bytes_of_a_step_are_invalid_argument(clocked):
+    """A step's call on the step stream (no unary call takes a step) whose bytes do not
+    parse as its message."""
+    stack, clock, store = clocked
+    async with stack.channel("betting", "table") as chan:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await one_step(chan, "Act", step_pb2.StepRequest(table_id="t1",
+                                                             call=b"\xff\xff\xff\xff"))
+    assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT, refused.value
+    assert "does not parse" in refused.value.details()
 
 
 async def test_a_failed_follow_up_step_answers_ok_and_the_driver_carries_on(clocked):

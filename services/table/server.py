@@ -359,8 +359,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
             lt = await self.repo.get(request.table_id)  # this cache may be behind the player
             if command_id not in lt.commands:
                 running_hand(lt.state, request.hand_no)  # refused: another hand's
-        # betting decides: the seat on turn, in time unless this service holds its clock
-        act = betting_pb2.ActRequest(
+        act = betting_pb2.ActRequest(  # betting decides: on turn, in time (unless held)
             step=step_pb2.StepRequest(table_id=request.table_id, hand_no=request.hand_no,
                                       command_id=command_id, version=lt.seq),
             seat=request.seat, action=request.action, player_id=caller().subject,

@@ -47,9 +47,8 @@ from shared.poker.fold import apply
 from shared.poker.memo import Memo
 from shared.poker.options import AnteType, Game, Structure, TableOptions, table_options
 from shared.poker.pots import form_pots
-from shared.poker.shuffle import NO_ENTROPY
 from shared.poker.state import HandState, TableState
-from shared.poker.steprules import automatic, next_step
+from shared.poker.steprules import NO_DECK, automatic, next_step
 
 from .parse import Action, HandHistory
 
@@ -302,24 +301,6 @@ def _user_options(hh: HandHistory, scale: int) -> dict[str, Any]:
 # --- the hand --------------------------------------------------------------------------------
 
 
-class _NoDeck:
-    """An imported hand's dealer: no deck is committed to or revealed (the file names the
-    cards dealt)."""
-
-    decks: tuple = ()
-    salts: tuple = ()
-    entropy = NO_ENTROPY
-    server_seed = ""
-
-    def new_deck(self, cards=None) -> str:
-        return ""
-
-    def root(self) -> str:
-        return ""
-
-
-_NO_DECK = _NoDeck()
-
 #: The events the replay reads as they pass (the awards, the antes, the pots).
 _WATCHED = (E.PotAwarded, E.ForcedBetPosted, E.PotsFormed)
 
@@ -392,7 +373,7 @@ class _Replay:
         chosen = self.choices.get(type(step))
         if chosen is not None:
             return chosen(hand, step)
-        events = automatic(hand, step, _NO_DECK, self.memo)
+        events = automatic(hand, step, NO_DECK, self.memo)
         if events is None:
             raise ReplayError(f"unexpected engine step {step!r}")
         return events

@@ -45,7 +45,7 @@ from . import steps as S
 from . import table as T
 from .cards import Card
 from .memo import Memo
-from .shuffle import Entropy
+from .shuffle import NO_ENTROPY, Entropy
 from .state import HandState, TableState
 from .steps import (
     Act,
@@ -94,6 +94,25 @@ class DeckHolder(Protocol):
     def server_seed(self) -> str:
         """The server's seed of the hand, revealed with its decks ("" for none)."""
         ...
+
+
+class NoDeck:
+    """The dealer of a hand with no deck (an imported hand history: it names the cards dealt,
+    and no deck is committed to or revealed)."""
+
+    decks: tuple[tuple[Card, ...], ...] = ()
+    salts: tuple[str, ...] = ()
+    entropy: Entropy = NO_ENTROPY
+    server_seed: str = ""
+
+    def new_deck(self, cards: Sequence[Card] | None = None) -> str:
+        return ""
+
+    def root(self) -> str:
+        return ""
+
+
+NO_DECK = NoDeck()
 
 
 #: (step, hand number, table version) -> the parts of the step's command digest

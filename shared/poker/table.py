@@ -319,6 +319,9 @@ def start_next_hand(table: TableState) -> list[E.HandStarted]:
                     missed_small_blind=plan.missed_small_blind)]
 
 
+# The table's own steps: shared/poker/steprules.py says when each is due, who takes it and
+# how (``table_step``), beside the hand's.
+
 @dataclass(frozen=True, slots=True)
 class StartHand:
     """Nothing is running and at least two can play: the next hand starts."""

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import re
 import uuid
 import weakref
 
@@ -39,9 +38,9 @@ from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
-from shared.infra.authz import Access, Rule, caller
+from shared.infra.authz import Access, caller
 from shared.infra.config import Config
-from shared.infra.identity import OPERATOR, PLAYER, RELAY, Verifier
+from shared.infra.identity import RELAY, Verifier
 from shared.infra.lease import Leases
 from shared.infra.limits import Limits, RateLimiter, caller_of
 from shared.infra.repository import LoadedTable, TableRepository, digest
@@ -59,38 +58,23 @@ from shared.poker import seeds as S
 from shared.poker import table as T
 from shared.poker.clock import running_hand
 from shared.poker.errors import IllegalAction
-from shared.poker.shuffle import is_seed_hex
 from shared.poker.state import TableState
 from shared.poker.steprules import table_step
 
 from . import tournament
+from .access import ACCESS
 from .clock import ClockKeeper
 from .driver import TAIL_KEPT, Driver, Peers
 from .hub import Hubs, Watcher, may_spectate
 from .receipts import Receipts
-from .settings import options_from
+from .requests import check_seed_request, chosen_digest, options_from
 from .views import Views
 
 log = structlog.get_logger()
-TOKEN_SHA256 = re.compile(r"[0-9a-f]{64}")
 #: how long a command's answer waits for the automated steps after it (a deal, a showdown):
 #: a peer that stalls (a dealer whose random source fails) delays no answer beyond this; the
 #: steps go on in the background and the player's next view has them
 CARRY_ON_S = 3.0
-
-_PLAYERS, _OPERATORS = Rule(frozenset({PLAYER})), Rule(frozenset({OPERATOR}))
-#: who may call each RPC (one rule each; a method without one is refused): the roles of the
-#: caller's token; an empty set: any valid token. The handlers check the rest: a seat is its
-#: player's, a private table's spectators are operators, compliance or its players.
-ACCESS: dict[str, Rule] = {
-    "CreateTable": _OPERATORS, "PauseTable": _OPERATORS, "ConfigureTable": _OPERATORS,
-    "CloseTable": _OPERATORS,
-    "SitDown": _PLAYERS, "ResumeSeat": _PLAYERS, "Leave": _PLAYERS, "SitOut": _PLAYERS, "TopUp": _PLAYERS,
-    "Act": _PLAYERS, "Disconnect": _PLAYERS, "Reconnect": _PLAYERS,
-    "GetState": Rule(frozenset()), "Watch": Rule(frozenset()), "GetReceipt": _PLAYERS,
-    "CommitSeed": _PLAYERS, "RevealSeed": _PLAYERS,
-    **tournament.ACCESS,  # a tournament's director: TournamentTables
-}
 
 class TableService(table_pb2_grpc.TableServiceServicer):
     def __init__(self, repo: TableRepository, driver: Driver, hubs: Hubs,
@@ -228,7 +212,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         check_table_id(request.table_id)
         command_id = client_command_id(f"sit{request.seat}", request.command_id)
         player, name = caller().subject, caller().name  # the seat is the token's subject's
-        chosen = _chosen_digest(request.seat_token_sha256)
+        chosen = chosen_digest(request.seat_token_sha256)
         self.limits.caller_joins.take(caller_of(context))
         joins = self.limits.player_joins  # log and ledger per account, across tables
         joins.take(player)
@@ -281,7 +265,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         check_table_id(request.table_id)
         command_id = client_command_id(f"resume{request.seat}", request.command_id)
         player = caller().subject
-        chosen = _chosen_digest(request.seat_token_sha256)
+        chosen = chosen_digest(request.seat_token_sha256)
         await self.repo.get(request.table_id)  # NOT_FOUND for a table that is not there
         limit, key = self.limits.seat_toggles, f"{request.table_id}/{request.seat}"
         limit.take(key)  # each one a commit for ever
@@ -321,14 +305,14 @@ class TableService(table_pb2_grpc.TableServiceServicer):
 
     @rpc
     async def CommitSeed(self, request, context):
-        _check_seed_request(request, "seed_sha256", "the SHA-256 of your 32-byte seed")
+        check_seed_request(request, "seed_sha256", "the SHA-256 of your 32-byte seed")
         return await self._seat_command(request.seat, "commit_seed", S.commit_seed,
                                         request.hand_no, request.seed_sha256,
                                         limit=self.limits.seat_toggles)
 
     @rpc
     async def RevealSeed(self, request, context):
-        _check_seed_request(request, "seed", "your 32-byte seed")
+        check_seed_request(request, "seed", "your 32-byte seed")
         return await self._seat_command(request.seat, "reveal_seed", S.reveal_seed,
                                         request.hand_no, request.seed,
                                         limit=self.limits.seat_toggles)
@@ -446,24 +430,6 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         self.limits.receipts.take(caller_of(context))
         return table_pb2.ReceiptReply(receipt=await self.receipts.receipt(
             request.table_id, request.hand_no, caller().subject))
-
-
-def _chosen_digest(digest_hex: str) -> str:
-    """A client's seat token digest (SitDown, ResumeSeat), checked: "" when it sent none."""
-    if digest_hex and not TOKEN_SHA256.fullmatch(digest_hex):
-        raise BadRequest("seat_token_sha256 is the SHA-256 of your seat token as 64 "
-                         "lowercase hex digits")
-    return digest_hex
-
-
-def _check_seed_request(request: table_pb2.SeedRequest, field: str, what: str) -> None:
-    """A seed request's form (the rules are shared/poker/seeds.py's): one of its two fields."""
-    other = "seed" if field == "seed_sha256" else "seed_sha256"
-    if request.hand_no < 1:
-        raise BadRequest("hand_no is a hand number from 1")
-    if not is_seed_hex(getattr(request, field)) or getattr(request, other):
-        raise BadRequest(f"{field} must be {what} as 64 lowercase hex digits, and {other} "
-                         f"left empty")
 
 
 def access(verifier: Verifier) -> Access:

@@ -16,7 +16,7 @@ from poker.engine.v1 import step_pb2
 from poker.events.v1 import events_pb2 as ev
 from poker.table.v1 import table_pb2 as tpb
 
-from services.table.settings import options_from
+from services.table.requests import options_from
 from shared.infra.rpc import BadRequest
 from shared.poker import events as E
 from shared.poker.errors import InvalidOptions

@@ -1,5 +1,7 @@
-"""A table's options from CreateTable's settings: unset fields take the rule book's
-defaults (shared/poker/options.py)."""
+"""The form of the table service's requests, checked before anything is decided (a bad one
+is INVALID_ARGUMENT): a table's options from CreateTable's settings (unset fields take the
+rule book's defaults, shared/poker/options.py), a client's seat token digest, a seed
+request's fields."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from shared.infra.protomap import (
 )
 from shared.infra.rpc import BadRequest
 from shared.poker.options import NO_RAKE_CAP, table_options
+from shared.poker.shuffle import is_seed_hex
+from shared.poker.tournament.decide import TOKEN_SHA256
 
 _SETTINGS_INTS = ("max_seats", "chip_unit", "small_blind", "big_blind", "small_bet", "big_bet",
                   "ante", "bring_in", "max_bets", "rake_basis_points", "min_buy_in",
@@ -55,3 +59,21 @@ def options_from(settings: table_pb2.TableSettings):
         kwargs["timeout_policy"] = _enum_from(TIMEOUT_POLICY, settings.timeout_policy)
     # the service's tables always take their chips from the players' wallets
     return table_options(game, structure, wallet=True, **kwargs)
+
+
+def chosen_digest(digest_hex: str) -> str:
+    """A client's seat token digest (SitDown, ResumeSeat), checked: "" when it sent none."""
+    if digest_hex and not TOKEN_SHA256.fullmatch(digest_hex):
+        raise BadRequest("seat_token_sha256 is the SHA-256 of your seat token as 64 "
+                         "lowercase hex digits")
+    return digest_hex
+
+
+def check_seed_request(request: table_pb2.SeedRequest, field: str, what: str) -> None:
+    """A seed request's form (the rules are shared/poker/seeds.py's): one of its two fields."""
+    other = "seed" if field == "seed_sha256" else "seed_sha256"
+    if request.hand_no < 1:
+        raise BadRequest("hand_no is a hand number from 1")
+    if not is_seed_hex(getattr(request, field)) or getattr(request, other):
+        raise BadRequest(f"{field} must be {what} as 64 lowercase hex digits, and {other} "
+                         f"left empty")

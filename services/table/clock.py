@@ -147,7 +147,7 @@ class ClockKeeper:
             self._woken.clear()
             try:
                 await asyncio.wait_for(self._woken.wait(), timeout=wait)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     async def close(self) -> None:

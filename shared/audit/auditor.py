@@ -214,7 +214,7 @@ class TableAuditor(Books):
         self._command_digest = commit.command_digest
         return commit.events, envelopes
 
-    def _envelopes(self, raws: Sequence[bytes], envelopes: list[pb.EventEnvelope],
+    def _envelopes(self, raws: Sequence[bytes], envelopes: list[pb.EventEnvelope],  # noqa: C901 (one check per envelope field, in the order the chain reads them)
                    first: FirstFailure) -> tuple[list, str, int, bytes]:
         """The commit's events, its command id and time, and its last envelope's hash, read
         in one pass: the hash chain (every envelope's prev_hash is the SHA-256 of the

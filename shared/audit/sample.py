@@ -79,7 +79,7 @@ def seeded_dealer(rng: random.Random) -> Dealer:
                   salt=lambda: f"{rng.getrandbits(128):032x}")
 
 
-def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int = 6,
+def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int = 6,  # noqa: C901 (the sample's script: every kind of table event in turn)
                    seed: Seed = 1, churn: float = 0.02,
                    reseed: dict[int, Seed] | None = None) -> Iterator[list]:
     """The decisions (lists of events) of a table: created, ``seats`` players seated, then

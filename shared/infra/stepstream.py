@@ -129,7 +129,7 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
                 reply = await self._run(request, context)
                 async with writing:
                     await asyncio.wait_for(context.write(reply), WRITE_TIMEOUT_S)
-            except (asyncio.TimeoutError, grpc.aio.AioRpcError, ConnectionError) as exc:
+            except (TimeoutError, grpc.aio.AioRpcError, ConnectionError) as exc:
                 ended.append(exc)  # the caller stopped reading, or went
                 for task in running:
                     task.cancel()
@@ -182,7 +182,7 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
             reply = await asyncio.wait_for(method(message, context), timeout)
         except StepAbort as exc:
             return _failed(request.call_id, exc.code, exc.details, context.trailers)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return _failed(request.call_id, grpc.StatusCode.DEADLINE_EXCEEDED,
                            f"the step took longer than {timeout:g} s; retry it with the same "
                            f"command id for its outcome")
@@ -196,7 +196,7 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
         if step.chain and not reply.duplicate:
             try:
                 await asyncio.wait_for(self._chain(step, reply, stream), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass  # what was taken is in the reply; the table service takes the rest
         failpoints.hit("steps.before_reply")  # (tests: applied, its reply not yet sent)
         reply.call_id = request.call_id

@@ -300,7 +300,7 @@ def _amount(to: object) -> int:
     return to
 
 
-def act(state: HandState, seat: int, action: ActionKind | str,
+def act(state: HandState, seat: int, action: ActionKind | str,  # noqa: C901 (one branch per action kind, as the rule book lists them)
         to: object = None, memo: Memo | None = None) -> list[object]:
     """A player's action. ``to`` is the total bet this round after a bet, raise or completion.
     ``memo``: the caller's (shared/poker/memo.py).

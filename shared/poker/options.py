@@ -189,7 +189,7 @@ class Stakes(TypedDict, total=False):
     bring_in: int
 
 
-def table_options(
+def table_options(  # noqa: C901 (a flat list of checks, one per option)
     game: Game | str,
     structure: Structure | str,
     *,

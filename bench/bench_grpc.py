@@ -2,7 +2,9 @@
 processes on this machine, over mutual TLS as the services talk (and in plaintext beside it),
 and what one request and its reply cost as messages on a long-lived bidirectional stream
 instead (each caller holding its own stream: the shape of the step streams, and of a client
-session stream that would carry a player's Acts beside their views).
+session stream that would carry a player's Acts beside their views), and what one message
+written to a watcher costs (a server stream sending a view-sized message after another: the
+floor under each view a Watch delivers).
 
 An Act crosses at least two such calls (client -> table service, table service -> betting)
 and one guarded JetStream append, whatever the services do; a hand adds about a dozen more
@@ -41,11 +43,16 @@ import grpc
 async def session(requests, context):  # one reply per request, as an Act on a session would
     async for request in requests:
         yield request
+async def views(request, context):  # a view after another, as fast as the caller reads
+    view = b"v" * 512
+    while True:
+        yield view
 async def main():
     tls = TlsConfig(*map(Path, sys.argv[2:5])) if len(sys.argv) > 2 else None
     s = Server("bench", port=int(sys.argv[1]), tls=tls)
     s.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
-        "bench.Echo", {"Session": grpc.stream_stream_rpc_method_handler(session)}),))
+        "bench.Echo", {"Session": grpc.stream_stream_rpc_method_handler(session),
+                       "Views": grpc.unary_stream_rpc_method_handler(views)}),))
     await s.server.start()
     await s.health.set("", health_pb2.HealthCheckResponse.SERVING)
     await s.server.wait_for_termination()
@@ -58,10 +65,10 @@ PAYLOAD = b"x" * 96
 
 
 async def _calls(target: str, tls: TlsConfig | None, seconds: float,
-                 stream: bool = False) -> tuple[int, float]:
-    """From CONCURRENCY callers for ``seconds``: health checks (unary calls), or with
-    ``stream`` a message and its reply on each caller's own long-lived stream; calls made,
-    client CPU s."""
+                 mode: str = "unary") -> tuple[int, float]:
+    """From CONCURRENCY callers for ``seconds``: health checks (``mode`` "unary"), a message
+    and its reply on each caller's own long-lived stream ("session"), or the messages of a
+    server stream ("views"); calls (or messages) made, client CPU s."""
     chan = channel(target, tls, service="table")
     stub = health_pb2_grpc.HealthStub(chan)
     request = health_pb2.HealthCheckRequest()
@@ -69,15 +76,24 @@ async def _calls(target: str, tls: TlsConfig | None, seconds: float,
     for _ in range(200):
         await stub.Check(request)
     open_session = chan.stream_stream("/bench.Echo/Session")
+    open_views = chan.unary_stream("/bench.Echo/Views")
     done = 0
     stop = time.perf_counter() + seconds
 
     async def caller() -> None:
         nonlocal done
-        if not stream:
+        if mode == "unary":
             while time.perf_counter() < stop:
                 await stub.Check(request)
                 done += 1
+            return
+        if mode == "views":
+            watch = open_views(PAYLOAD)
+            async for _ in watch:
+                done += 1
+                if time.perf_counter() >= stop:
+                    watch.cancel()
+                    break
             return
         call = open_session()
         while time.perf_counter() < stop:
@@ -93,7 +109,7 @@ async def _calls(target: str, tls: TlsConfig | None, seconds: float,
     return done, cpu
 
 
-def one(tls_dir: Path | None, seconds: float, stream: bool = False) -> dict:
+def one(tls_dir: Path | None, seconds: float, mode: str = "unary") -> dict:
     port = free_port()
     args = [str(port)]
     tls = None
@@ -112,7 +128,7 @@ def one(tls_dir: Path | None, seconds: float, stream: bool = False) -> dict:
                 health_pb2.HealthCheckRequest(), wait_for_ready=True, timeout=30)
             await chan.close()
             server0 = cpu_seconds(proc.pid)
-            return await _calls(f"127.0.0.1:{port}", tls, seconds, stream)
+            return await _calls(f"127.0.0.1:{port}", tls, seconds, mode)
 
         calls, client_cpu = asyncio.run(run())
         server_cpu = (cpu_seconds(proc.pid) or 0.0) - (server0 or 0.0)
@@ -127,12 +143,11 @@ def run(seconds: float = 2.0, repeats: int = 3) -> dict[str, dict]:
     with tempfile.TemporaryDirectory(prefix="poker-bench-grpc-") as tmp:
         tls_dir = generate(Path(tmp) / "tls", identities=("table", "client"))
         rows: dict[str, dict] = {}
-        for label, where, stream in (("mutual TLS", tls_dir, False),
-                                     ("plaintext", None, False),
-                                     ("mTLS stream", tls_dir, True)):
-            runs = []
-            for _ in range(repeats):  # unary and stream alternate within each repeat
-                runs.append(one(where, seconds, stream))
+        for label, where, mode in (("mutual TLS", tls_dir, "unary"),
+                                   ("plaintext", None, "unary"),
+                                   ("mTLS stream", tls_dir, "session"),
+                                   ("mTLS views", tls_dir, "views")):
+            runs = [one(where, seconds, mode) for _ in range(repeats)]
             rows[label] = {k: median(r[k] for r in runs) for k in runs[0]}
         return rows
 
@@ -154,6 +169,10 @@ def main(seconds: float = 2.0) -> None:
           f"{tls['server_ms'] - s['server_ms']:.3f} ms less of the table service's CPU, "
           f"{both - s['client_ms'] - s['server_ms']:.3f} ms less in all "
           f"(stream / unary, both sides: {(s['client_ms'] + s['server_ms']) / both:.2f})")
+    v = rows["mTLS views"]
+    print(f"a view written to a watcher: {v['server_ms']:.3f} ms of the writer's CPU, "
+          f"{v['client_ms']:.3f} ms of the watcher's (the floor under each view a Watch "
+          f"delivers)")
 
 
 if __name__ == "__main__":

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from typing import Unpack
 
 from shared.poker.cards import DECK, Card
-from shared.poker.driver import Dealer, check_call_policy, new_table, run_hand
 from shared.poker.events import HandEnded
+from shared.poker.handrunner import Dealer, check_call_policy, new_table, run_hand
 from shared.poker.options import Stakes, TableOptions, table_options
 
 REPEATS = 5

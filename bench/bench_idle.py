@@ -1,7 +1,7 @@
 """What tables cost while nobody plays: N tables, each with one player seated (no hand can
 start), on a fresh `pokerctl up` cluster; the CPU every process spends over a window, as a
 share of one core. A table whose clock is not running should cost nothing between its events
-(the clock keeper wakes for deadlines, services/table/clock.py).
+(the clock keeper wakes for deadlines, services/table/keeper.py).
 
     .venv/bin/python -m bench bench_idle
     .venv/bin/python -m bench.bench_idle --tables 200 --window-s 20

@@ -43,9 +43,9 @@ from collections.abc import Callable, Sequence
 from shared.audit import audit_table
 from shared.audit.sample import chain, play_decisions, sample_keyring, seeded_dealer
 from shared.poker import betting, clock, events, state, steps
-from shared.poker.driver import new_table, random_policy, run_hand
 from shared.poker.evolve import evolver
 from shared.poker.fold import fold
+from shared.poker.handrunner import new_table, random_policy, run_hand
 from shared.poker.options import Stakes, TableOptions, table_options
 
 ROUNDS = 9

@@ -9,7 +9,7 @@ from shared.infra.protomap import ACTION_KIND, UnknownEnumValue
 from shared.infra.repository import LoadedTable, TableRepository, digest
 from shared.infra.rpc import CLIENT_PREFIX, BadRequest, rpc
 from shared.infra.seattokens import check_holder
-from shared.infra.steps import asked_time, for_hand, run_step
+from shared.infra.stepcalls import asked_time, for_hand, run_step
 from shared.infra.stepstream import serve_steps
 from shared.poker import decide as D
 from shared.poker.clock import is_late, refuse_late_action

@@ -27,7 +27,7 @@ from shared.infra.repository import TableRepository, digest
 from shared.infra.rpc import BadRequest, check_step, check_table_id, rpc
 from shared.infra.seattokens import check_holder
 from shared.infra.secrecy import CompliancePublicKey, DealerKeyring, HandKey, Sealing
-from shared.infra.steps import catch_up, current_hand, for_hand, run_step
+from shared.infra.stepcalls import catch_up, current_hand, for_hand, run_step
 from shared.infra.stepstream import serve_steps
 from shared.infra.tablecache import TableCache
 from shared.infra.vault import DeckVault, HandDecks

@@ -39,7 +39,7 @@ from shared.infra.limits import retry_after_s
 from shared.infra.protomap import ACTION_KIND, legal_from
 from shared.infra.retry import PLAYER_RETRY, RetryPolicy
 from shared.infra.seattokens import new_seat_token
-from shared.poker.driver import Policy, random_policy
+from shared.poker.handrunner import Policy, random_policy
 
 from .thinktime import NO_THINKING, ThinkTime
 
@@ -169,7 +169,7 @@ class Bot:
     stub: table_pb2_grpc.TableServiceStub
     bots: BotTable
     seat: int
-    #: the choice of action (shared/poker/driver.py random_policy, the in-process bots')
+    #: the choice of action (shared/poker/handrunner.py random_policy, the in-process bots')
     policy: Policy
     rng: random.Random
     think: ThinkTime = NO_THINKING

@@ -109,8 +109,8 @@ def export_hands(game: str, structure: str, hands: int, seed: int | None,
     """Bots play ``hands`` hands at one table; each hand as PHH text."""
     from shared.phh.export import export
     from shared.poker.deck import shuffled
-    from shared.poker.driver import Dealer, new_table, random_policy, run_hand
     from shared.poker.events import TableCreated
+    from shared.poker.handrunner import Dealer, new_table, random_policy, run_hand
     from shared.poker.options import table_options
 
     rng = random.Random(seed)

@@ -21,7 +21,7 @@ from poker.tournament.v1 import tournament_pb2_grpc
 from shared.infra.bearer import bearer_metadata
 from shared.infra.protomap import ACTION_KIND
 from shared.infra.seattokens import new_seat_token
-from shared.poker.driver import random_policy
+from shared.poker.handrunner import random_policy
 
 from .botclient import Sponsor, legal_from
 

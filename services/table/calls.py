@@ -57,7 +57,7 @@ class Outages:
     """The decisions on the clock at each table when the event log refused the table's
     appends for lack of space (RULES §7: the clock does not run while the table cannot act):
     table -> (the decision's clock, when the log first refused). The clock keeper appends
-    ``ClockRestarted`` for it once the log accepts again (services/table/clock.py), and until
+    ``ClockRestarted`` for it once the log accepts again (services/table/keeper.py), and until
     then neither it nor the table service holds the player late."""
 
     def __init__(self) -> None:

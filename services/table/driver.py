@@ -3,7 +3,7 @@ service that owns it, until the table waits for a player (or for players).
 
 Nothing here is remembered between calls: a driver that dies is replaced by any other that
 reads the log (the clock keeper of the instance holding the table's lease carries on a table
-left with a step pending; clock.py). Command ids of driver steps are derived from the table
+left with a step pending; keeper.py). Command ids of driver steps are derived from the table
 version a step is based on, so two drivers that race on a table make the same command and
 JetStream keeps one; they live outside the clients' namespace (shared/infra/rpc.py).
 
@@ -34,8 +34,8 @@ from shared.infra.repository import TableRepository, digest, on_table
 from shared.infra.retry import PEER_RETRY, retrying
 from shared.infra.rpc import MAX_TAIL, system_command_id
 from shared.infra.services import callers_of
+from shared.infra.stepcalls import step_call
 from shared.infra.stepclient import StepPeers
-from shared.infra.steps import step_call
 from shared.infra.tablecache import TableCache
 from shared.infra.tls import TlsConfig, channel
 from shared.poker import table as T

@@ -3,7 +3,7 @@ process, for as long as someone follows the table here (a Watch stream, the cloc
 
 A hub holds one subscription to the table's live feed (every commit the log stores,
 republished with its stream sequence: shared/infra/eventstore.py ``feed``) and one to its
-clock nudges (clock.py). Each commit message is folded into the process's repository if it
+clock nudges (keeper.py). Each commit message is folded into the process's repository if it
 chains onto the cached fold (``TableRepository.absorb``: no log read); one that does not (a
 gap, a fold evicted, a log made before the live feed) has the hub read the log once, for every
 watcher. Then the hub's one pump task makes the public view once per commit, and a seat's
@@ -48,7 +48,7 @@ log = structlog.get_logger()
 #: how many views a watcher may have waiting before it is dropped as too slow (a burst at a
 #: hand's end is about a dozen commits; POKER_LIMIT_WATCH_QUEUE, shared/infra/limits.py)
 QUEUE = 64
-#: the clock keeper's nudges (clock.py): a countdown started at the table
+#: the clock keeper's nudges (keeper.py): a countdown started at the table
 CLOCK_SUBJECT_PREFIX = "poker.clock."
 
 

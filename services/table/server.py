@@ -2,7 +2,7 @@
 disconnect, reconnect, state, watch).
 
 Player actions go to the betting service, which owns their events; everything else that a
-hand needs is run by the driver after each command. The clock keeper (clock.py) times out late
+hand needs is run by the driver after each command. The clock keeper (keeper.py) times out late
 players at the tables whose lease this instance holds (lease: shared/infra/lease.py).
 
 A command is answered once it is in the log: if a step the driver runs after it fails, the
@@ -63,9 +63,9 @@ from shared.poker.steprules import table_step
 
 from . import tournament
 from .access import ACCESS
-from .clock import ClockKeeper
 from .driver import TAIL_KEPT, Driver, Peers
 from .hub import Hubs, Watcher, may_spectate
+from .keeper import ClockKeeper
 from .receipts import Receipts
 from .requests import check_seed_request, chosen_digest, options_from
 from .views import Views
@@ -353,7 +353,7 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         try:
             acted = await self.driver.call("betting", "Act", act)
         except grpc.aio.AioRpcError as exc:
-            if log_full(exc):  # nothing landed: the player's clock is held (clock.py)
+            if log_full(exc):  # nothing landed: the player's clock is held (keeper.py)
                 self.driver.outages.refused(request.table_id, lt.clock, self.repo.now_ms())
             raise
         version = await self._carry_on(request.table_id, acted.version,

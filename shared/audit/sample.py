@@ -24,7 +24,6 @@ from shared.infra.secrecy import (
 )
 from shared.poker import decide as D
 from shared.poker import table as T
-from shared.poker.driver import Dealer, players_choices, random_policy, take_table_step
 from shared.poker.events import (
     CardsDealt,
     DeckCommitted,
@@ -34,6 +33,7 @@ from shared.poker.events import (
     PlayerTimedOut,
 )
 from shared.poker.fold import apply
+from shared.poker.handrunner import Dealer, players_choices, random_policy, take_table_step
 from shared.poker.options import TableOptions, buy_in_limits, table_options
 from shared.poker.state import HandState, SagaKind, TableState
 from shared.poker.steprules import next_step, table_step

@@ -25,7 +25,7 @@ from .tls import TlsConfig
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 DEFAULT_BASE_PORT = 50050
 DEFAULT_HOST = "127.0.0.1"
-#: the clock keeper's tick (services/table/clock.py has the same default for a keeper made
+#: the clock keeper's tick (services/table/keeper.py has the same default for a keeper made
 #: without a Config)
 DEFAULT_CLOCK_TICK_MS = 200
 

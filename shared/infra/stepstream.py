@@ -31,7 +31,7 @@ from shared.poker.steprules import calls_of, house_calls, table_step
 
 from . import failpoints, metrics, tablecache
 from .rpc import TRACE_HEADER
-from .steps import STEP_MESSAGES, house_step, step_call
+from .stepcalls import STEP_MESSAGES, house_step, step_call
 
 log = structlog.get_logger()
 
@@ -110,7 +110,7 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
 
     def method(self, name: str) -> tuple[Callable, type] | None:
         """What takes call ``name``: the owner's house step as the map decides it
-        (shared/infra/steps.py ``house_step``, read from the map at each call), or the
+        (shared/infra/stepcalls.py ``house_step``, read from the map at each call), or the
         servicer's method; None for a call this service does not take."""
         rule = house_calls(self.owner).get(name)
         if rule is not None:
@@ -205,7 +205,7 @@ class StepStreams(step_pb2_grpc.StepServiceServicer):
     async def _chain(self, asked: step_pb2.StepRequest, reply: step_pb2.StepReply,
                      stream) -> None:
         """Take the table's next automated steps while they are this service's own, each as
-        the table service would ask for it (shared/infra/steps.py step_call: its command id
+        the table service would ask for it (shared/infra/stepcalls.py step_call: its command id
         the same, so a retry of one is answered as a duplicate), into ``reply.chained``."""
         version = reply.version
         for _ in range(MAX_CHAIN):

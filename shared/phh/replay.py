@@ -40,10 +40,10 @@ from typing import Any, TypedDict
 from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker.cards import UNKNOWN_CARD, Card
-from shared.poker.driver import new_table
 from shared.poker.errors import IllegalAction, PokerError
 from shared.poker.events import ActionKind, ForcedKind
 from shared.poker.fold import apply
+from shared.poker.handrunner import new_table
 from shared.poker.memo import Memo
 from shared.poker.options import AnteType, Game, Structure, TableOptions, table_options
 from shared.poker.pots import form_pots

@@ -37,7 +37,7 @@ decision starts again at that commit (a whole decision time), so the player on t
 timed out for the outage. Only the keeper sees the outage (nothing reaches the log during
 it) and the first refusal it sees may be at the deadline itself, so "the time the outage took"
 cannot be measured from the log; a fresh decision time is what every fold of the log agrees on
-(services/table/clock.py).
+(services/table/keeper.py).
 """
 
 from __future__ import annotations

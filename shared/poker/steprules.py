@@ -7,7 +7,7 @@ Everything that takes or checks a step reads this table and nothing else: the ta
 service's driver (which service and method to call, or the table's own decision), the step
 streams of the services that own the steps (shared/infra/stepstream.py: a house step is
 served from here alone), the dealer service (its decisions, with the deck in its vault), the
-in-process driver (shared/poker/driver.py), the sample generator (shared/audit/sample.py),
+in-process driver (shared/poker/handrunner.py), the sample generator (shared/audit/sample.py),
 the auditor and the PHH replay (which decision a recorded event must be the outcome of).
 
 A new kind of step is a class, a decision and one entry here. A step of a hand that is not
@@ -20,7 +20,7 @@ Kinds of decision:
 
 - ``house``: needs nothing but the hand (forced bets, closing a round, pots, rake, awards).
 - ``dealer``: needs the dealer's secrets, the shuffled deck(s) and salts (``DeckHolder``: the
-  dealer service's vault, the in-process :class:`~shared.poker.driver.Dealer`, a replay's).
+  dealer service's vault, the in-process :class:`~shared.poker.handrunner.Dealer`, a replay's).
 - ``table``: a table step's decision, on the table (the table service takes it itself).
 - none of these: a player's choice (acting, showing), made by a person, a bot's policy or,
   for a player who does not act, the rule for them (``default``).

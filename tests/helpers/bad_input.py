@@ -4,8 +4,8 @@ refusal's reason is readable (tests/unit/test_bad_input*.py)."""
 from __future__ import annotations
 
 from shared.poker import decide as D
-from shared.poker.driver import check_call_policy
 from shared.poker.errors import IllegalAction
+from shared.poker.handrunner import check_call_policy
 from shared.poker.options import table_options
 from tests.helpers.scenario import Scenario, board_deck
 

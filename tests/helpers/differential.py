@@ -41,14 +41,14 @@ from dataclasses import dataclass, field
 from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker.betting import LegalActions
-from shared.poker.driver import (
+from shared.poker.events import ActionKind, ForcedKind
+from shared.poker.fold import apply
+from shared.poker.handrunner import (
     Dealer,
     decide_step,  # every step as run_hand takes it
     new_table,
     players_choices,
 )
-from shared.poker.events import ActionKind, ForcedKind
-from shared.poker.fold import apply
 from shared.poker.state import HandState
 from tests.helpers.divergences import (
     ENGINE_DEAD_MONEY_POTS,

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 from shared.poker import decide as D
 from shared.poker.cards import DECK, cards
-from shared.poker.driver import check_call_policy
 from shared.poker.events import ActionKind
+from shared.poker.handrunner import check_call_policy
 from shared.poker.options import table_options
 from shared.poker.state import HandState
 from tests.helpers.differential import Divergence, HandRun, Result, Stop, play_hand

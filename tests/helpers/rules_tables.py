@@ -5,8 +5,8 @@ finished Scenario's events."""
 from __future__ import annotations
 
 from shared.poker import events as E
-from shared.poker.driver import check_call_policy
 from shared.poker.events import ActionKind
+from shared.poker.handrunner import check_call_policy
 from shared.poker.options import table_options
 
 BET, RAISE, COMPLETE = ActionKind.BET, ActionKind.RAISE, ActionKind.COMPLETE

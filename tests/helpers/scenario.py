@@ -22,10 +22,10 @@ from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker.betting import LegalActions
 from shared.poker.cards import DECK, Card, cards
-from shared.poker.driver import Dealer, Policy, automatic_decision, new_table
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind
 from shared.poker.fold import apply
+from shared.poker.handrunner import Dealer, Policy, automatic_decision, new_table
 from shared.poker.options import TableOptions
 from shared.poker.state import HandState, Player, TableState
 

@@ -9,9 +9,9 @@ from services.dealer.seeding import Seeds
 from shared.infra.vault import DeckVault
 from shared.poker import decide as D
 from shared.poker.deck import commitment
-from shared.poker.driver import check_call_policy, new_table
 from shared.poker.events import PlayerSeated
 from shared.poker.fold import apply
+from shared.poker.handrunner import check_call_policy, new_table
 from shared.poker.options import table_options
 from shared.poker.shuffle import ALGORITHM, Entropy, seed_digest
 from shared.poker.steprules import STEPS, automatic

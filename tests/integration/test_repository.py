@@ -27,8 +27,8 @@ from shared.infra.repository import (
 from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker import table as T
-from shared.poker.driver import Dealer, check_call_policy
 from shared.poker.errors import IllegalAction
+from shared.poker.handrunner import Dealer, check_call_policy
 from shared.poker.options import table_options
 from shared.poker.steprules import STEPS, table_step
 

@@ -15,9 +15,9 @@ from pokerkit import Automation, FixedLimitTexasHoldem
 from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker.cards import DECK, cards
-from shared.poker.driver import Dealer, check_call_policy, new_table, run_hand
 from shared.poker.events import ActionKind
 from shared.poker.fold import apply
+from shared.poker.handrunner import Dealer, check_call_policy, new_table, run_hand
 from shared.poker.options import table_options
 from tests.helpers.differential_runs import check_variant, scripted
 from tests.helpers.divergences import (

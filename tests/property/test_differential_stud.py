@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.poker.driver import check_call_policy
 from shared.poker.events import ActionKind
+from shared.poker.handrunner import check_call_policy
 from shared.poker.options import table_options
 from tests.helpers.differential_runs import check_variant, scripted
 from tests.helpers.rules_model import rules_settlement

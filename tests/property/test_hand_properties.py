@@ -34,9 +34,9 @@ from hypothesis import strategies as st
 from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker.cards import DECK
-from shared.poker.driver import Dealer, automatic_decision, new_table, random_policy, run_hand
 from shared.poker.events import ActionKind
 from shared.poker.fold import apply, fold
+from shared.poker.handrunner import Dealer, automatic_decision, new_table, random_policy, run_hand
 from shared.poker.options import RakeCap, Structure, TableOptions, table_options
 from shared.poker.state import HandState, TableState
 from tests.helpers.rules_model import RulesOracle, rules_rake, rules_settlement
@@ -459,7 +459,7 @@ def test_every_game_and_structure_finishes_and_conserves_chips(data):
 def test_eight_stud_players_who_all_stay_run_out_of_cards_and_finish():
     """RULES §1: eight stud players who all stay run the deck out: a reshuffle, and the hand
     still finishes with every chip accounted for (seeded deck: a failure replays)."""
-    from shared.poker.driver import check_call_policy
+    from shared.poker.handrunner import check_call_policy
     for game in ("stud", "stud_hilo"):
         options = table_options(game, "fixed_limit", small_bet=10)
         rng = random.Random(7)

@@ -22,7 +22,7 @@ from services.pokerctl.bots_cmd import create_and_seat, plan_tables, play_tables
 from services.pokerctl.thinktime import ThinkTime
 from shared.audit import audit_table
 from shared.infra.eventstore import EventStore
-from shared.poker.driver import random_policy
+from shared.poker.handrunner import random_policy
 
 HANDS = 3
 SPECTATORS = 2

@@ -13,7 +13,7 @@ from poker.table.v1 import table_pb2 as tpb
 from poker.table.v1 import table_pb2_grpc
 
 from services.pokerctl.up import LocalCluster
-from services.table.clock import lease_name
+from services.table.keeper import lease_name
 from shared.infra import natsconn
 from shared.infra.bearer import bearer_metadata
 from shared.infra.codec import decode_body

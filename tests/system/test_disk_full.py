@@ -1,7 +1,7 @@
 """Threat 22: the NATS disk fills up. Appends fail loudly (UNAVAILABLE, "the event log is out
 of space", marked ``poker-log-full``), nothing is half-appended, the table waits, the same
 command lands once when space is back, and the action clock does not time a player out for
-the outage (shared/poker/clock.py, services/table/clock.py).
+the outage (shared/poker/clock.py, services/table/keeper.py).
 
 A full store is modelled the real way JetStream refuses for lack of room: the stream's
 ``max_bytes`` is set to its current size (discard policy "new"), so the server refuses the

@@ -11,7 +11,7 @@ from shared.audit.sample import sample_keyring, sample_table
 from shared.phh.parse import loads_one
 from shared.phh.replay import replay
 from shared.poker import events as E
-from shared.poker.driver import new_table, run_hand
+from shared.poker.handrunner import new_table, run_hand
 from shared.poker.options import table_options
 from tests.helpers.new_step import NOTE, new_step
 

@@ -10,8 +10,8 @@ import pytest
 
 from shared.poker import decide as D
 from shared.poker.cards import UNKNOWN_CARD, Card, cards
-from shared.poker.driver import check_call_policy, new_table
 from shared.poker.errors import IllegalAction, InvalidOptions
+from shared.poker.handrunner import check_call_policy, new_table
 from shared.poker.options import RakeCap, table_options
 from tests.helpers.bad_input import finished, nl, preflop, readable, seats, showdown
 from tests.helpers.scenario import Scenario, board_deck

@@ -11,10 +11,10 @@ from shared.audit.sample import seeded_dealer
 from shared.poker import events as E
 from shared.poker.clock import TurnClock, clock_after, is_late, on_turn
 from shared.poker.decide import Act, Show, act, next_step, showdown_default, time_out
-from shared.poker.driver import automatic_decision
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind
 from shared.poker.fold import apply
+from shared.poker.handrunner import automatic_decision
 from shared.poker.options import table_options
 from shared.poker.table import sit_down, start_next_hand
 
@@ -175,7 +175,7 @@ def test_a_stud_time_out_posts_the_bring_in():
 def test_random_play_with_time_outs_conserves_chips_and_finishes(policy, game, structure,
                                                                  stakes):
     from shared.poker.decide import HandComplete
-    from shared.poker.driver import random_policy
+    from shared.poker.handrunner import random_policy
 
     rng = random.Random(f"{policy}{game}")
     options = table_options(game, structure, timeout_policy=policy, **stakes)

@@ -14,7 +14,7 @@ from shared.history import hand_id, hands, phh, pokerstars, pokerstars_high, pok
 from shared.poker import evaluator as ev
 from shared.poker import events as E
 from shared.poker.cards import cards
-from shared.poker.driver import check_call_policy
+from shared.poker.handrunner import check_call_policy
 from shared.poker.options import NO_RAKE_CAP, table_options
 from tests.helpers.scenario import Scenario, board_deck, stud_deck
 
@@ -422,7 +422,7 @@ def test_json_of_the_side_pot_hand():
 def test_a_log_of_several_hands():
     import random
 
-    from shared.poker.driver import new_table, random_policy, run_hand
+    from shared.poker.handrunner import new_table, random_policy, run_hand
 
     options = table_options("holdem", "no_limit", small_blind=1, big_blind=2, max_seats=6)
     log: list[object] = [E.TableCreated("multi", options)]

@@ -8,9 +8,9 @@ import pytest
 
 from shared.poker import decide as D
 from shared.poker.clock import TurnClock, refuse_late_action, running_hand
-from shared.poker.driver import check_call_policy, new_table, run_hand
 from shared.poker.errors import IllegalAction
 from shared.poker.fold import apply
+from shared.poker.handrunner import check_call_policy, new_table, run_hand
 from shared.poker.options import table_options
 
 OPTIONS = table_options("holdem", "no_limit", small_blind=1, big_blind=2)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from shared.poker import decide as D
 from shared.poker.betting import legal_actions
 from shared.poker.cards import DECK
-from shared.poker.driver import new_table
 from shared.poker.fold import apply, apply_hand
+from shared.poker.handrunner import new_table
 from shared.poker.memo import Memo
 from shared.poker.options import table_options
 from shared.poker.steps import deal_plan

@@ -52,7 +52,6 @@ from shared.phh.export import export
 from shared.phh.parse import loads_one
 from shared.phh.replay import VARIANTS, replay
 from shared.poker.deck import shuffled
-from shared.poker.driver import Dealer, new_table, random_policy, run_hand
 from shared.poker.events import (
     ActionKind,
     HandMucked,
@@ -61,6 +60,7 @@ from shared.poker.events import (
     PotsFormed,
     TableCreated,
 )
+from shared.poker.handrunner import Dealer, new_table, random_policy, run_hand
 from shared.poker.options import Game, Structure, table_options
 
 HANDS = 40  # per variant and kind of run

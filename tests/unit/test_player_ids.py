@@ -12,9 +12,9 @@ import pytest
 
 from shared.poker import events as E
 from shared.poker import table as T
-from shared.poker.driver import new_table
 from shared.poker.errors import IllegalAction
 from shared.poker.fold import fold
+from shared.poker.handrunner import new_table
 from shared.poker.options import table_options
 from shared.poker.players import (
     NAME_MAX,

@@ -16,10 +16,10 @@ from shared.poker import events as E
 from shared.poker import seeds as S
 from shared.poker.cards import DECK
 from shared.poker.deck import commitment
-from shared.poker.driver import new_table
 from shared.poker.errors import IllegalAction, InvalidEvent
 from shared.poker.events import ActionKind
 from shared.poker.fold import apply
+from shared.poker.handrunner import new_table
 from shared.poker.options import table_options
 from shared.poker.shuffle import (
     ALGORITHM,

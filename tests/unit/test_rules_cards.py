@@ -13,10 +13,10 @@ import pytest
 from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker.cards import DECK, SuitOrder, cards
-from shared.poker.driver import check_call_policy
 from shared.poker.evaluator import HandCategory as C
 from shared.poker.evaluator import high_category, high_value
 from shared.poker.events import Portion
+from shared.poker.handrunner import check_call_policy
 from tests.helpers.rules_tables import (
     calls_except,
     fl,

@@ -9,7 +9,7 @@ is known in advance.
 from __future__ import annotations
 
 from shared.poker import events as E
-from shared.poker.driver import check_call_policy
+from shared.poker.handrunner import check_call_policy
 from tests.helpers.rules_tables import (
     nl,
     seats,

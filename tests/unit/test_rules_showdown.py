@@ -11,8 +11,8 @@ from __future__ import annotations
 from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker.cards import cards
-from shared.poker.driver import check_call_policy
 from shared.poker.events import Portion
+from shared.poker.handrunner import check_call_policy
 from tests.helpers.rules_tables import (
     calls_except,
     nl,

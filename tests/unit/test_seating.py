@@ -11,10 +11,10 @@ from shared.audit.sample import seeded_dealer
 from shared.poker import events as E
 from shared.poker import table as T
 from shared.poker.decide import Act, HandComplete, Show, act, next_step, showdown_default
-from shared.poker.driver import automatic_decision, check_call_policy
 from shared.poker.errors import IllegalAction
 from shared.poker.events import ActionKind, ForcedKind
 from shared.poker.fold import apply
+from shared.poker.handrunner import automatic_decision, check_call_policy
 from shared.poker.options import table_options
 from shared.poker.state import TableState
 from shared.poker.steprules import table_step

@@ -7,9 +7,9 @@ import pytest
 
 from shared.audit.tournament import audit_tournament
 from shared.poker import events as TE
-from shared.poker.driver import new_table
 from shared.poker.errors import IllegalAction, InvalidEvent, InvalidOptions
 from shared.poker.fold import apply as apply_table
+from shared.poker.handrunner import new_table
 from shared.poker.tournament import decide as D
 from shared.poker.tournament import events as E
 from shared.poker.tournament.payouts import prizes, shares_for

@@ -8,9 +8,9 @@ from shared.poker import events as E
 from shared.poker import table as T
 from shared.poker.clock import on_turn
 from shared.poker.decide import next_step
-from shared.poker.driver import Dealer, automatic_decision, new_table, run_hand
 from shared.poker.errors import IllegalAction
 from shared.poker.fold import apply
+from shared.poker.handrunner import Dealer, automatic_decision, new_table, run_hand
 from shared.poker.steprules import table_step
 from shared.poker.tournament.structure import Level
 from shared.poker.tournament.tables import (

@@ -13,9 +13,9 @@ import pytest
 from shared.poker import events as E
 from shared.poker.cards import UNKNOWN_CARD, Card
 from shared.poker.deck import shuffled
-from shared.poker.driver import Dealer, check_call_policy, new_table, run_hand
 from shared.poker.events import ActionKind
 from shared.poker.fold import apply, fold
+from shared.poker.handrunner import Dealer, check_call_policy, new_table, run_hand
 from shared.poker.options import table_options
 from shared.poker.view import TableView, table_view
 

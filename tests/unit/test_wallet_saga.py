@@ -14,9 +14,9 @@ from shared.audit.sample import chain, play_decisions, sample_keyring, seeded_de
 from shared.poker import decide as D
 from shared.poker import events as E
 from shared.poker import table as T
-from shared.poker.driver import automatic_decision
 from shared.poker.errors import IllegalAction, InvalidEvent
 from shared.poker.fold import fold
+from shared.poker.handrunner import automatic_decision
 from shared.poker.options import table_options
 from shared.poker.state import SagaKind
 from shared.poker.steprules import table_step

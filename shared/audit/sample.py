@@ -79,7 +79,7 @@ def seeded_dealer(rng: random.Random) -> Dealer:
                   salt=lambda: f"{rng.getrandbits(128):032x}")
 
 
-def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int = 6,  # noqa: C901 (the sample's script: every kind of table event in turn)
+def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int = 6,
                    seed: Seed = 1, churn: float = 0.02,
                    reseed: dict[int, Seed] | None = None) -> Iterator[list]:
     """The decisions (lists of events) of a table: created, ``seats`` players seated, then
@@ -89,95 +89,117 @@ def play_decisions(table_id: str, options: TableOptions, hands: int, seats: int 
     is refused with the chance ``churn``. ``reseed``: hand number -> a seed the choices take
     from that hand on (the same table up to there, another history after: a replaced
     hand)."""
-    rng = random.Random(seed)
-    counter = iter(range(1, 10 ** 9))
+    return _SampleTable(table_id, options, seats, random.Random(seed), churn).play(
+        hands, reseed or {})
 
-    def key() -> str:
-        return f"k{next(counter)}" if options.wallet else ""
-    policy = random_policy(rng)
 
-    def show(hand: HandState, step: D.Show) -> list | None:
+class _SampleTable:
+    """One sample table as it is played: its fold, its random choices (one ``rng``, drawn
+    in a fixed order, so a seed gives one history) and its counters."""
+
+    def __init__(self, table_id: str, options: TableOptions, seats: int, rng: random.Random,
+                 churn: float) -> None:
+        self.options, self.seats, self.rng, self.churn = options, seats, rng, churn
+        self.counter = iter(range(1, 10 ** 9))
+        self.policy = random_policy(rng)
+        self.choices = {**players_choices(self.policy), D.Show: self.show}
+        self.low, self.high = buy_in_limits(options)
+        self.created = T.create_table(None, table_id, options)
+        self.table: TableState = apply(None, self.created[0])  # a new table's one event
+        self.names = iter(range(1, 10 ** 9))
+        self.dealer = seeded_dealer(rng)
+
+    def key(self) -> str:
+        return f"k{next(self.counter)}" if self.options.wallet else ""
+
+    def show(self, hand: HandState, step: D.Show) -> list | None:
         """Show a hand that may be mucked now and then; else the rule for one who does not."""
-        return D.show(hand, step.seat) if not step.must_show and rng.random() < 0.3 else None
+        return (D.show(hand, step.seat) if not step.must_show and self.rng.random() < 0.3
+                else None)
 
-    choices = {**players_choices(policy), D.Show: show}
-    low, high = buy_in_limits(options)
-    unit = options.chip_unit
-    created = T.create_table(None, table_id, options)
-    table = apply(None, created[0])  # a new table's one event
-    names = iter(range(1, 10 ** 9))
-
-    def decide(events: list) -> list:
-        nonlocal table
+    def decide(self, events: list) -> list:
         for e in events:
-            table = apply(table, e)
+            self.table = apply(self.table, e)
         return events
 
-    def settle() -> Iterator[list]:
-        while open_sagas := T.settleable(table):
+    def settle(self) -> Iterator[list]:
+        while open_sagas := T.settleable(self.table):
             saga = open_sagas[0]
-            refused = saga.kind in (SagaKind.BUY_IN, SagaKind.TOP_UP) and rng.random() < churn
-            yield decide(T.settled(table, saga.key, "the balance is short" if refused else None))
+            refused = (saga.kind in (SagaKind.BUY_IN, SagaKind.TOP_UP)
+                       and self.rng.random() < self.churn)
+            yield self.decide(T.settled(self.table, saga.key,
+                                        "the balance is short" if refused else None))
 
-    yield created
-    for n in range(1, seats + 1):
-        yield decide(T.sit_down(table, n, f"p{next(names)}", high, "d", key=key()))
-        yield from settle()
-    played = stuck = 0
-    dealer = seeded_dealer(rng)
-    while True:
-        yield from settle()
-        step = table_step(table)
-        if step is None and not table.hand_running:
-            if played >= hands:
-                return
-            # between hands: players come back, top up, leave, sit down
-            if stuck > 3:
-                raise RuntimeError(f"the sample table cannot start a hand: {table.seats}")
-            stuck += 1
-            for s in table.seats:
-                if s.sitting_out:
-                    yield decide(T.sit_out(table, s.seat, False, post_big_blind=True))
-                elif s.stack < high // 2:
-                    amount = (high - s.stack) // unit * unit
-                    if amount > 0:
-                        yield decide(T.top_up(table, s.seat, amount, key=key()))
-                        yield from settle()
-            ready = [s for s in table.seats if not s.owes_big_blind and not s.sitting_out]
-            if rng.random() < churn * 5 and len(ready) > 2:
-                s = rng.choice(table.seats)
-                yield decide(T.leave(table, s.seat, key=key()))
-            taken = {s.seat for s in table.seats}
-            free = [n for n in range(1, min(seats, options.max_seats) + 1) if n not in taken]
-            if free and ready:  # (a table of newcomers only would never start)
-                yield decide(T.sit_down(table, free[0], f"p{next(names)}",
-                                        rng.randrange(low, high + 1, unit) // unit * unit
-                                        or low, "d",
-                                        post_big_blind=len(ready) < 2 or rng.random() < 0.5,
-                                        key=key()))
-            continue
-        if step is None:
-            hand = _hand(table)
-            act = next_step(hand)
-            assert isinstance(act, D.Act), act
-            r = rng.random()
-            if r < churn:
-                yield decide(D.time_out(hand, act.seat))
-            elif r < 2 * churn and len(table.seats) > 3:
-                yield decide(T.leave(table, act.seat, key=key()))
-            else:
-                action, to = policy(hand, act.legal)
-                yield decide(D.act(hand, act.seat, action, to))
-            continue
-        stuck = 0
-        if type(step) is T.StartHand:  # (the sample counts its hands, and may reseed)
-            if played >= hands:
-                return
-            played += 1
-            if reseed and played in reseed:
-                rng.seed(reseed[played])
-            dealer = seeded_dealer(rng)
-        yield decide(take_table_step(table, step, choices, dealer, key))
+    def play(self, hands: int, reseed: dict[int, Seed]) -> Iterator[list]:
+        yield self.created
+        for n in range(1, self.seats + 1):
+            yield self.decide(T.sit_down(self.table, n, f"p{next(self.names)}", self.high, "d",
+                                         key=self.key()))
+            yield from self.settle()
+        played = stuck = 0
+        while True:
+            yield from self.settle()
+            step = table_step(self.table)
+            if step is None and not self.table.hand_running:
+                if played >= hands:
+                    return
+                if stuck > 3:
+                    raise RuntimeError(f"the sample table cannot start a hand: "
+                                       f"{self.table.seats}")
+                stuck += 1
+                yield from self.between_hands()
+                continue
+            if step is None:
+                yield from self.player_turn()
+                continue
+            stuck = 0
+            if type(step) is T.StartHand:  # (the sample counts its hands, and may reseed)
+                if played >= hands:
+                    return
+                played += 1
+                if played in reseed:
+                    self.rng.seed(reseed[played])
+                self.dealer = seeded_dealer(self.rng)
+            yield self.decide(take_table_step(self.table, step, self.choices, self.dealer,
+                                              self.key))
+
+    def between_hands(self) -> Iterator[list]:
+        """Players come back, top up, leave, sit down."""
+        high, unit = self.high, self.options.chip_unit
+        for s in self.table.seats:
+            if s.sitting_out:
+                yield self.decide(T.sit_out(self.table, s.seat, False, post_big_blind=True))
+            elif s.stack < high // 2:
+                amount = (high - s.stack) // unit * unit
+                if amount > 0:
+                    yield self.decide(T.top_up(self.table, s.seat, amount, key=self.key()))
+                    yield from self.settle()
+        ready = [s for s in self.table.seats if not s.owes_big_blind and not s.sitting_out]
+        if self.rng.random() < self.churn * 5 and len(ready) > 2:
+            s = self.rng.choice(self.table.seats)
+            yield self.decide(T.leave(self.table, s.seat, key=self.key()))
+        taken = {s.seat for s in self.table.seats}
+        free = [n for n in range(1, min(self.seats, self.options.max_seats) + 1)
+                if n not in taken]
+        if free and ready:  # (a table of newcomers only would never start)
+            yield self.decide(T.sit_down(
+                self.table, free[0], f"p{next(self.names)}",
+                self.rng.randrange(self.low, high + 1, unit) // unit * unit or self.low, "d",
+                post_big_blind=len(ready) < 2 or self.rng.random() < 0.5, key=self.key()))
+
+    def player_turn(self) -> Iterator[list]:
+        """The player on turn acts, times out now and then, or leaves."""
+        hand = _hand(self.table)
+        act = next_step(hand)
+        assert isinstance(act, D.Act), act
+        r = self.rng.random()
+        if r < self.churn:
+            yield self.decide(D.time_out(hand, act.seat))
+        elif r < 2 * self.churn and len(self.table.seats) > 3:
+            yield self.decide(T.leave(self.table, act.seat, key=self.key()))
+        else:
+            action, to = self.policy(hand, act.legal)
+            yield self.decide(D.act(hand, act.seat, action, to))
 
 
 def _hand(table: TableState) -> HandState:

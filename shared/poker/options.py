@@ -189,7 +189,7 @@ class Stakes(TypedDict, total=False):
     bring_in: int
 
 
-def table_options(  # noqa: C901 (a flat list of checks, one per option)
+def table_options(
     game: Game | str,
     structure: Structure | str,
     *,
@@ -229,28 +229,70 @@ def table_options(  # noqa: C901 (a flat list of checks, one per option)
       and ``reconnect_bonus_seconds`` 0 (none) to :data:`MAX_CLOCK_SECONDS`;
     - ``max_seats`` 2 to the game's maximum (10; stud 8), ``max_bets`` 1 to 100.
     """
-    try:
-        game = Game(game)
-        structure = Structure(structure)
-        suit_order = SuitOrder(suit_order)
-        ante_type = AnteType(ante_type) if ante_type is not None else None
-        if "timeout_policy" in rest:
-            rest["timeout_policy"] = TimeoutPolicy(rest["timeout_policy"])
-    except ValueError as exc:
-        raise InvalidOptions(f"{exc}; games: {', '.join(g.value for g in Game)}; structures: "
-                             f"{', '.join(s.value for s in Structure)}; timeout policies: "
-                             f"{', '.join(t.value for t in TimeoutPolicy)}") from None
+    game, structure, suit_order, ante_type = _named(game, structure, suit_order, ante_type,
+                                                    rest)
+    unit = _unit(game, structure, rest, small_blind=small_blind, big_blind=big_blind,
+                 small_bet=small_bet, big_bet=big_bet, ante=ante, bring_in=bring_in)
+
+    small_blind, big_blind, small_bet, big_bet, ante, ante_type, bring_in = _forced_bets(
+        game, structure, unit, small_blind, big_blind, small_bet, big_bet, ante, ante_type,
+        bring_in)
+    rake_cap = default_rake_cap(structure, big_blind or 0, big_bet or 0) if rake_cap is None \
+        else _rake_cap(rake_cap)
+    seats = _seats(game, max_seats)
+    opts = TableOptions(
+        game=game, structure=structure, max_seats=seats, chip_unit=unit,
+        small_blind=small_blind or 0, big_blind=big_blind or 0,
+        small_bet=small_bet or 0, big_bet=big_bet or 0, ante=ante, ante_type=ante_type,
+        bring_in=bring_in, suit_order=suit_order, rake_cap=rake_cap,
+    )
+    return _checked(_with_extras(opts, rest))
+
+
+def _unit(game: Game, structure: Structure, rest: dict[str, object],
+          **amounts: int | None) -> int:
+    """The chip unit, once the game is played in ``structure`` and every amount given is a
+    whole number of chips."""
     unit = rest.get("chip_unit", 1)
     if not _is_int(unit) or unit < 1:
         raise InvalidOptions("chip_unit must be a whole number of chips, at least 1")
     if structure not in ALLOWED_STRUCTURES[game]:
         raise InvalidOptions(f"{game.value} is not played {structure.value}")
-    for name, value in (("small_blind", small_blind), ("big_blind", big_blind),
-                        ("small_bet", small_bet), ("big_bet", big_bet), ("ante", ante),
-                        ("bring_in", bring_in)):
+    for name, value in amounts.items():
         if value is not None and (not _is_int(value) or value < 0):
             raise InvalidOptions(f"{name} must be a whole number of chips, not {value!r}")
+    assert isinstance(unit, int)
+    return unit
 
+
+def _seats(game: Game, max_seats: int | None) -> int:
+    seats = game.max_seats if max_seats is None else max_seats
+    if not _is_int(seats) or not 2 <= seats <= game.max_seats:
+        raise InvalidOptions(f"{game.value} seats 2 to {game.max_seats} players, not {seats}")
+    return seats
+
+
+def _named(game: Game | str, structure: Structure | str, suit_order: SuitOrder | str,
+           ante_type: AnteType | str | None,
+           rest: dict[str, object]) -> tuple[Game, Structure, SuitOrder, AnteType | None]:
+    """The options named by a word, as their enums (``rest``'s timeout policy in place)."""
+    try:
+        named = (Game(game), Structure(structure), SuitOrder(suit_order),
+                 AnteType(ante_type) if ante_type is not None else None)
+        if "timeout_policy" in rest:
+            rest["timeout_policy"] = TimeoutPolicy(rest["timeout_policy"])
+        return named
+    except ValueError as exc:
+        raise InvalidOptions(f"{exc}; games: {', '.join(g.value for g in Game)}; structures: "
+                             f"{', '.join(s.value for s in Structure)}; timeout policies: "
+                             f"{', '.join(t.value for t in TimeoutPolicy)}") from None
+
+
+def _forced_bets(game: Game, structure: Structure, unit: int, small_blind: int | None,
+                 big_blind: int | None, small_bet: int | None, big_bet: int | None,
+                 ante: int | None, ante_type: AnteType | None, bring_in: int | None,
+                 ) -> tuple[int | None, int | None, int | None, int | None, int, AnteType, int]:
+    """The blinds, bets, ante and bring-in with the rule book's defaults filled in."""
     fixed = structure is Structure.FIXED_LIMIT
     if fixed:
         if not small_bet:
@@ -260,43 +302,53 @@ def table_options(  # noqa: C901 (a flat list of checks, one per option)
             raise InvalidOptions("big_bet must be at least small_bet")
     if game.is_stud:
         assert small_bet is not None  # stud is fixed limit: checked above
-        ante = _round_down(small_bet // 10, unit) if ante is None else ante
-        bring_in = bring_in if bring_in is not None else max(unit, _round_down(small_bet // 3, unit))
-        if not 0 < bring_in <= small_bet:
-            raise InvalidOptions("bring_in must be between one chip and the small bet")
-        ante_type = AnteType.PER_SEAT if ante else AnteType.NONE
+        ante, bring_in, ante_type = _stud_forced_bets(small_bet, ante, bring_in, unit)
         small_blind = big_blind = 0
     else:
-        if fixed and big_blind is None:
-            assert small_bet is not None  # checked above
-            big_blind = small_bet
-            if small_blind is None:
-                small_blind = max(unit, _round_down(small_bet // 2, unit))
-        if not big_blind:
-            raise InvalidOptions("pot limit and no limit tables need big_blind")
-        if small_blind is None:
-            small_blind = max(unit, _round_down(big_blind // 2, unit))
-        if not 0 < small_blind <= big_blind:
-            raise InvalidOptions("small_blind must be between one chip and the big blind")
-        ante = ante or 0
-        if ante_type is None:
-            ante_type = AnteType.PER_SEAT if ante else AnteType.NONE
-        if ante and ante_type is AnteType.NONE:
-            raise InvalidOptions("an ante needs ante_type per_seat or big_blind")
+        small_blind, big_blind, ante, ante_type = _blinds(
+            small_bet if fixed else None, small_blind, big_blind, ante, ante_type, unit)
         bring_in = 0
     if ante == 0:
         ante_type = AnteType.NONE
-    rake_cap = default_rake_cap(structure, big_blind or 0, big_bet or 0) if rake_cap is None \
-        else _rake_cap(rake_cap)
-    seats = game.max_seats if max_seats is None else max_seats
-    if not _is_int(seats) or not 2 <= seats <= game.max_seats:
-        raise InvalidOptions(f"{game.value} seats 2 to {game.max_seats} players, not {seats}")
-    opts = TableOptions(
-        game=game, structure=structure, max_seats=seats, chip_unit=unit,
-        small_blind=small_blind or 0, big_blind=big_blind or 0,
-        small_bet=small_bet or 0, big_bet=big_bet or 0, ante=ante, ante_type=ante_type,
-        bring_in=bring_in, suit_order=suit_order, rake_cap=rake_cap,
-    )
+    return small_blind, big_blind, small_bet, big_bet, ante, ante_type, bring_in
+
+
+def _stud_forced_bets(small_bet: int, ante: int | None, bring_in: int | None,
+                      unit: int) -> tuple[int, int, AnteType]:
+    """Stud's ante and bring-in, the rule book's defaults filled in (a tenth and a third of
+    the small bet, rounded down to the chip unit; a bring-in at least one unit)."""
+    ante = _round_down(small_bet // 10, unit) if ante is None else ante
+    bring_in = bring_in if bring_in is not None else max(unit, _round_down(small_bet // 3, unit))
+    if not 0 < bring_in <= small_bet:
+        raise InvalidOptions("bring_in must be between one chip and the small bet")
+    return ante, bring_in, AnteType.PER_SEAT if ante else AnteType.NONE
+
+
+def _blinds(fixed_small_bet: int | None, small_blind: int | None, big_blind: int | None,
+            ante: int | None, ante_type: AnteType | None,
+            unit: int) -> tuple[int, int, int, AnteType]:
+    """A flop game's blinds and ante, defaults filled in: at fixed limit (``fixed_small_bet``)
+    the big blind is the small bet; the small blind is half the big blind rounded down."""
+    if fixed_small_bet is not None and big_blind is None:
+        big_blind = fixed_small_bet
+        if small_blind is None:
+            small_blind = max(unit, _round_down(fixed_small_bet // 2, unit))
+    if not big_blind:
+        raise InvalidOptions("pot limit and no limit tables need big_blind")
+    if small_blind is None:
+        small_blind = max(unit, _round_down(big_blind // 2, unit))
+    if not 0 < small_blind <= big_blind:
+        raise InvalidOptions("small_blind must be between one chip and the big blind")
+    ante = ante or 0
+    if ante_type is None:
+        ante_type = AnteType.PER_SEAT if ante else AnteType.NONE
+    if ante and ante_type is AnteType.NONE:
+        raise InvalidOptions("an ante needs ante_type per_seat or big_blind")
+    return small_blind, big_blind, ante, ante_type
+
+
+def _with_extras(opts: TableOptions, rest: dict[str, object]) -> TableOptions:
+    """``opts`` with the other options given by name, each of its kind."""
     # each checked below, or by replace() (an unknown name)
     changes: dict[str, Any] = {k: v for k, v in rest.items() if k != "chip_unit"}
     for name, value in changes.items():
@@ -310,6 +362,11 @@ def table_options(  # noqa: C901 (a flat list of checks, one per option)
         opts = replace(opts, **changes)
     except TypeError as exc:
         raise InvalidOptions(f"unknown table option: {exc}") from None
+    return opts
+
+
+def _checked(opts: TableOptions) -> TableOptions:
+    """``opts`` if every setting is within its bound (the docstring of :func:`table_options`)."""
     if not 1 <= opts.max_bets <= 100:
         raise InvalidOptions("max_bets must be between 1 and 100")
     if not 0 <= opts.rake_basis_points <= MAX_RAKE_BASIS_POINTS:

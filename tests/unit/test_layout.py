@@ -132,13 +132,6 @@ LONG_MODULES: dict[str, str] = {}
 LONG_FUNCTIONS = {
     "shared/infra/natsauth.py:users": "a data table: every NATS user with its rights and why, "
                                       "one entry each",
-    "shared/poker/options.py:table_options": "one check per option under a 32-line docstring "
-                                             "(shared/poker is the core's owners': to split "
-                                             "there)",
-    "shared/audit/sample.py:play_decisions": "its steps come from the step table now (issue "
-                                             "28); what is left is the sample's players "
-                                             "coming and going, one generator over its "
-                                             "closures",
 }
 
 

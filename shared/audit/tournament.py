@@ -8,6 +8,9 @@ seed, the clock or a table decided is made again:
   the tables and players the log had then;
 - every table broken is the seed's choice among the tables the others could seat, and its
   players are the ones moved;
+- every move is found in the tables' logs (the mover off one seat, on the next, with the
+  stack it records), and every balancing move is the rules' for the big blinds the tables'
+  logs had then (shared/audit/moves.py);
 - every elimination is a player the table's log left with no chips after that hand, with the
   stack the hand started with;
 - every level started when the structure's clock says, from the start;
@@ -23,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from shared.audit.moves import MoveAudit
 from shared.poker import events as TE
 from shared.poker.errors import IllegalAction, InvalidEvent
 from shared.poker.fold import apply as apply_table
@@ -88,6 +92,7 @@ def audit_tournament(events: Sequence[E.TournamentEvent],
     """The problems found (none: the tournament is what its seeds, its clock and its tables
     decided). ``tables``: each table's events, in order."""
     hands = {t: hands_of(evs) for t, evs in tables.items()}
+    moves = MoveAudit(tables)
     problems: list[str] = []
     state: TournamentState | None = None
     for k, ev in enumerate(events):
@@ -97,7 +102,8 @@ def audit_tournament(events: Sequence[E.TournamentEvent],
         except InvalidEvent as exc:
             return [*problems, f"event {k} ({type(ev).__name__}) does not fold: {exc.reason}"]
         if before is not None:
-            problem = _redecided(before, ev, hands)
+            moved = moves.check(before, ev)  # every event: it counts the moves it finds
+            problem = _redecided(before, ev, hands) or moved
             if problem:
                 problems.append(f"event {k} ({type(ev).__name__}): {problem}")
     problem = _chips_added(events, tables)

@@ -15,7 +15,9 @@ Then:
   it names with that stack;
 - a balancing move (no table broken) is what :func:`shared.poker.tournament.decide.rebalance`
   decides for the tournament as its log had it and those big blinds: the player who would be
-  big blind next at the largest table, to the worst seat at the smallest; none when balanced.
+  big blind next at the largest table, to the worst seat at the smallest; none when balanced;
+- a break's moves are what it decides by the seed revealed: the broken table's players in
+  the seed's order, each to the worst seat at the shortest table then.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ class MoveAudit:
             big_blinds.setdefault(m.from_table, off[0])
             big_blinds.setdefault(m.to_table, on[0])
             stacks[m.player_id] = off[2]
-        return "" if ev.broken else _rebalanced(s, ev, big_blinds, stacks)
+        return _rebalanced(s, ev, big_blinds, stacks)
 
 
 def _found(m: Move, stack: int, off: Point | None, on: Point | None) -> str:
@@ -116,15 +118,19 @@ def _found(m: Move, stack: int, off: Point | None, on: Point | None) -> str:
 
 def _rebalanced(s: TournamentState, ev: E.PlayersMoved,
                 big_blinds: Mapping[str, int], stacks: Mapping[str, int]) -> str:
-    """The balancing moves ``rebalance`` decides for the tables as their logs had them."""
-    if D.needs_break(s):
-        return f"the balancing moves {_show(ev.moves)} are made where a table is to be broken"
+    """The moves ``rebalance`` decides for the tables as their logs had them: a break's by
+    its revealed seed (each player to the worst seat at the shortest table), else the
+    balancing ones."""
+    what = f"the {'break' if ev.broken else 'balancing'} moves {_show(ev.moves)}"
+    if not ev.broken and D.needs_break(s):
+        return f"{what} are made where a table is to be broken"
     try:
-        want = D.rebalance(s, big_blinds, None, stacks)
-    except IllegalAction as exc:
-        return f"the balancing moves {_show(ev.moves)} are not the rules': {exc.reason}"
+        want = D.rebalance(s, big_blinds, bytes.fromhex(ev.seed) if ev.broken else None,
+                           stacks)
+    except (IllegalAction, ValueError) as exc:
+        return f"{what} are not the rules': {getattr(exc, 'reason', exc)}"
     if want == [ev]:
         return ""
     moves = want[0].moves if want and isinstance(want[0], E.PlayersMoved) else ()
-    return (f"the balancing moves {_show(ev.moves)} are not the rules' ({_show(moves)}) for "
-            f"the tables' last big blinds {dict(sorted(big_blinds.items()))}")
+    return (f"{what} are not the rules' ({_show(moves)}) for the tables' last big blinds "
+            f"{dict(sorted(big_blinds.items()))}")

@@ -9,7 +9,7 @@ from shared.poker import events as E
 from shared.poker.fold import apply
 from shared.poker.tournament import events as TE
 from shared.poker.tournament.ranking import money_audit, placings, wallet_key
-from shared.poker.tournament.state import TournamentState
+from shared.poker.tournament.state import TournamentState, fold
 
 #: the services' settings for a tournament played in a test: the clock ticks every 20 ms
 FAST = {"POKER_CLOCK_TICK_MS": "20"}
@@ -152,6 +152,20 @@ async def check_audits(store, state: TournamentState, keyring) -> None:
         other = next(t.table_id for t in state.tables if t.table_id != moved.broken)
         assert audit_tournament([*events[:k], moved.evolve(broken=other), *events[k + 1:]],
                                 tables)
+    # a move (the first balancing one, the first break's) to another free seat than the one
+    # the tables' logs seat its player at: found, and named
+    firsts = {e.broken == "": (k, e) for k, e in reversed(list(enumerate(events)))
+              if isinstance(e, TE.PlayersMoved)}
+    for k, moved in firsts.values():
+        m, before = moved.moves[0], fold(events[:k])
+        taken = {x.to_seat for x in moved.moves if x.to_table == m.to_table}
+        seat = next((x for x in before.table(m.to_table).free_seats() if x not in taken), None)
+        if seat is None:
+            continue
+        forged = moved.evolve(moves=(m.evolve(to_seat=seat), *moved.moves[1:]))
+        assert any(f"the move {m.player_id} {m.from_table} seat {m.from_seat} -> "
+                   f"{m.to_table} seat {seat}:" in p
+                   for p in audit_tournament([*events[:k], forged, *events[k + 1:]], tables))
     # a log that says a prize was another amount than the wallet paid fails it too
     first, *rest = state.prize_requests
     other = state.evolve(prize_requests=(first.evolve(amount=first.amount + 1), *rest))

@@ -7,29 +7,30 @@ from __future__ import annotations
 from shared.audit.tournament import audit_tournament
 from shared.poker import events as TE
 from shared.poker.driver import new_table
-from shared.poker.fold import apply as apply_table
 from shared.poker.tournament import decide as D
 from shared.poker.tournament import events as E
 from shared.poker.tournament.balance import Move
-from shared.poker.tournament.state import EntryStatus, TournamentState, fold
+from shared.poker.tournament.state import TournamentState, fold
 from shared.poker.tournament.structure import Kind, Level, Structure
 from shared.poker.tournament.tables import seat_entrant
 from shared.poker.tournament.tables import tournament_table_options as options
 
 DIGEST = "ab" * 32
 SEED = bytes(range(32))
+SEED2 = b"\x05" * 32
 
 
-def _started() -> tuple[list[E.TournamentEvent], TournamentState]:
-    """Eight players at two tables of four (T1, T2)."""
+def _started(tables: int = 2) -> tuple[list[E.TournamentEvent], TournamentState]:
+    """Four players at each of ``tables`` tables of four (T1, T2, ...)."""
     st = Structure(Kind.SCHEDULED, (Level(10, 20, 0, 1),), 500, 10, 1, 30, seats_per_table=4)
     events: list[E.TournamentEvent] = [*D.create(None, "m", st, "moves", 0)]
     s = fold(events)
-    for i in range(8):
+    for i in range(4 * tables):
         more = [*D.register(s, f"p{i}", DIGEST, f"p{i}"), E.EntryPaid(f"p{i}", 1)]  # type: ignore
         events += more
         s = fold(more, s)
-    for decide in (lambda t: D.commit_seed(t, SEED), lambda t: D.start(t, SEED, ["T1", "T2"], 0)):
+    ids = [f"T{i + 1}" for i in range(tables)]
+    for decide in (lambda t: D.commit_seed(t, SEED), lambda t: D.start(t, SEED, ids, 0)):
         more = decide(s)
         events += more
         s = fold(more, s)
@@ -37,60 +38,49 @@ def _started() -> tuple[list[E.TournamentEvent], TournamentState]:
     return events, s
 
 
-def _bust(events: list[E.TournamentEvent], s: TournamentState, n: int):
-    """``n`` players of T1 eliminated: T1 has 4 - n players, T2 four."""
-    for k, (_, who) in enumerate(s.table("T1").players[:n]):
-        more = D.eliminate(s, "T1", k + 1, [(who, 500)], 0)
+def _bust(events: list[E.TournamentEvent], s: TournamentState, n: int, table_id: str = "T1"):
+    """``n`` players of ``table_id`` eliminated."""
+    for k, (_, who) in enumerate(s.table(table_id).players[:n]):
+        more = D.eliminate(s, table_id, k + 1, [(who, 500)], 0)
         events = [*events, *more]
         s = fold(more, s)  # type: ignore[assignment]
     return events, s
 
 
-def _logs(s: TournamentState, moves: tuple[Move, ...], busted: list[str],
-          big_blind: int) -> dict[str, list[object]]:
-    """The tables' logs: everyone seated, the busted taken off, T2's last hand's big blind at
-    seat ``big_blind``, then each move made (off one table, on the other, 500 chips)."""
+def _logs(s: TournamentState, moves: tuple[Move, ...],
+          big_blinds: dict[str, int]) -> dict[str, list[object]]:
+    """The tables' logs: everyone the tournament seats seated with 500 chips, a hand started
+    with the big blind ``big_blinds`` names, then each move made (off one table, on the
+    other)."""
     logs: dict[str, list[object]] = {}
-    for table_id in ("T1", "T2"):
+    for table in s.tables:
         opts = options("m", Level(10, 20, 0, 1), 4)
-        t = new_table(opts, table_id)
-        logs[table_id] = [TE.TableCreated(table_id, opts)]
-        for seat, who in s.table(table_id).players:
-            logs[table_id] += seat_entrant(t, seat, who, 500, DIGEST)
-    logs["T1"] += [TE.PlayerLeft(seat) for seat, who in _first_seating(logs["T1"])
-                   if who in busted]
-    logs["T2"] += _a_hand_started(logs["T2"], big_blind)
+        t = new_table(opts, table.table_id)
+        logs[table.table_id] = [TE.TableCreated(table.table_id, opts)]
+        for seat, who in table.players:
+            logs[table.table_id] += seat_entrant(t, seat, who, 500, DIGEST)
+        if table.table_id in big_blinds:
+            logs[table.table_id] += _a_hand_started(table.players, big_blinds[table.table_id])
     for m in moves:
         logs[m.from_table].append(TE.PlayerLeft(m.from_seat))
         logs[m.to_table].append(TE.PlayerSeated(m.to_seat, m.player_id, 500, DIGEST))
     return logs
 
 
-def _first_seating(log: list[object]) -> list[tuple[int, str]]:
-    return [(ev.seat, ev.player_id) for ev in log if isinstance(ev, TE.PlayerSeated)]
+def _a_hand_started(players: tuple[tuple[int, str], ...], big_blind: int) -> list[object]:
+    """A hand's start naming ``big_blind`` as its big blind."""
+    seats = [seat for seat, _ in players]
+    return [TE.HandStarted(1, seats[0], tuple(TE.SeatStack(x, 500) for x in seats),
+                           (TE.ForcedBet(big_blind, TE.ForcedKind.BIG_BLIND, 20),))]
 
 
-def _a_hand_started(log: list[object], big_blind: int) -> list[object]:
-    """A hand's start naming ``big_blind`` as its big blind (the log is folded to check it)."""
-    seats = [seat for seat, _ in _first_seating(log)]
-    ev = TE.HandStarted(1, seats[0], tuple(TE.SeatStack(x, 500) for x in seats),
-                        (TE.ForcedBet(big_blind, TE.ForcedKind.BIG_BLIND, 20),))
-    t = None
-    for e in [*log, ev]:
-        t = apply_table(t, e)
-    assert t is not None and t.last_big_blind == big_blind
-    return [ev]
-
-
-def _busted(s: TournamentState) -> list[str]:
-    return [e.player_id for e in s.entries if e.status is EntryStatus.BUSTED]
-
-
-def _audited(events, moved: E.PlayersMoved, big_blind: int) -> list[str]:
-    """The audit's problems with ``moved``, the tables' logs holding its moves."""
+def _audited(events, moved: E.PlayersMoved, big_blind: int,
+             table_id: str = "T2") -> list[str]:
+    """The audit's problems with ``moved``, the tables' logs holding its moves and
+    ``table_id``'s last big blind at seat ``big_blind``."""
     s = fold(events)
     assert s is not None
-    logs = _logs(s, moved.moves, _busted(s), big_blind)
+    logs = _logs(s, moved.moves, {table_id: big_blind})
     return [p for p in audit_tournament([*events, moved], logs) if "PlayersMoved" in p]
 
 
@@ -137,9 +127,39 @@ def test_a_move_the_tables_logs_do_not_hold_or_with_other_chips_fails():
     big_blind = s.table("T2").players[1][0]
     moved = _balancing(events, s, big_blind)
     (m,) = moved.moves
-    logs = _logs(s, (), _busted(s), big_blind)
+    logs = _logs(s, (), {"T2": big_blind})
     (problem,) = [p for p in audit_tournament([*events, moved], logs) if "PlayersMoved" in p]
     assert f"the move {m.player_id} T2 seat {m.from_seat}" in problem
     assert "T2's log never lets" in problem
     (problem,) = _audited(events, moved.evolve(stacks=(400,)), big_blind)
     assert "leave seat" in problem and "with 500" in problem and "with 400" in problem
+
+
+def test_a_break_is_re_decided_and_a_balancing_move_instead_of_it_fails():
+    events, s = _bust(*_bust(*_started(3), 2), 2, "T2")  # 2, 2 and 4: T1 or T2 breaks
+    events += D.commit_seed(s, SEED2)
+    s = fold(D.commit_seed(s, SEED2), s)  # type: ignore[assignment]
+    assert s is not None and D.needs_break(s)
+    big_blinds = {t.table_id: t.players[0][0] for t in s.tables}
+    stacks = {who: 500 for t in s.tables for _, who in t.players}
+    (broken,) = D.rebalance(s, big_blinds, SEED2, stacks)
+    assert isinstance(broken, E.PlayersMoved) and broken.broken and len(broken.moves) == 2
+
+    def audited(moved: E.PlayersMoved) -> list[str]:
+        logs = _logs(s, moved.moves, big_blinds)  # type: ignore[arg-type]
+        return [p for p in audit_tournament([*events, moved], logs) if "PlayersMoved" in p]
+
+    assert audited(broken) == []
+    # the two movers' seats swapped (the logs agree)
+    m, n = broken.moves
+    assert m.to_table == n.to_table
+    (problem,) = audited(broken.evolve(moves=(m.evolve(to_seat=n.to_seat),
+                                              n.evolve(to_seat=m.to_seat))))
+    assert f"the break moves {m.player_id} {m.from_table} seat {m.from_seat} -> " \
+        f"{m.to_table} seat {n.to_seat}" in problem and "are not the rules'" in problem
+    # a balancing move where a table is to be broken
+    (seat_from, who), to = s.table("T3").players[0], s.table("T1").free_seats()[0]
+    balancing = E.PlayersMoved((Move(who, "T3", seat_from, "T1", to),), stacks=(500,))
+    (problem,) = audited(balancing)
+    assert f"{who} T3 seat {seat_from} -> T1 seat {to} are made where a table is to be " \
+        "broken" in problem

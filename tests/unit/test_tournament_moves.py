@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from shared.audit.tournament import audit_tournament
 from shared.poker import events as TE
-from shared.poker.driver import new_table
+from shared.poker.handrunner import new_table
 from shared.poker.tournament import decide as D
 from shared.poker.tournament import events as E
 from shared.poker.tournament.balance import Move

@@ -5,7 +5,7 @@ both sides. Not part of ``make bench`` (it needs the other tree):
     git worktree add /tmp/before <rev>
     (cd /tmp/before && mkdir -p gen && ../main/.venv/bin/python -m grpc_tools.protoc -Iprotos \\
         --python_out=gen --pyi_out=gen --grpc_python_out=gen $(find protos -name '*.proto'))
-    .venv/bin/python -m bench.ab_cpu /tmp/before [--tables 10] [--seconds 10] [--rounds 2]
+    .venv/bin/python -m bench.ab_cpu /tmp/before [--tables 10] [--seconds 10] [--rounds 2] [--warm-s 10]
 
 Each side runs in a process of its own with its tree first on its path and in PYTHONPATH
 (the services it spawns inherit it): bots at fixed-limit hold'em tables through every service as its own process
@@ -68,7 +68,7 @@ def _pid(cluster, name: str) -> int:
 
 
 async def one_side(tables: int, seconds: float, watch: bool = False, spectators: int = 0,
-                   think: str = "0-0") -> None:
+                   think: str = "0-0", warm_s: float = 0.0) -> None:
     """In the side's own process: start, play, print one line of figures."""
     from poker.table.v1 import table_pb2_grpc
 
@@ -87,13 +87,15 @@ async def one_side(tables: int, seconds: float, watch: bool = False, spectators:
                                                           {"small_bet": 10}), 6,
                                           cluster.sponsor()) for i in range(tables)]
             pids = {n: _pid(cluster, n) for n in NAMES}
-            reads_before = _log_reads(cluster.metrics_ports)
-            before = {n: _ticks(p) for n, p in pids.items()}
             latencies: list[float] = []
-            started = time.perf_counter()
             tasks = [asyncio.create_task(play_table(
                 stub, b, 10**6, random.Random(i), latencies, think=ThinkTime.parse(think),
                 watch=watch, spectators=spectators)) for i, b in enumerate(bots)]
+            await asyncio.sleep(warm_s)  # the first hands (each service's first fold) left out
+            reads_before = _log_reads(cluster.metrics_ports)
+            before = {n: _ticks(p) for n, p in pids.items()}
+            first = len(latencies)
+            started = time.perf_counter()
             await asyncio.sleep(seconds)  # the measurement window: the bots act meanwhile
             for t in tasks:
                 t.cancel()
@@ -101,8 +103,8 @@ async def one_side(tables: int, seconds: float, watch: bool = False, spectators:
             elapsed = time.perf_counter() - started
             after = {n: _ticks(p) for n, p in pids.items()}
             reads_after = _log_reads(cluster.metrics_ports)
+            latencies = sorted(latencies[first:])
             n = len(latencies)
-            latencies.sort()
             ms = {k: (after[k] - before[k]) / n * 1e3 for k in NAMES}
             print(f"{n / elapsed:8.0f} {latencies[int(0.99 * n)] * 1e3:8.1f} "
                   f"{sum(ms.values()):8.2f} " + " ".join(f"{ms[k]:8.2f}" for k in NAMES)
@@ -122,13 +124,16 @@ def main() -> None:
     p.add_argument("--watch", action="store_true", help="each bot watches its own seat")
     p.add_argument("--spectators", type=int, default=0, help="spectators per table")
     p.add_argument("--think-ms", default="0-0", help="each bot's think time, MIN-MAX")
+    p.add_argument("--warm-s", type=float, default=0.0,
+                   help="seconds of play before the window (0: the window starts with the "
+                        "bots, each service's first read of each table in it)")
     p.add_argument("--side", help=argparse.SUPPRESS)  # the tree this process measures
     args = p.parse_args()
     if args.side:
         tree = Path(args.side)
         sys.path[:0] = [str(tree), str(tree / "gen")]  # its code before this tree's
         asyncio.run(one_side(args.tables, args.seconds, args.watch, args.spectators,
-                             args.think_ms))
+                             args.think_ms, args.warm_s))
         return
     trees = {"this": ROOT} | ({"other": Path(args.other).resolve()} if args.other else {})
     print(f"{'side':<6}{'act/s':>8} {'p99 ms':>8} {'svc ms':>8} "
@@ -139,6 +144,7 @@ def main() -> None:
             env = dict(os.environ, PYTHONPATH=f"{tree}{os.pathsep}{tree / 'gen'}")
             load = ["--tables", str(args.tables), "--seconds", str(args.seconds),
                     "--spectators", str(args.spectators), "--think-ms", args.think_ms,
+                    "--warm-s", str(args.warm_s),
                     *(["--watch"] if args.watch else [])]
             out = subprocess.run([sys.executable, __file__, "--side", str(tree), *load],
                                  cwd=tree, env=env, capture_output=True, text=True, check=True)

@@ -31,10 +31,10 @@ def account(player_id: str) -> pb.Account:
     return pb.Account(house=True) if player_id == "" else pb.Account(player_id=player_id)
 
 
-def ledger_for(audit, *, skip: str = "", tweak=None) -> list[pb.LedgerEvent]:
-    """Deposits enough for every player, then the movement of every settled saga."""
+def _mover(events: list[pb.LedgerEvent]):
+    """A wallet's movement appended to ``events`` as its ledger records it (the account's
+    balance after it), for ledgers written by hand."""
     balances: dict[str, int] = {}
-    events = []
 
     def move(who: str, movement: int, amount: int, key: str) -> None:
         grows = movement in (pb.MOVEMENT_DEPOSIT, pb.MOVEMENT_CREDIT)
@@ -42,6 +42,13 @@ def ledger_for(audit, *, skip: str = "", tweak=None) -> list[pb.LedgerEvent]:
         events.append(pb.LedgerEvent(idempotency_key=key, account=account(who),
                                      movement=movement, amount=amount,
                                      balance_after=balances[who]))
+    return move
+
+
+def ledger_for(audit, *, skip: str = "", tweak=None) -> list[pb.LedgerEvent]:
+    """Deposits enough for every player, then the movement of every settled saga."""
+    events: list[pb.LedgerEvent] = []
+    move = _mover(events)
 
     players = {s.player_id for s in audit.sagas if s.player_id}
     for p in sorted(players):
@@ -140,15 +147,8 @@ def _tournament_ledger(state, house_fees_to: str = "") -> list[pb.LedgerEvent]:
     """The wallet's movements for a tournament's log: each entry's deposit and buy-in, the
     fees credited to ``house_fees_to`` ("": the house), the overlay debited of the house."""
     from shared.poker.tournament.ranking import wallet_movements
-    balances: dict[str, int] = {}
-    events = []
-
-    def move(who: str, movement: int, amount: int, key: str) -> None:
-        grows = movement in (pb.MOVEMENT_DEPOSIT, pb.MOVEMENT_CREDIT)
-        balances[who] = balances.get(who, 0) + (amount if grows else -amount)
-        events.append(pb.LedgerEvent(idempotency_key=key, account=account(who),
-                                     movement=movement, amount=amount,
-                                     balance_after=balances[who]))
+    events: list[pb.LedgerEvent] = []
+    move = _mover(events)
 
     if house_fees_to:  # the house's money for the overlay from elsewhere
         move("", pb.MOVEMENT_CREDIT, state.overlay_paid, "t9/rake")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 from shared.poker.cards import DECK, Card
 from shared.poker.deck import shuffled
+from shared.poker.shuffle import uniform_below
 
 
 class EntropyUnavailable(RuntimeError):
@@ -39,15 +40,9 @@ def entropy(n: int) -> bytes:
 
 
 def randbelow(n: int) -> int:
-    """A uniform integer in [0, n) from :func:`entropy`, by rejection (no modulo bias)."""
-    if n <= 0:
-        raise ValueError("randbelow needs a positive bound")
-    bits = (n - 1).bit_length()
-    size = (bits + 7) // 8
-    while True:
-        value = int.from_bytes(entropy(size), "big") >> (8 * size - bits) if bits else 0
-        if value < n:
-            return value
+    """A uniform integer in [0, n) from :func:`entropy`, by rejection (no modulo bias:
+    shared/poker/shuffle.py ``uniform_below``)."""
+    return uniform_below(n, lambda size: int.from_bytes(entropy(size), "big"))
 
 
 def secure_shuffle(cards: Sequence[Card] = DECK) -> tuple[Card, ...]:

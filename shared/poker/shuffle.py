@@ -91,6 +91,22 @@ def _blocks(seed_hex: str, player_seeds: Sequence[str], index: int) -> Iterator[
         counter += 1
 
 
+def uniform_below(n: int, take: Callable[[int], int]) -> int:
+    """A uniform integer in [0, n) from ``take(size)`` (the next ``size`` bytes of a random
+    stream, as a big-endian integer), by rejection: the top bits of a draw, drawn again when
+    over the bound, so there is no modulo bias and under half the draws are rejected. The
+    one rule for both the system's random source (shared/infra/randomness.py) and the
+    derived shuffle."""
+    if n <= 0:
+        raise ValueError("randbelow needs a positive bound")
+    bits = (n - 1).bit_length()
+    size = (bits + 7) // 8
+    while True:
+        value = take(size) >> (8 * size - bits) if bits else 0
+        if value < n:
+            return value
+
+
 def drawer(seed_hex: str, player_seeds: Sequence[str], index: int = 0) -> Callable[[int], int]:
     """``randbelow`` over the stream of the seeds (:func:`draws_from`)."""
     return draws_from(_blocks(seed_hex, player_seeds, index))
@@ -112,14 +128,7 @@ def draws_from(blocks: Iterator[bytes]) -> Callable[[int], int]:
         return int.from_bytes(buf[pos - size:pos], "big")
 
     def randbelow(n: int) -> int:
-        if n <= 0:
-            raise ValueError("randbelow needs a positive bound")
-        bits = (n - 1).bit_length()
-        size = (bits + 7) // 8
-        while True:
-            value = take(size) >> (8 * size - bits)
-            if value < n:
-                return value
+        return uniform_below(n, take)
 
     return randbelow
 

@@ -8,19 +8,18 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Protocol
 
-import grpc
 from poker.tournament.v1 import tournament_pb2 as pb
 from poker.wallet.v1 import wallet_pb2
 
-from shared.infra.retry import retrying
 from shared.poker.state import TableState
 from shared.poker.tournament import decide as D
 from shared.poker.tournament import events as E
 from shared.poker.tournament.ranking import rebuy_key
 from shared.poker.tournament.state import Rebuy, RebuyStatus, TournamentState
 
+from . import names
 from .log import TournamentLog
-from .names import WALLET, player_digest
+from .names import player_digest
 
 
 class Director(Protocol):
@@ -50,18 +49,11 @@ async def stack_of(d: Director, s: TournamentState, player: str) -> int | None:
 async def debit(d: Director, tid: str, s: TournamentState, r: Rebuy) -> None:
     """A rebuy's (or add-on's) price, once (key ``rebuy/<player>/<n>``, ``addon/...``),
     then its outcome."""
-    refusal = ""
-    if s.price_of(r):
-        try:
-            await retrying(d.wallet.Debit, wallet_pb2.Transfer(
-                account=wallet_pb2.Account(player_id=r.player_id), amount=s.price_of(r),
-                idempotency_key=rebuy_key(tid, r),
-                reference=f"tournament {tid} {'add-on' if r.add_on else 'rebuy'}"),
-                policy=WALLET)
-        except grpc.aio.AioRpcError as exc:
-            if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
-                raise
-            refusal = exc.details() or "the wallet refused the rebuy"
+    refusal = await names.debit(d.wallet, wallet_pb2.Transfer(
+        account=wallet_pb2.Account(player_id=r.player_id), amount=s.price_of(r),
+        idempotency_key=rebuy_key(tid, r),
+        reference=f"tournament {tid} {'add-on' if r.add_on else 'rebuy'}"),
+        "the wallet refused the rebuy")
     await d.log.execute(tid, f"rebuy.{player_digest(r.player_id)}.{r.rebuy_no}", lambda t: (
         D.settle_rebuy(t, r.player_id, r.rebuy_no, not refusal, refusal) if t else []))
 

@@ -59,7 +59,7 @@ from shared.poker.tournament.structure import played_level
 
 from . import chips
 from .log import TournamentLog
-from .names import WALLET, player_digest
+from .names import WALLET, debit, player_digest
 
 log = structlog.get_logger()
 
@@ -217,14 +217,7 @@ class Director:
             amount=s.structure.buy_in + s.structure.fee,
             idempotency_key=wallet_key(tid, "entry", e.player_id, e.entry_no),
             reference=f"tournament {tid}")
-        refusal = ""
-        if transfer.amount:
-            try:
-                await retrying(self.wallet.Debit, transfer, policy=WALLET)
-            except grpc.aio.AioRpcError as exc:
-                if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
-                    raise
-                refusal = exc.details() or "the wallet refused the buy-in"
+        refusal = await debit(self.wallet, transfer, "the wallet refused the buy-in")
         await self.log.execute(tid, f"entry.{player_digest(e.player_id)}.{e.entry_no}", lambda t: (
             D.settle_entry(t, e.player_id, e.entry_no, not refusal, refusal) if t else []))
 

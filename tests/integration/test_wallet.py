@@ -427,3 +427,24 @@ async def test_pokerctl_wallet_deposits_withdraws_and_shows_balances(wallet, cer
     monkeypatch.setenv("POKER_TLS_KEY", str(certs / "client.key"))
     code, _, err = await pokerctl(capsys, "wallet", "balance")
     assert code == 1 and "PERMISSION_DENIED" in err
+
+
+async def test_the_directors_debit_says_why_the_wallet_refused(wallet, stubs, store):
+    """services/tournament/names.debit, as the director takes a buy-in or a rebuy: a debit the
+    wallet refuses (a short balance) comes back as the wallet's reason, with nothing moved, so
+    the director appends the refusal and never a payment; one that lands answers ""; one of
+    nothing moves nothing."""
+    from services.tournament.names import debit
+    admin, director = stubs(wallet.address, "admin"), stubs(wallet.address, "tournament")
+    await admin.Deposit(transfer(player("bob"), 100, "dep-b"))
+    before = await stream_messages(store)
+    why = await debit(director, transfer(player("bob"), 110, "tournament/t1/entry/bob/1"),
+                      "the wallet refused the buy-in")
+    assert why == "the balance of bob is 100 chips: a debit of 110 needs 10 more"
+    assert await stream_messages(store) == before
+    assert await debit(director, transfer(player("bob"), 0, "tournament/t1/rebuy/bob/1"),
+                       "refused") == ""
+    assert await stream_messages(store) == before
+    assert await debit(director, transfer(player("bob"), 100, "tournament/t1/entry/bob/2"),
+                       "refused") == ""
+    assert (await director.Balance(pb.BalanceRequest(account=player("bob")))).balance == 0

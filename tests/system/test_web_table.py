@@ -322,7 +322,9 @@ async def test_the_pages_of_a_table_read_its_log_about_once_per_commit(stack, we
     reads, commits = web.reads["web-many"] - before, end - start
     asked = sum(len(a) for a in asked_by)
     assert 0 < reads <= commits + 2, (reads, commits)
-    assert 2 * reads <= asked, (reads, asked)  # four pages: far fewer reads than asks
+    # every page ends with the last version, and the web reads that version once for all of
+    # them (each earlier read answers at least one ask): a read per ask would fail this
+    assert reads + len(pages) - 1 <= asked, (reads, asked)
     late = await pages[0].request.get(f"{web.url}/api/tables/web-many/log")
     assert late.ok and (await late.json())["version"] == end
     assert web.reads["web-many"] - before == reads  # a page that asks late: no read

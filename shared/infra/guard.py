@@ -23,6 +23,25 @@ def guarded(handler: grpc.RpcMethodHandler, check) -> grpc.RpcMethodHandler:
         return handler._replace(**{kind: replies})
 
     async def method(request, context):  # a coroutine (streamed replies go through context.write)
+        if handler.request_streaming:  # the caller's first message before the check: a
+            # refusal sent while the caller writes could end the stream INTERNAL instead
+            request = await _first_then(request)
         await check(None if handler.request_streaming else request, context)
         return await inner(request, context)
     return handler._replace(**{kind: method})
+
+
+async def _first_then(requests):
+    """A client stream whose first message has arrived (or which ended without one), as
+    an iterator of all its messages."""
+    iterator = requests.__aiter__()
+    try:
+        first = await iterator.__anext__()
+    except StopAsyncIteration:
+        return iterator
+
+    async def chained():
+        yield first
+        async for request in iterator:
+            yield request
+    return chained()

@@ -5,8 +5,11 @@ service instance (shared/infra/stepstream.py serves it).
 so :func:`~shared.infra.retry.retrying` drives it as it drove the unary calls): the request
 goes on the stream with a call id, and the reply with that id answers it, or its status is
 raised as the :class:`grpc.aio.AioRpcError` a unary call would have raised. Each call has its
-deadline (DEADLINE_EXCEEDED past it). At most :data:`QUEUE` calls wait to be written
-(a caller past them waits, within its deadline: bounded backpressure). A stream that breaks
+deadline (DEADLINE_EXCEEDED past it). At most :data:`PER_TABLE` calls of one table are in
+flight on a stream, and at most :data:`QUEUE` calls wait to be written; a caller past either
+waits, within its deadline (bounded backpressure), and a table's excess waits in that table's
+own line, so one table's burst (its players sending Acts as fast as their limits allow) never
+takes the stream's room or the service's slots from the other tables. A stream that breaks
 (the service killed, restarted, a connection reset) is opened again, waiting for the service
 to be ready, and every call not yet answered is written again with its same command id: a
 step is idempotent by command id, so one that was applied before the break answers with its
@@ -37,6 +40,9 @@ log = structlog.get_logger()
 
 #: calls waiting to be written on one stream before a caller waits for room
 QUEUE = 256
+#: calls of one table in flight on one stream (a table's driver takes one step at a time,
+#: and its players' Acts add a few); the rest of that table's calls wait for one to end
+PER_TABLE = 8
 #: a call's deadline when its caller names none
 DEFAULT_TIMEOUT_S = 10.0
 #: waits before opening a broken stream again (then the last, until it opens)
@@ -52,11 +58,27 @@ def status_error(code: grpc.StatusCode, details: str,
                                 grpc.aio.Metadata(*(trailers or {}).items()), details)
 
 
+class _Line:
+    """One table's calls on a stream: at most ``bound`` in flight, and how many callers hold
+    or wait for a slot (the entry goes when none does)."""
+
+    __slots__ = ("slots", "users")
+
+    def __init__(self, bound: int) -> None:
+        self.slots = asyncio.Semaphore(bound)
+        self.users = 0
+
+
 class StepStream:
     """One Steps stream to one instance of ``service`` over ``chan`` (see the module)."""
 
-    def __init__(self, chan: grpc.aio.Channel, service: str, queue: int = QUEUE) -> None:
+    def __init__(self, chan: grpc.aio.Channel, service: str, queue: int = QUEUE,
+                 per_table: int = PER_TABLE) -> None:
         self.service = service
+        self.per_table = per_table
+        #: table id -> its line: the calls of that table in flight or waiting (a table with
+        #: none has no entry)
+        self._tables: dict[str, _Line] = {}
         self.stub = step_pb2_grpc.StepServiceStub(chan)
         self._ids = itertools.count(1)
         #: call id -> (the request as sent, its answer to be)
@@ -77,6 +99,10 @@ class StepStream:
         """Calls not answered yet."""
         return len(self._pending)
 
+    def tables(self) -> int:
+        """Tables with calls in flight or waiting on this stream."""
+        return len(self._tables)
+
     async def call(self, name: str, request, metadata: Iterable[tuple[str, str]] = (),
                    timeout: float | None = None) -> step_pb2.StepReply:
         """Take step ``name`` with ``request`` (its method's request message) on the stream;
@@ -93,12 +119,17 @@ class StepStream:
         envelope.timeout_ms = int(timeout * 1000)
         envelope.trace_id = next((str(v) for k, v in metadata if k == TRACE_HEADER), "")
         answer: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._pending[call_id] = (envelope, answer)
         self._start()
+        line = self._tables.get(envelope.table_id)
+        if line is None:
+            line = self._tables[envelope.table_id] = _Line(self.per_table)
+        line.users += 1
         try:
             async with asyncio.timeout(timeout):
-                await self._outbox.put(call_id)
-                reply = await answer
+                async with line.slots:
+                    self._pending[call_id] = (envelope, answer)
+                    await self._outbox.put(call_id)
+                    reply = await answer
         except TimeoutError:
             raise status_error(grpc.StatusCode.DEADLINE_EXCEEDED,
                                f"the {self.service} service did not answer {name} within "
@@ -106,6 +137,9 @@ class StepStream:
         finally:
             self._pending.pop(call_id, None)
             self._written.pop(call_id, None)
+            line.users -= 1
+            if not line.users:
+                del self._tables[envelope.table_id]
         if reply.code:
             raise status_error(_CODES.get(reply.code, grpc.StatusCode.UNKNOWN), reply.details,
                                reply.trailers)

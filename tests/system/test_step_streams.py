@@ -9,6 +9,8 @@ shared/infra/stepclient.py holds them) under faults, with real services:
 - a peer that stops reading: the calls end at their deadline, and nothing waits beyond the
   bounded queue; a caller that stops reading has its stream ended, its service's side held
   to the calls in flight;
+- one table's burst of calls waits in its own line (at most PER_TABLE in flight) while
+  another table's calls go through;
 - a caller without the table service's certificate is refused on the stream.
 """
 
@@ -147,6 +149,61 @@ async def test_a_peer_that_stops_reading_ends_each_call_at_its_deadline():
         assert "did not answer CloseRound within 1 s" in results[0].details()
         assert stream.pending() == 0  # nothing kept for the calls that gave up
         assert stream._outbox.qsize() <= 4  # the queue stayed within its bound
+    finally:
+        await stream.close()
+        await chan.close()
+        await server.stop(0)
+
+
+class Holding(step_pb2_grpc.StepServiceServicer):
+    """A peer that answers every table's calls at once but table ``held``'s, which it keeps
+    until released, counting how many of them it holds at once."""
+
+    def __init__(self, held: str) -> None:
+        self.held, self.holding, self.most = held, 0, 0
+        self.release = asyncio.Event()
+
+    async def Steps(self, requests, context) -> None:
+        writing = asyncio.Lock()  # (one write at a time on a stream)
+
+        async def answer(request: step_pb2.StepRequest) -> None:
+            if request.table_id == self.held:
+                self.holding += 1
+                self.most = max(self.most, self.holding)
+                await self.release.wait()
+                self.holding -= 1
+            async with writing:
+                await context.write(step_pb2.StepReply(call_id=request.call_id,
+                                                       version=request.version))
+
+        tasks = [asyncio.create_task(answer(r)) async for r in requests]
+        await asyncio.gather(*tasks)
+
+
+async def test_one_tables_burst_waits_in_its_own_line():
+    """At most PER_TABLE calls of a table are in flight on a stream: the rest of that table's
+    wait (within their deadline) while another table's calls go straight through, and a table
+    whose calls are done leaves nothing behind."""
+    peer = Holding("burst")
+    server = grpc.aio.server()
+    step_pb2_grpc.add_StepServiceServicer_to_server(peer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    chan = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    stream = StepStream(chan, "betting", per_table=4)
+    try:
+        def step(table_id: str, i: int) -> step_pb2.StepRequest:
+            return step_pb2.StepRequest(table_id=table_id, command_id=f"c{i}", version=i)
+
+        burst = [asyncio.create_task(stream.call("Act", step("burst", i), timeout=30))
+                 for i in range(40)]
+        await until(lambda: _async(peer.holding >= 4), "the burst's first calls held")
+        other = await asyncio.wait_for(stream.call("Act", step("quiet", 7), timeout=30), 10)
+        assert other.version == 7  # answered while the burst waits in its own line
+        assert peer.most == 4 and stream.pending() == 4 and stream.tables() == 1
+        peer.release.set()
+        assert [r.version for r in await asyncio.gather(*burst)] == list(range(40))
+        assert peer.most == 4 and stream.tables() == 0 and stream.pending() == 0
     finally:
         await stream.close()
         await chan.close()

@@ -4,9 +4,15 @@ It imports neither, so neither imports the other for it."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 
 import grpc
+
+#: how long the check of a client stream waits for the caller's first message: a refusal sent
+#: while the caller writes could end the stream INTERNAL instead, and a refused caller that
+#: opens a stream and never writes hears its refusal after this instead of holding the stream
+FIRST_MESSAGE_S = 1.0
 
 
 def guarded(handler: grpc.RpcMethodHandler, check) -> grpc.RpcMethodHandler:
@@ -23,25 +29,33 @@ def guarded(handler: grpc.RpcMethodHandler, check) -> grpc.RpcMethodHandler:
         return handler._replace(**{kind: replies})
 
     async def method(request, context):  # a coroutine (streamed replies go through context.write)
-        if handler.request_streaming:  # the caller's first message before the check: a
-            # refusal sent while the caller writes could end the stream INTERNAL instead
-            request = await _first_then(request)
-        await check(None if handler.request_streaming else request, context)
+        first = None
+        if handler.request_streaming:  # the caller's first message (or FIRST_MESSAGE_S)
+            request, first = await _first_then(request)
+        try:
+            await check(None if handler.request_streaming else request, context)
+        except BaseException:
+            if first is not None:
+                first.cancel()
+            raise
         return await inner(request, context)
     return handler._replace(**{kind: method})
 
 
-async def _first_then(requests):
-    """A client stream whose first message has arrived (or which ended without one), as
-    an iterator of all its messages."""
+async def _first_then(requests) -> tuple:
+    """A client stream as an iterator of all its messages, once its first message has
+    arrived, the stream ended, or :data:`FIRST_MESSAGE_S` went by; with the wait for that
+    first message (to cancel if the caller is refused)."""
     iterator = requests.__aiter__()
-    try:
-        first = await iterator.__anext__()
-    except StopAsyncIteration:
-        return iterator
+    first = asyncio.ensure_future(iterator.__anext__())
+    await asyncio.wait((first,), timeout=FIRST_MESSAGE_S)
 
     async def chained():
-        yield first
+        try:
+            request = await first
+        except StopAsyncIteration:
+            return
+        yield request
         async for request in iterator:
             yield request
-    return chained()
+    return chained(), first

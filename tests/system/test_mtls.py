@@ -196,6 +196,18 @@ async def test_each_service_that_names_its_callers_refuses_every_other_identity(
             assert denied == (identity not in s.callers), (s.name, identity, code)
 
 
+async def test_a_refused_caller_that_never_writes_on_a_stream_is_refused_all_the_same(stack):
+    """The check of a client stream waits for the caller's first message only so long
+    (guard.FIRST_MESSAGE_S): a caller the service does not name, holding a step stream open
+    without a word, hears PERMISSION_DENIED instead of holding the stream."""
+    async with stack.channel("betting", identity="client") as chan:
+        call = chan.stream_stream("/poker.engine.v1.StepService/Steps",
+                                  request_serializer=bytes, response_deserializer=bytes)(
+            timeout=20)
+        code = await call.code()
+    assert code == grpc.StatusCode.PERMISSION_DENIED, code
+
+
 async def _unary_code(chan: grpc.aio.Channel, path: str) -> grpc.StatusCode:
     call = chan.unary_unary(path, request_serializer=bytes, response_deserializer=bytes)
     try:

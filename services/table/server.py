@@ -307,15 +307,13 @@ class TableService(table_pb2_grpc.TableServiceServicer):
     async def CommitSeed(self, request, context):
         check_seed_request(request, "seed_sha256", "the SHA-256 of your 32-byte seed")
         return await self._seat_command(request.seat, "commit_seed", S.commit_seed,
-                                        request.hand_no, request.seed_sha256,
-                                        limit=self.limits.seat_toggles)
+                                        request.hand_no, request.seed_sha256)
 
     @rpc
     async def RevealSeed(self, request, context):
         check_seed_request(request, "seed", "your 32-byte seed")
         return await self._seat_command(request.seat, "reveal_seed", S.reveal_seed,
-                                        request.hand_no, request.seed,
-                                        limit=self.limits.seat_toggles)
+                                        request.hand_no, request.seed)
 
     @rpc
     async def PauseTable(self, request, context):

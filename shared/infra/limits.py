@@ -34,7 +34,10 @@ class LimitSettings:
     """Every limit, with its environment variable ``POKER_LIMIT_<NAME>`` (a service's:
     ``Config.limits``, read by :meth:`from_mapping`)."""
 
-    #: Act and TopUp per seat: a sustained rate and a burst (bots are fast; a person is not)
+    #: Act, TopUp, CommitSeed and RevealSeed per seat: a sustained rate and a burst (bots
+    #: are fast; a person is not). The rules take one commitment and one reveal a seat a hand
+    #: (shared/poker/seeds.py), so a player's seeds add at most two commits a hand and never
+    #: use up the toggles below
     seat_commands_per_s: float = 50.0
     seat_commands_burst: int = 200
     #: Disconnect, Reconnect, SitOut and Leave per seat that reach the log (each one is a

@@ -213,3 +213,22 @@ async def player_checks_the_deck(stack, t: Table, tmp_path: Path,
     assert " ".join(str(c) for c in revealed.decks[0]) in ok.stdout
     other = await asyncio.to_thread(verify_with, SEED_2)
     assert other.returncode == 1 and "not among the seeds" in other.stderr
+
+
+async def test_a_players_seeds_do_not_use_up_their_presence_toggles(nats_server, store):
+    """A seat's commitments and reveals count as its commands (the rules take one of each a
+    hand), not against the toggles that keep presence changes off the log: a player who spent
+    every toggle (sat out) still commits to a seed, and a toggle more is refused."""
+    stack = await start_local(nats_server.url, env={"POKER_LIMIT_SEAT_TOGGLES_BURST": "1",
+                                                    "POKER_LIMIT_SEAT_TOGGLES_PER_S": "0"})
+    try:
+        t = await Table.open(stack, store, TABLE, seats=2)
+        await t.stub.SitOut(tpb.SitOutRequest(seat=t.seat_request(1), sit_out=True))
+        await t.stub.CommitSeed(seed_request(t, 1, 3, seed_digest(SEED_1)))
+        assert [e for e in await t.events(E.SeedCommitted) if e.seat == 1] == [
+            E.SeedCommitted(1, 3, seed_digest(SEED_1))]
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await t.stub.SitOut(tpb.SitOutRequest(seat=t.seat_request(1), sit_out=False))
+        assert err.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        await stack.stop()

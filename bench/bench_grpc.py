@@ -4,7 +4,10 @@ and what one request and its reply cost as messages on a long-lived bidirectiona
 instead (each caller holding its own stream: the shape of the step streams, and of a client
 session stream that would carry a player's Acts beside their views), and what one message
 written to a watcher costs (a server stream sending a view-sized message after another: the
-floor under each view a Watch delivers).
+floor under each view a Watch delivers). Each is measured flat out and, for unary calls and stream messages, at a human
+pace too (each caller waits 50-150 ms between calls, about 100 calls a second in all): what a
+message costs when it comes on its own, which is how messages come to a table whose players
+think (bench.ab_cpu --think-ms).
 
 An Act crosses at least two such calls (client -> table service, table service -> betting)
 and one guarded JetStream append, whatever the services do; a hand adds about a dozen more
@@ -17,6 +20,7 @@ own), so the figure is gRPC's (Python's grpc.aio, its poller thread, HTTP/2, TLS
 from __future__ import annotations
 
 import asyncio
+import random
 import subprocess
 import sys
 import tempfile
@@ -32,6 +36,8 @@ from .cpu import cpu_seconds
 from .load import median
 
 CONCURRENCY = 10
+#: a paced caller's mean wait between calls (each waits 0.5 to 1.5 times this)
+PACE_S = 0.1
 
 _SERVER = """
 import asyncio, sys
@@ -65,10 +71,11 @@ PAYLOAD = b"x" * 96
 
 
 async def _calls(target: str, tls: TlsConfig | None, seconds: float,
-                 mode: str = "unary") -> tuple[int, float]:
+                 mode: str = "unary", pace_s: float = 0.0) -> tuple[int, float]:
     """From CONCURRENCY callers for ``seconds``: health checks (``mode`` "unary"), a message
     and its reply on each caller's own long-lived stream ("session"), or the messages of a
-    server stream ("views"); calls (or messages) made, client CPU s."""
+    server stream ("views"); each caller waiting about ``pace_s`` between calls (0: none);
+    calls (or messages) made, client CPU s."""
     chan = channel(target, tls, service="table")
     stub = health_pb2_grpc.HealthStub(chan)
     request = health_pb2.HealthCheckRequest()
@@ -79,11 +86,17 @@ async def _calls(target: str, tls: TlsConfig | None, seconds: float,
     open_views = chan.unary_stream("/bench.Echo/Views")
     done = 0
     stop = time.perf_counter() + seconds
+    rng = random.Random(7)
+
+    async def think() -> None:
+        if pace_s:
+            await asyncio.sleep(rng.uniform(0.5, 1.5) * pace_s)
 
     async def caller() -> None:
         nonlocal done
         if mode == "unary":
             while time.perf_counter() < stop:
+                await think()
                 await stub.Check(request)
                 done += 1
             return
@@ -97,6 +110,7 @@ async def _calls(target: str, tls: TlsConfig | None, seconds: float,
             return
         call = open_session()
         while time.perf_counter() < stop:
+            await think()
             await call.write(PAYLOAD)
             await call.read()
             done += 1
@@ -109,7 +123,8 @@ async def _calls(target: str, tls: TlsConfig | None, seconds: float,
     return done, cpu
 
 
-def one(tls_dir: Path | None, seconds: float, mode: str = "unary") -> dict:
+def one(tls_dir: Path | None, seconds: float, mode: str = "unary",
+        pace_s: float = 0.0) -> dict:
     port = free_port()
     args = [str(port)]
     tls = None
@@ -128,7 +143,7 @@ def one(tls_dir: Path | None, seconds: float, mode: str = "unary") -> dict:
                 health_pb2.HealthCheckRequest(), wait_for_ready=True, timeout=30)
             await chan.close()
             server0 = cpu_seconds(proc.pid)
-            return await _calls(f"127.0.0.1:{port}", tls, seconds, mode)
+            return await _calls(f"127.0.0.1:{port}", tls, seconds, mode, pace_s)
 
         calls, client_cpu = asyncio.run(run())
         server_cpu = (cpu_seconds(proc.pid) or 0.0) - (server0 or 0.0)
@@ -143,11 +158,16 @@ def run(seconds: float = 2.0, repeats: int = 3) -> dict[str, dict]:
     with tempfile.TemporaryDirectory(prefix="poker-bench-grpc-") as tmp:
         tls_dir = generate(Path(tmp) / "tls", identities=("table", "client"))
         rows: dict[str, dict] = {}
-        for label, where, mode in (("mutual TLS", tls_dir, "unary"),
-                                   ("plaintext", None, "unary"),
-                                   ("mTLS stream", tls_dir, "session"),
-                                   ("mTLS views", tls_dir, "views")):
-            runs = [one(where, seconds, mode) for _ in range(repeats)]
+        for label, where, mode, pace in (
+                ("mutual TLS", tls_dir, "unary", 0.0),
+                ("plaintext", None, "unary", 0.0),
+                ("mTLS stream", tls_dir, "session", 0.0),
+                ("mTLS views", tls_dir, "views", 0.0),
+                ("paced unary", tls_dir, "unary", PACE_S),
+                ("paced stream", tls_dir, "session", PACE_S)):
+            # paced: a window three times as long, for enough calls to read /proc's ticks
+            runs = [one(where, seconds * (3 if pace else 1), mode, pace)
+                    for _ in range(repeats)]
             rows[label] = {k: median(r[k] for r in runs) for k in runs[0]}
         return rows
 
@@ -156,9 +176,9 @@ def main(seconds: float = 2.0) -> None:
     rows = run(seconds)
     print(f"bare gRPC unary calls between two Python processes ({CONCURRENCY} callers, "
           f"medians of 3)")
-    print(f"{'transport':<12}{'calls/s':>10}{'client ms':>11}{'server ms':>11}{'both ms':>9}")
+    print(f"{'transport':<13}{'calls/s':>10}{'client ms':>11}{'server ms':>11}{'both ms':>9}")
     for label, r in rows.items():
-        print(f"{label:<12}{r['per_s']:>10,.0f}{r['client_ms']:>11.3f}{r['server_ms']:>11.3f}"
+        print(f"{label:<13}{r['per_s']:>10,.0f}{r['client_ms']:>11.3f}{r['server_ms']:>11.3f}"
               f"{r['client_ms'] + r['server_ms']:>9.3f}")
     tls = rows["mutual TLS"]
     both = tls["client_ms"] + tls["server_ms"]
@@ -173,6 +193,12 @@ def main(seconds: float = 2.0) -> None:
     print(f"a view written to a watcher: {v['server_ms']:.3f} ms of the writer's CPU, "
           f"{v['client_ms']:.3f} ms of the watcher's (the floor under each view a Watch "
           f"delivers)")
+
+    for paced, flat in (("paced unary", "mutual TLS"), ("paced stream", "mTLS stream")):
+        p, f = rows[paced], rows[flat]
+        print(f"{paced}: {(p['client_ms'] + p['server_ms']) / (f['client_ms'] + f['server_ms']):.2f}"
+              f"x the CPU of a call flat out (each caller waiting {PACE_S * 1e3:.0f} ms "
+              f"on average between calls)")
 
 
 if __name__ == "__main__":

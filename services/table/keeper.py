@@ -142,8 +142,9 @@ class ClockKeeper:
                 log.exception("clock round failed")
             # sleep until the next table is due, or the leases' next look
             wait = period
-            if self._wakes:
-                wait = min(wait, max(0.0, self._wakes[0][0] - self.monotonic()))
+            due = self.next_wake()
+            if due is not None:
+                wait = min(wait, max(0.0, due - self.monotonic()))
             self._woken.clear()
             try:
                 await asyncio.wait_for(self._woken.wait(), timeout=wait)
@@ -276,6 +277,18 @@ class ClockKeeper:
         """When (monotonic) the keeper will next look at the table (None: only when it moves
         or the next ``tick()``)."""
         return self._wake_at.get(table_id)
+
+    def next_wake(self) -> float | None:
+        """When (monotonic) the next look at any table is due; None: none is. A table whose
+        look moved (its player acted before the deadline) leaves its old time in the heap:
+        those are dropped here, so they never wake the loop for nothing."""
+        wakes = self._wakes
+        while wakes and self._wake_at.get(wakes[0][1]) != wakes[0][0]:
+            heapq.heappop(wakes)
+        if len(wakes) > 2 * len(self._wake_at) + 64:  # mostly stale entries: rebuilt
+            self._wakes = wakes = [(at, t) for t, at in self._wake_at.items()]
+            heapq.heapify(wakes)
+        return wakes[0][0] if wakes else None
 
     def _wake(self, table_id: str, at: float) -> None:
         if self._wake_at.get(table_id) == at:

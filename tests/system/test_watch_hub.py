@@ -377,6 +377,24 @@ async def test_the_keeper_holds_no_look_at_a_table_whose_clock_is_not_running(na
         assert [e.seat for e in await busy.events(E.PlayerTimedOut)] == [view.to_act]
 
 
+async def test_the_keeper_wakes_for_the_next_look_not_for_one_that_moved(nats_server):
+    """A player who acts before the deadline moves the table's look to the next decision's
+    countdown; the keeper's loop then sleeps until that, not until the old one."""
+    async with clocked_stack(nats_server.url) as (stack, clock, store):
+        t = await Table.open(stack, store, "moved-look", seats=2)
+        await stack.keeper.tick()
+        first = stack.keeper.next_look(t.table_id)
+        assert first is not None and stack.keeper.next_wake() == first
+        clock.advance(2_000)  # the player thinks for two seconds, then acts
+        before = (await t.view()).version
+        await t.call_or_check()
+        await until(lambda: settled(stack.keeper.next_look(t.table_id) not in (None, first)),
+                    timeout=10, what="the table's look moved by the action")
+        moved = stack.keeper.next_look(t.table_id)
+        assert (await t.view()).version > before and moved > first
+        assert stack.keeper.next_wake() == moved  # the old look wakes nothing
+
+
 async def test_an_action_answered_at_its_commit_leaves_the_steps_to_the_watch(nats_server,
                                                                             monkeypatch):
     # an answer that waited for the steps would wait for the dealer's return (not 3 s)

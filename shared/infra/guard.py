@@ -48,6 +48,8 @@ async def _first_then(requests) -> tuple:
     first message (to cancel if the caller is refused)."""
     iterator = requests.__aiter__()
     first = asyncio.ensure_future(iterator.__anext__())
+    # (its outcome counts as seen even if the method never reads the stream)
+    first.add_done_callback(lambda t: t.cancelled() or t.exception())
     await asyncio.wait((first,), timeout=FIRST_MESSAGE_S)
 
     async def chained():

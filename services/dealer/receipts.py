@@ -4,8 +4,8 @@ cards the player saw in a finished hand, against the positions roots it committe
 Only the dealer holds a hand's key (its vault, for a day: shared/infra/vault.py), from which
 the positions' salts come. After the refusals its fold of the table answers (no such hand,
 one still running, a deck gone from the vault), it reads the table's log, opens that hand's
-cards with the key (from the hand's first commit on, when the table service names it from
-the hand's leaf and the vault lists who was dealt in),
+cards with the key (from the hand's first commit to its last, when the table service names
+the first from the hand's leaf and the vault lists who was dealt in),
 and answers for the seat the player held in the hand the cards that seat saw at the table
 (shared/history/render.py ``seen_cards``): nothing else leaves.
 """
@@ -49,10 +49,10 @@ async def _hand_record(store: EventStore, table: TableState, held: HandDecks | N
         keyring.add(HandKey(request.table_id, request.hand_no, held.key))
     if request.first_seq > 0 and held is not None and held.players:
         events: list[object] = []
-        for commit in await store.read(request.table_id, request.first_seq - 1):
+        async for commit in store.commits(request.table_id, request.first_seq - 1):
             events += read_commit(commit).events(keyring)
-            if isinstance(events[-1], E.DeckRevealed):  # the hand's last event
-                break
+            if isinstance(events[-1], E.DeckRevealed):  # the hand's last event: read no
+                break  # further (a batch past it at most, however long the table played on)
         record = _the_hand(hands(events, options=table.options, table_id=request.table_id),
                            request.table_id, request.hand_no)
         return replace(record, players=dict(held.players))

@@ -421,17 +421,24 @@ class EventStore:
 
     async def read(self, table_id: str, after_seq: int = 0) -> list[Stored]:
         """Every commit of the table after stream sequence ``after_seq``, in order."""
+        return [commit async for commit in self.commits(table_id, after_seq)]
+
+    async def commits(self, table_id: str, after_seq: int = 0) -> AsyncIterator[Stored]:
+        """The table's commits after stream sequence ``after_seq``, in order, read a batch
+        (READ_BATCH) at a time as they are taken: a reader that stops early (a hand's end)
+        reads no further than that batch."""
         self.reads += 1
         metrics.LOG_READS.inc()
         stream = await self.stream_of(table_id)
         subj = stream.subject(table_id)
-        out: list[Stored] = []
         start = after_seq + 1
         while True:
             batch = await direct_batch(self.nc, stream, subj, start)
-            out.extend(batch)
+            metrics.LOG_COMMITS_READ.inc(len(batch))
+            for commit in batch:
+                yield commit
             if len(batch) < READ_BATCH:
-                return out
+                return
             start = batch[-1].seq + 1
 
     async def read_all(self, after_seq: int = 0, subject_filter: str | None = None,

@@ -66,6 +66,8 @@ CACHE_EVICTIONS = Counter("poker_cache_evictions_total",
 CACHE_RELOADS = Counter("poker_cache_reloads_total",
                         "Tables a per-table cache made again after forgetting them", ["cache"])
 LOG_READS = Counter("poker_log_reads_total", "Reads of a table's commits from the log")
+LOG_COMMITS_READ = Counter("poker_log_commits_read_total",
+                           "Commits those reads of a table's commits took from the log")
 STEP_STREAMS_SERVED = Gauge("poker_step_streams_served",
                             "Steps streams this service answers now")
 STEP_STREAMS_OPEN = Gauge("poker_step_streams_open", "Steps streams this process holds open")

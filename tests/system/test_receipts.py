@@ -3,7 +3,8 @@ a player who was dealt in gets a receipt for a finished hand that verifies offli
 with `pokerctl receipt verify`), holding exactly the cards that seat saw at the table (its
 own, the board, the hands shown) and no other seat's unshown card; another player, an
 operator or no token is refused and nothing is appended; a running hand, an unknown hand and
-a hand no checkpoint covers yet are refused with what to do."""
+a hand no checkpoint covers yet are refused with what to do. The dealer reads a hand's
+commits for its receipt, not every commit the table made after it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from poker.table.v1 import table_pb2_grpc
 
 from services.stack import start_local
 from shared.history.log import table_hands
+from shared.infra import metrics
+from shared.infra.eventstore import READ_BATCH
 from shared.infra.waiting import until
 from shared.poker import events as E
 from shared.poker.cards import card
@@ -223,3 +226,26 @@ async def test_a_hand_no_checkpoint_covers_yet_is_refused_and_older_ones_prove(n
         verify(older, stack.notary_signer.verifier)
     finally:
         await stack.stop()
+
+
+async def test_a_receipt_reads_its_hand_not_the_table_played_since(fast_stack, store):
+    """An early hand's receipt at a table that played on: the dealer reads the log from the
+    hand's first commit to its last (a batch past it at most), not to the log's end."""
+    stack = fast_stack
+    t = await Table.open(stack, store, "long", seats=2)
+    hand = 1
+    while len(await store.read("long")) < 2 * READ_BATCH:  # folded hands, one after another
+        await t.act(ActionKind.FOLD)
+        hand += 1
+        await until(lambda h=hand: _at_hand(t, h), 20, f"hand {hand}")
+    await stack.start_service("notary")
+
+    async def covered():
+        text = await latest_checkpoint(store.js)
+        return text and SignedCheckpoint.parse(text).checkpoint.size >= hand - 1
+
+    await until(covered, 30, "a checkpoint covering the hands played")
+    read = metrics.LOG_COMMITS_READ._value.get()
+    receipt = Receipt.parse(await receipt_of(stack, "p1", "long", 1))
+    verify(receipt, stack.notary_signer.verifier)
+    assert 0 < metrics.LOG_COMMITS_READ._value.get() - read <= READ_BATCH

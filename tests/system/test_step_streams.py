@@ -17,6 +17,7 @@ shared/infra/stepclient.py holds them) under faults, with real services:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import urllib.request
 
 import grpc
@@ -127,15 +128,26 @@ class Deaf(step_pb2_grpc.StepServiceServicer):
         await asyncio.Event().wait()
 
 
-async def test_a_peer_that_stops_reading_ends_each_call_at_its_deadline():
-    deaf = Deaf()
+@contextlib.asynccontextmanager
+async def stream_to(peer: step_pb2_grpc.StepServiceServicer, **settings):
+    """A StepStream (with ``settings``) to ``peer`` served by a gRPC server on port 0."""
     server = grpc.aio.server()
-    step_pb2_grpc.add_StepServiceServicer_to_server(deaf, server)
+    step_pb2_grpc.add_StepServiceServicer_to_server(peer, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     chan = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    stream = StepStream(chan, "betting", queue=4)
+    stream = StepStream(chan, "betting", **settings)
     try:
+        yield stream
+    finally:
+        await stream.close()
+        await chan.close()
+        await server.stop(0)
+
+
+async def test_a_peer_that_stops_reading_ends_each_call_at_its_deadline():
+    deaf = Deaf()
+    async with stream_to(deaf, queue=4) as stream:
         def step(i: int) -> step_pb2.StepRequest:  # big enough to fill the transport's window
             return step_pb2.StepRequest(table_id="t", command_id=f"c{i}", tail=[
                 step_pb2.LoggedCommit(seq=1, data=b"x" * 60_000)])
@@ -149,10 +161,6 @@ async def test_a_peer_that_stops_reading_ends_each_call_at_its_deadline():
         assert "did not answer CloseRound within 1 s" in results[0].details()
         assert stream.pending() == 0  # nothing kept for the calls that gave up
         assert stream._outbox.qsize() <= 4  # the queue stayed within its bound
-    finally:
-        await stream.close()
-        await chan.close()
-        await server.stop(0)
 
 
 class Holding(step_pb2_grpc.StepServiceServicer):
@@ -185,13 +193,7 @@ async def test_one_tables_burst_waits_in_its_own_line():
     wait (within their deadline) while another table's calls go straight through, and a table
     whose calls are done leaves nothing behind."""
     peer = Holding("burst")
-    server = grpc.aio.server()
-    step_pb2_grpc.add_StepServiceServicer_to_server(peer, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    chan = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    stream = StepStream(chan, "betting", per_table=4)
-    try:
+    async with stream_to(peer, per_table=4) as stream:
         def step(table_id: str, i: int) -> step_pb2.StepRequest:
             return step_pb2.StepRequest(table_id=table_id, command_id=f"c{i}", version=i)
 
@@ -204,10 +206,6 @@ async def test_one_tables_burst_waits_in_its_own_line():
         peer.release.set()
         assert [r.version for r in await asyncio.gather(*burst)] == list(range(40))
         assert peer.most == 4 and stream.tables() == 0 and stream.pending() == 0
-    finally:
-        await stream.close()
-        await chan.close()
-        await server.stop(0)
 
 
 @pytest.mark.parametrize("identity", ["client", "admin"])

@@ -11,7 +11,8 @@ Each side runs in a process of its own with its tree first on its path and in PY
 (the services it spawns inherit it): bots at fixed-limit hold'em tables through every service as its own process
 (services/pokerctl/up.LocalCluster), CPU from /proc over the window. ``--watch`` (each bot
 watches its own seat and acts from its views), ``--spectators N`` and ``--think-ms MIN-MAX``
-load the tables as clients do (services/pokerctl/botclient.py ``play_table``): the bots are
+load the tables as clients do (services/pokerctl/botclient.py ``play_table``); the last
+column is the bots' own CPU per action (this process: it shares the machine). The bots are
 each side's own, so for a tree from before them copy this tree's botclient.py (with the
 table_addresses.py and thinktime.py it imports) into it.
 """
@@ -95,12 +96,14 @@ async def one_side(tables: int, seconds: float, watch: bool = False, spectators:
             reads_before = _log_reads(cluster.metrics_ports)
             before = {n: _ticks(p) for n, p in pids.items()}
             first = len(latencies)
+            clients0 = time.process_time()  # this process: the bots (and their watchers)
             started = time.perf_counter()
             await asyncio.sleep(seconds)  # the measurement window: the bots act meanwhile
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             elapsed = time.perf_counter() - started
+            clients = time.process_time() - clients0
             after = {n: _ticks(p) for n, p in pids.items()}
             reads_after = _log_reads(cluster.metrics_ports)
             latencies = sorted(latencies[first:])
@@ -109,7 +112,8 @@ async def one_side(tables: int, seconds: float, watch: bool = False, spectators:
             print(f"{n / elapsed:8.0f} {latencies[int(0.99 * n)] * 1e3:8.1f} "
                   f"{sum(ms.values()):8.2f} " + " ".join(f"{ms[k]:8.2f}" for k in NAMES)
                   + (f" {(reads_after - reads_before) / n:8.3f}"
-                     if reads_before is not None and reads_after is not None else "        -"))
+                     if reads_before is not None and reads_after is not None else "        -")
+                  + f" {clients / n * 1e3:8.2f}")
             await chan.close()
         finally:
             await cluster.stop()
@@ -137,8 +141,9 @@ def main() -> None:
         return
     trees = {"this": ROOT} | ({"other": Path(args.other).resolve()} if args.other else {})
     print(f"{'side':<6}{'act/s':>8} {'p99 ms':>8} {'svc ms':>8} "
-          + " ".join(f"{k:>8}" for k in NAMES) + f" {'reads':>8}"
-          + "   (CPU ms per action; log reads per action)")
+          + " ".join(f"{k:>8}" for k in NAMES) + f" {'reads':>8} {'bots':>8}"
+          + "   (CPU ms per action; log reads per action; the bots' CPU, which shares the "
+          "machine)")
     for _ in range(args.rounds):
         for label, tree in reversed(trees.items()):  # the other first, then this
             env = dict(os.environ, PYTHONPATH=f"{tree}{os.pathsep}{tree / 'gen'}")

@@ -70,13 +70,13 @@ async def test_a_hands_cards_are_read_from_its_first_commit(store, monkeypatch):
     key = hashlib.sha256(f"{TABLE}|3|sample hand key".encode()).digest()
     held = HandDecks((DECK,), ("s",), key)
     starts: list[int] = []
-    read = store.read
+    commits = store.commits  # (every read of a table's commits goes through it)
 
-    async def watched(table_id: str, after_seq: int = 0):
+    def watched(table_id: str, after_seq: int = 0):
         starts.append(after_seq)
-        return await read(table_id, after_seq)
+        return commits(table_id, after_seq)
 
-    monkeypatch.setattr(store, "read", watched)
+    monkeypatch.setattr(store, "commits", watched)
     whole = await _hand_record(store, table, held, dealer_pb2.HandCardsRequest(
         table_id=TABLE, hand_no=3, player_id="p1"))  # no first commit given
     held = replace(held, players=tuple(sorted(whole.players.items())))  # as CommitDeck keeps

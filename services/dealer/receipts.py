@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from poker.dealer.v1 import dealer_pb2
 
-from shared.history.log import table_hands
+from shared.history.log import finished_hand, table_hands
 from shared.history.record import HandRecord, hands
 from shared.history.render import seen_cards
 from shared.infra.eventstore import EventStore
@@ -69,11 +69,7 @@ async def hand_cards(store: EventStore, vault: DeckVault, seeds: Seeds, table: T
     check_table_id(request.table_id)
     if request.hand_no < 1:
         raise BadRequest("a hand is a hand number from 1")
-    if request.hand_no > table.last_hand_no:
-        raise UnknownTable(f"table {request.table_id} has no hand {request.hand_no}")
-    if request.hand_no == table.last_hand_no and table.hand_running:
-        raise IllegalAction(f"hand {request.hand_no} is not finished: ask for its receipt "
-                            f"once it has ended")
+    finished_hand(table, request.table_id, request.hand_no)
     held = await vault.get(request.table_id, request.hand_no)
     if held is None and not table.closed:
         raise IllegalAction(f"hand {request.hand_no}'s deck has left the dealer's vault "

@@ -65,6 +65,13 @@ class HandsTree:
         msg = await self.store.js.get_msg(tstore.HANDS_STREAM, seq=index + 1, direct=True)
         return msg.data or b""
 
+    def may_be_forgotten(self, key: tuple[str, int]) -> bool:
+        """The hand's leaf may be one the tree forgot (only a read of the stream would find
+        it): none in the index, the tree forgot some, and the table's hands in the index, if
+        any, come after it. Else a hand with no leaf here has none in the log yet."""
+        return key not in self.index and self.tree.forgotten[0] > 0 and \
+            not key[1] > self.latest.get(key[0], 0) > 0
+
     async def locate(self, key: tuple[str, int],
                      size: int) -> tuple[int, bytes, list[bytes]] | None:
         """The hand's leaf index, the leaf and its inclusion proof in the tree of ``size``
@@ -72,8 +79,7 @@ class HandsTree:
         index = self.index.get(key)
         if index is not None and index < size:
             return index, await self.leaf(index), self.tree.inclusion_proof(index, size)
-        if index is not None or self.tree.forgotten[0] == 0 or \
-                key[1] > self.latest.get(key[0], 0) > 0:
+        if index is not None or not self.may_be_forgotten(key):
             return None  # (not forgotten: not in the log yet)
         leaves = await tstore.read_leaves(self.store, 0)
         whole = merkle.Tree([merkle.leaf_hash(x) for x in leaves[:size]])
@@ -91,14 +97,21 @@ class Receipts:
         self.checkpoint_s = checkpoint_s
 
     async def receipt(self, table_id: str, hand_no: int, player_id: str) -> str:
+        """The receipt of a hand the table has played to its end (``finished_hand`` on the
+        table service's fold, checked by the caller)."""
+        retry = (f"retry after the next checkpoint (every POKER_CHECKPOINT_S, "
+                 f"{self.checkpoint_s:g} s)")
         await self.hands.refresh()
-        index = self.hands.index.get((table_id, hand_no))  # the dealer reads from its start
+        key = (table_id, hand_no)
+        index = self.hands.index.get(key)
+        if index is None and not self.hands.may_be_forgotten(key):  # nothing to prove yet:
+            # the dealer is not asked (without the leaf's first commit it reads the whole log)
+            raise IllegalAction(f"hand {hand_no} of table {table_id} is not in the hands' "
+                                f"Merkle log yet: {retry}")
         first = HandLeaf.parse(await self.hands.leaf(index)).first_seq if index is not None else 0
         cards = await retrying(self.dealer.HandCards, dealer_pb2.HandCardsRequest(
             table_id=table_id, hand_no=hand_no, player_id=player_id, first_seq=first),
             policy=PEER_RETRY)
-        retry = (f"retry after the next checkpoint (every POKER_CHECKPOINT_S, "
-                 f"{self.checkpoint_s:g} s)")
         text = await tstore.latest_checkpoint(self.hands.store.js)
         await self.hands.refresh()  # after the checkpoint: the tree holds what it signs
         try:

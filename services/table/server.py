@@ -38,6 +38,7 @@ from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 
+from shared.history.log import finished_hand
 from shared.infra.authz import Access, caller
 from shared.infra.config import Config
 from shared.infra.identity import RELAY, Verifier
@@ -426,6 +427,9 @@ class TableService(table_pb2_grpc.TableServiceServicer):
         if self.receipts is None:
             raise Unavailable("this table service serves no receipts")
         self.limits.receipts.take(caller_of(context))
+        lt = await self.repo.get(request.table_id)
+        assert lt.state is not None  # (get: the table exists)
+        finished_hand(lt.state, request.table_id, request.hand_no)
         return table_pb2.ReceiptReply(receipt=await self.receipts.receipt(
             request.table_id, request.hand_no, caller().subject))
 

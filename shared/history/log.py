@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shared.infra.eventstore import Stored
-from shared.infra.repository import LoadedTable, fold_commit, read_commit
+from shared.infra.repository import LoadedTable, UnknownTable, fold_commit, read_commit
 from shared.infra.secrecy import Keyring
+from shared.poker.errors import IllegalAction
+from shared.poker.state import TableState
 
 from .record import HandRecord, hands
 
@@ -31,6 +33,17 @@ def decode_log(stored: Sequence[Stored], keyring: Keyring | None = None
             times.append(parsed.envelope(k).occurred_at_unix_ms or None)
             seqs.append(s.log_position)  # the same hand ids from a mirror
     return events, times, seqs
+
+
+def finished_hand(table: TableState, table_id: str, hand_no: int) -> None:
+    """Refuse, from a fold of the table, a hand it has not played to its end: one it has not
+    dealt (UnknownTable) or the one running (IllegalAction). What a receipt of the hand is
+    refused for before any log is read (the table service and the dealer ask it alike)."""
+    if hand_no > table.last_hand_no:
+        raise UnknownTable(f"table {table_id} has no hand {hand_no}")
+    if hand_no == table.last_hand_no and table.hand_running:
+        raise IllegalAction(f"hand {hand_no} is not finished: ask for its receipt once it has "
+                            f"ended")
 
 
 def table_hands(stored: Sequence[Stored], keyring: Keyring | None = None) -> list[HandRecord]:

@@ -228,6 +228,26 @@ async def test_a_hand_no_checkpoint_covers_yet_is_refused_and_older_ones_prove(n
         await stack.stop()
 
 
+async def test_a_hand_not_in_the_merkle_log_yet_is_refused_before_any_read(fast_stack,
+                                                                           store):
+    """A receipt asked for before the hand's leaf is in the hands' log (no notary running
+    here) is refused with when to retry, and nothing is read for it: the dealer, without the
+    leaf's first commit, would read the table's whole log each time a client asked again."""
+    stack = fast_stack
+    t = await Table.open(stack, store, "early", seats=2)
+    await t.act(ActionKind.FOLD)
+    await until(lambda: _at_hand(t, 2), 20, "hand 2")
+    logged = len(await store.read("early"))
+    read = metrics.LOG_COMMITS_READ._value.get()
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await receipt_of(stack, "p1", "early", 1)
+    assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+    assert "not in the hands' Merkle log yet" in refused.value.details()
+    assert "POKER_CHECKPOINT_S" in refused.value.details()
+    # (the table service's fold reads on from where it is: the commits it lacks, if any)
+    assert metrics.LOG_COMMITS_READ._value.get() - read < logged
+
+
 async def test_a_receipt_reads_its_hand_not_the_table_played_since(fast_stack, store):
     """An early hand's receipt at a table that played on: the dealer reads the log from the
     hand's first commit to its last (a batch past it at most), not to the log's end."""

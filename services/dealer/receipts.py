@@ -12,6 +12,7 @@ and answers for the seat the player held in the hand the cards that seat saw at 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 from poker.dealer.v1 import dealer_pb2
@@ -57,7 +58,15 @@ async def _hand_record(store: EventStore, table: TableState, held: HandDecks | N
                            request.table_id, request.hand_no)
         return replace(record, players=dict(held.players))
     stored = await store.read(request.table_id)  # who was dealt in: the log alone says
-    return _the_hand(table_hands(stored, keyring), request.table_id, request.hand_no)
+    # folded in a worker thread: a long table's whole log would hold the loop, and with it
+    # every table this dealer deals, for seconds
+    return await asyncio.to_thread(_hand_of, stored, keyring, request.table_id,
+                                   request.hand_no)
+
+
+def _hand_of(stored: list, keyring: DealerKeyring, table_id: str, hand_no: int) -> HandRecord:
+    """The hand ``hand_no`` of a table's whole log."""
+    return _the_hand(table_hands(stored, keyring), table_id, hand_no)
 
 
 async def hand_cards(store: EventStore, vault: DeckVault, seeds: Seeds, table: TableState,

@@ -82,12 +82,19 @@ class HandsTree:
         if index is not None or not self.may_be_forgotten(key):
             return None  # (not forgotten: not in the log yet)
         leaves = await tstore.read_leaves(self.store, 0)
-        whole = merkle.Tree([merkle.leaf_hash(x) for x in leaves[:size]])
-        head = f"{LEAF_VERSION}\ntable {key[0]}\nhand {key[1]}\n".encode()
-        for i, x in enumerate(leaves[:size]):
-            if x.startswith(head):
-                return i, x, whole.inclusion_proof(i, size)
-        return None
+        # found and proved in a worker thread: hashing a day of leaves would hold the loop,
+        # and with it every table of this process, for a second or more
+        return await asyncio.to_thread(_find, leaves[:size], key)
+
+
+def _find(leaves: list[bytes], key: tuple[str, int]) -> tuple[int, bytes, list[bytes]] | None:
+    """The hand's leaf among all the ``leaves`` of a tree, with its inclusion proof there."""
+    head = f"{LEAF_VERSION}\ntable {key[0]}\nhand {key[1]}\n".encode()
+    for i, x in enumerate(leaves):
+        if x.startswith(head):
+            whole = merkle.Tree([merkle.leaf_hash(y) for y in leaves])
+            return i, x, whole.inclusion_proof(i, len(leaves))
+    return None
 
 
 class Receipts:

@@ -2,10 +2,15 @@
 (issue 29's review: ~150 bytes a hand for ever): past its ``keep`` last leaves it forgets the
 hashes and index entries the proofs of older leaves need; the receipt of a recent hand is
 proved from memory as the whole tree proves it, an older one by reading the leaves again, and
-a hand of a table it knows that is not in the log yet is not looked for. Real nats-server."""
+a hand of a table it knows that is not in the log yet is not looked for. The search and the
+proof of a forgotten leaf run in a worker thread (the loop serves every table meanwhile). Real
+nats-server."""
 
 from __future__ import annotations
 
+import threading
+
+from services.table import receipts
 from services.table.receipts import HandsTree
 from shared.tlog import merkle
 from shared.tlog import store as tstore
@@ -20,7 +25,16 @@ def leaf(i: int) -> bytes:
                     i.to_bytes(32, "big"), ("c" * 64,), bytes(32)).encode()
 
 
-async def test_the_tree_keeps_its_last_leaves_and_proves_the_older_from_the_stream(store):
+async def test_the_tree_keeps_its_last_leaves_and_proves_the_older_from_the_stream(store,
+                                                                                   monkeypatch):
+    found_in: list[threading.Thread] = []  # a forgotten leaf is found and proved off the loop
+    find = receipts._find
+
+    def finding(*args):
+        found_in.append(threading.current_thread())
+        return find(*args)
+
+    monkeypatch.setattr(receipts, "_find", finding)
     await tstore.ensure_streams(store.js)
     leaves = [leaf(i) for i in range(N)]
     for x in leaves:
@@ -38,6 +52,7 @@ async def test_the_tree_keeps_its_last_leaves_and_proves_the_older_from_the_stre
     for i in (0, 12, (1 << FORGET_LEVEL) - 1):  # forgotten: read again
         found = await hands.locate(HandLeaf.parse(leaves[i]).key, N)
         assert found == (i, leaves[i], whole.inclusion_proof(i, N))
+    assert len(found_in) == 3 and threading.main_thread() not in found_in
     table, last = HandLeaf.parse(leaves[N - 1]).key
     assert await hands.locate((table, last + 1), N) is None  # not in the log yet
     assert await hands.locate(("nosuch", 1), N) is None

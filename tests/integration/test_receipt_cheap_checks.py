@@ -7,11 +7,13 @@ nats-server, a sample table's log."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import replace
 
 import pytest
 from poker.dealer.v1 import dealer_pb2
 
+from services.dealer import receipts
 from services.dealer.receipts import _hand_record, hand_cards
 from services.dealer.seeding import Seeds
 from shared.audit.sample import chain, play_decisions
@@ -57,7 +59,8 @@ async def test_a_hands_cards_are_read_from_its_first_commit(store, monkeypatch):
     """Given the hand's first commit (the table service reads it in the hand's leaf) and the
     vault's list of who was dealt in, the dealer reads the log from that commit on (the
     store's own read, watched for where it starts) and gets the hand as the whole log has
-    it; without them it reads from the start."""
+    it; without them it reads from the start, and folds that whole log in a worker thread (the
+dealer's loop deals every table meanwhile)."""
     options = table_options("holdem", "no_limit", small_blind=1, big_blind=2)
     decisions = list(play_decisions(TABLE, options, hands=4, seats=3, seed=5))
     last = 0
@@ -77,6 +80,14 @@ async def test_a_hands_cards_are_read_from_its_first_commit(store, monkeypatch):
         return commits(table_id, after_seq)
 
     monkeypatch.setattr(store, "commits", watched)
+    folded_in: list[threading.Thread] = []  # the whole log's fold runs off the loop's thread
+    whole_log = receipts.table_hands
+
+    def folding(*args):
+        folded_in.append(threading.current_thread())
+        return whole_log(*args)
+
+    monkeypatch.setattr(receipts, "table_hands", folding)
     whole = await _hand_record(store, table, held, dealer_pb2.HandCardsRequest(
         table_id=TABLE, hand_no=3, player_id="p1"))  # no first commit given
     held = replace(held, players=tuple(sorted(whole.players.items())))  # as CommitDeck keeps
@@ -85,6 +96,7 @@ async def test_a_hands_cards_are_read_from_its_first_commit(store, monkeypatch):
     ranged = await _hand_record(store, table, held, dealer_pb2.HandCardsRequest(
         table_id=TABLE, hand_no=3, player_id="p1", first_seq=leaf.first_seq))
     assert starts == [0, leaf.first_seq - 1]
+    assert folded_in and threading.main_thread() not in folded_in
     assert ranged.events == whole.events and ranged.hand_no == 3
     assert ranged.players == whole.players
     assert any(c.known for e in ranged.of(E.CardsDealt) for h in e.hole for c in h.cards)

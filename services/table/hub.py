@@ -178,13 +178,15 @@ class TableHub:
                     seq = 0
             # a commit that chains onto the cached fold is folded here; any other has the
             # pump read the log (which alone can stop a table whose chain breaks)
-            if not seq or self._stale or not repo.absorb(self.table_id, seq, msg.data):
+            folded = repo.absorb(self.table_id, seq, msg.data) \
+                if seq and not self._stale else None
+            if folded is None:
                 self._stale = True
                 self._changed.set()
                 return
-            lt = repo.cached(self.table_id)
-            if lt is not None:
-                self._tell(lt)
+            # (told even when the caches let it go at once: the commit left the table
+            # vacant, and the keeper must hear of that to stop following it)
+            self._tell(folded)
             if self.watchers:
                 self._changed.set()
 
@@ -228,31 +230,37 @@ class TableHub:
         while True:
             await self._changed.wait()
             self._changed.clear()
-            try:
-                lt = await self._current()
-            except asyncio.CancelledError:
-                raise
-            except (CorruptLog, UnknownTable) as exc:
-                for w in list(self.watchers):
-                    w.end(exc)
-                    self.watchers.discard(w)
-                continue
-            except Exception as exc:  # noqa: BLE001 - the log away: look again later
-                log.warning("a hub could not read its table; it tries again", exc_info=exc,
-                            table_id=self.table_id, retry_s=self._retry_s)
-                self._stale = True
-                await asyncio.sleep(self._retry_s)
-                self._retry_s = min(self._retry_s * 2, 5.0)
-                self._changed.set()
-                continue
-            self._retry_s = RETRY_FIRST_S
-            self._tell(lt)
-            if self.watchers:
-                await self._fan_out(lt)
+            await self._look()
+
+    async def _look(self) -> None:
+        """One look at the table: the listeners told, the watchers given their views. The
+        fold is a local of this call, so a hub that waits holds none: a table the caches
+        forget is forgotten here too."""
+        try:
+            lt = await self._current()
+        except asyncio.CancelledError:
+            raise
+        except (CorruptLog, UnknownTable) as exc:
+            for w in list(self.watchers):
+                w.end(exc)
+                self.watchers.discard(w)
+            return
+        except Exception as exc:  # noqa: BLE001 - the log away: look again later
+            log.warning("a hub could not read its table; it tries again", exc_info=exc,
+                        table_id=self.table_id, retry_s=self._retry_s)
+            self._stale = True
+            await asyncio.sleep(self._retry_s)
+            self._retry_s = min(self._retry_s * 2, 5.0)
+            self._changed.set()
+            return
+        self._retry_s = RETRY_FIRST_S
+        self._tell(lt)
+        if self.watchers:
+            await self._fan_out(lt)
 
     def _tell(self, lt: LoadedTable) -> None:
-        """The listeners learn of each version once."""
-        if lt.seq != self._seen:
+        """The listeners learn of each version once, in order."""
+        if lt.seq > self._seen:
             self._seen = lt.seq
             for listener in list(self.listeners):
                 listener(lt)

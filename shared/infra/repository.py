@@ -352,38 +352,40 @@ class TableRepository:
         """Drop the cached fold: the next load folds the table from its first commit."""
         self._tables.pop(table_id, "forgotten")
 
-    def absorb(self, table_id: str, seq: int, data: bytes) -> bool:
+    def absorb(self, table_id: str, seq: int, data: bytes) -> LoadedTable | None:
         """Fold a commit another service just appended (from its reply, or a caller's tail)
         if it is the next one of the cached table: its first event chains on the cached last
         hash (the chain is per table, so nothing of this table came between). Otherwise, or
         if it does not fold, the next load reads the log (which alone can stop the table).
-        Returns whether the cached fold is now at ``seq`` or later."""
+        Returns the fold at ``seq`` or later (None: not absorbed); the caches may have let it
+        go at once (it left the table vacant), so a caller that must learn of each version
+        (a hub's listeners) takes it from here, not from :meth:`cached`."""
         lt = self._tables.get(table_id)
         if lt is None or not data:
-            return False
+            return None
         if seq <= lt.seq:
-            return True
+            return lt
         try:
             parsed = parse_commit(data)
             first = parsed.envelope(0) if len(parsed) else None
         except CommitParseError:
-            return False
+            return None
         if first is None or first.prev_hash != lt.last_hash:
-            return False
+            return None
         stored = Stored(seq, data)
         try:
             folded = fold_commit(lt, stored, self.keyring, parsed)
         except CorruptLog:
-            return False
+            return None
         self._remember(table_id, stored)
         self._cache(table_id, folded)
-        return True
+        return folded
 
     def absorb_tail(self, table_id: str, tail: Iterable[tuple[int, bytes]]) -> None:
         """Fold a caller's commits (:meth:`tail` of its process) in order, while they chain
         onto the cached fold."""
         for seq, data in tail:
-            if not self.absorb(table_id, seq, data):
+            if self.absorb(table_id, seq, data) is None:
                 return
 
     def cached(self, table_id: str) -> LoadedTable | None:

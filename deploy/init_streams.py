@@ -1,5 +1,6 @@
 """Create the log's streams (POKER, or its shards POKER_S0..), the wallet's money ledger (POKER_WALLET, services/wallet/ledger.py)
-and the KV buckets as the NATS admin user (services may not): the one-shot job of
+and the KV buckets as the NATS admin user (services may not; the list is
+services/pokerctl/assets.py, which `pokerctl up` makes too): the one-shot job of
 deploy/compose.yaml and deploy/k8s (``python /app/deploy/init_streams.py``).
 
 Environment: POKER_NATS_URL (with the admin user's credentials), POKER_NATS_CA (the CA NATS's
@@ -17,17 +18,14 @@ from __future__ import annotations
 import asyncio
 import os
 
-from services.tournament.director import LEASES as TOURNAMENT_LEASES
-from services.tournament.director import open_seeds
+from services.pokerctl.assets import make_assets
 from services.tournament.log import STREAM as TOURNAMENT_STREAM
-from services.tournament.log import ensure_stream as ensure_tournaments
-from services.wallet.ledger import WALLET_STREAM, ensure_wallet_stream
-from services.web.sessions import ensure_bucket as ensure_web_sessions
-from shared.audit.access import ACCESS_STREAM, ensure_access_stream
+from services.wallet.ledger import WALLET_STREAM
+from shared.audit.access import ACCESS_STREAM
 from shared.infra.config import stream_shards
 from shared.infra.eventstore import EventStore, StreamSettings
-from shared.infra.lease import Leases, ttl_ms_from_env
-from shared.infra.vault import DeckVault
+from shared.infra.lease import ttl_ms_from_env
+from shared.tlog.store import HANDS_STREAM
 
 
 async def main() -> None:
@@ -37,19 +35,11 @@ async def main() -> None:
                                      settings=StreamSettings(replicas=replicas, upgrade=True),
                                      connect_timeout=60, shards=shards)
     try:
-        # the wallet's user may not create its stream: it finds it made (a new ledger id)
-        await ensure_wallet_stream(store.js, replicas=replicas)
-        await ensure_access_stream(store.js, replicas=replicas)  # the compliance access log
-        await DeckVault.open(store.js, replicas=replicas)
-        await Leases.open(store.js, ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
-        await ensure_web_sessions(store.js, replicas=replicas)  # the web pages' sessions
-        await ensure_tournaments(store.js, replicas=replicas)  # the tournament director's log
-        await open_seeds(store.js, replicas=replicas)  # and its draws' seeds
-        await Leases.open(store.js, bucket=TOURNAMENT_LEASES,  # and its leases
-                          ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
+        # the wallet's user (and most others) may not create their streams: they find them
+        await make_assets(store.js, replicas, ttl_ms_from_env(os.environ))
         log = (await store.layout()).label if shards > 1 else store.stream
-        print(f"streams {log}, {WALLET_STREAM}, {ACCESS_STREAM}, {TOURNAMENT_STREAM} and "
-              f"buckets ready "
+        print(f"streams {log}, {WALLET_STREAM}, {ACCESS_STREAM}, {TOURNAMENT_STREAM}, "
+              f"{HANDS_STREAM} and buckets ready "
               f"(replicas {replicas})", flush=True)
     finally:
         await store.close()

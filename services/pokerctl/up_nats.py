@@ -26,29 +26,16 @@ async def create_streams(url: str, replicas: int, ca: str | None = None,
     the services' users may not make streams, and ten processes racing to create R3 assets
     while the cluster elects leaders time out on a small machine. A log already split
     otherwise is refused (shared/infra/eventstore.ShardsChanged)."""
-    from services.tournament.director import LEASES as TOURNAMENT_LEASES
-    from services.tournament.director import open_seeds
-    from services.tournament.log import ensure_stream as ensure_tournaments
-    from services.wallet.ledger import ensure_wallet_stream
-    from services.web.sessions import ensure_bucket as ensure_web_sessions
-    from shared.audit.access import ensure_access_stream
     from shared.infra.eventstore import EventStore, StreamSettings
-    from shared.infra.lease import Leases, ttl_ms_from_env
-    from shared.infra.vault import DeckVault
+    from shared.infra.lease import ttl_ms_from_env
+
+    from .assets import make_assets
     store = await EventStore.connect(url, name="pokerctl-up", ca=ca, shards=shards,
                                      settings=StreamSettings(replicas=replicas, upgrade=True))
     try:
-        await ensure_wallet_stream(store.js, replicas=replicas)
-        await ensure_access_stream(store.js, replicas=replicas)
-        await DeckVault.open(store.js, replicas=replicas)
         # the TTL the services will ask for: POKER_LEASE_TTL_MS of the environment `up`
         # hands them (its own, see LocalCluster.env)
-        await Leases.open(store.js, ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
-        await ensure_web_sessions(store.js, replicas=replicas)  # the web's (its TTL)
-        await ensure_tournaments(store.js, replicas=replicas)  # the director's log
-        await open_seeds(store.js, replicas=replicas)  # and its draws' seeds
-        await Leases.open(store.js, bucket=TOURNAMENT_LEASES,  # and its leases
-                          ttl_ms=ttl_ms_from_env(os.environ), replicas=replicas)
+        await make_assets(store.js, replicas, ttl_ms_from_env(os.environ))
     finally:
         await store.close()
 

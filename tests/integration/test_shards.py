@@ -434,6 +434,12 @@ async def test_up_makes_r3_shard_streams_and_every_user_has_its_rights_there(tmp
                 info = await admin.info(f"POKER_S{k}")
                 assert info.config.num_replicas == 3
                 assert info.config.metadata[SHARDS] == "2"
+            # and every other stream and bucket, the notary's too: two notaries that raced
+            # to make its lease bucket as they started found it "not found" on a cluster
+            for made in ("POKER_WALLET", "POKER_HANDS", "POKER_CHECKPOINTS", "KV_POKER_NOTARY",
+                         "KV_POKER_LEASES", "KV_POKER_TOURNAMENT_LEASES"):
+                info = await admin.nc.jsm().stream_info(made)
+                assert info.config.num_replicas == 3, made
         finally:
             await admin.close()
         # the services' users append to and read every shard stream

@@ -309,10 +309,11 @@ def test_the_compose_table_service_trusts_the_dev_issuer_pokerctl_token_makes(tm
                 compose["services"][svc]["environment"].keys(), svc
 
 
-def test_the_init_job_creates_the_wallet_stream_with_the_others(monkeypatch):
-    """deploy/init_streams.py (the admin's one-shot job) makes POKER_WALLET and the access log
-    POKER_ACCESS beside the POKER stream and the buckets, with the same replicas: the
-    wallet's and the reader's NATS users may not."""
+def test_the_init_job_makes_the_assets_up_makes_with_the_log(monkeypatch):
+    """deploy/init_streams.py (the admin's one-shot job) makes the streams and buckets of
+    services/pokerctl/assets.py (the list `pokerctl up` makes: test_shards checks it on a
+    cluster) beside the POKER stream, with the same replicas: most services' NATS users may
+    not."""
     spec = importlib.util.spec_from_file_location("init_streams", DEPLOY / "init_streams.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -329,35 +330,17 @@ def test_the_init_job_creates_the_wallet_stream_with_the_others(monkeypatch):
         made.append(("shards", shards))
         return Store()
 
-    async def wallet(js, replicas):
+    async def assets(js, replicas, lease_ttl_ms):
         assert js is Store.js
-        made.append(("POKER_WALLET", replicas))
-
-    def bucket(kind):
-        async def open_(js, replicas, **kwargs):
-            assert js is Store.js
-            made.append((kind, replicas))
-        return staticmethod(open_)
+        made.append(("assets", replicas))
 
     monkeypatch.setenv("POKER_NATS_URL", "tls://poker-admin:x@nats:4222")
     monkeypatch.setenv("POKER_STREAM_REPLICAS", "3")
     monkeypatch.delenv("POKER_STREAM_SHARDS", raising=False)
     monkeypatch.setattr(module.EventStore, "connect", staticmethod(connect))
-    monkeypatch.setattr(module, "ensure_wallet_stream", wallet)
-
-    async def access(js, replicas):
-        assert js is Store.js
-        made.append(("POKER_ACCESS", replicas))
-    monkeypatch.setattr(module, "ensure_access_stream", access)
-    monkeypatch.setattr(module.DeckVault, "open", bucket("decks"))
-    monkeypatch.setattr(module.Leases, "open", bucket("leases"))
-    monkeypatch.setattr(module, "ensure_web_sessions", bucket("sessions"))
-    monkeypatch.setattr(module, "ensure_tournaments", bucket("POKER_TOURNAMENTS"))
-    monkeypatch.setattr(module, "open_seeds", bucket("seeds"))
+    monkeypatch.setattr(module, "make_assets", assets)
     asyncio.run(module.main())
-    assert ("POKER", 3) in made and ("POKER_WALLET", 3) in made and ("POKER_ACCESS", 3) in made
-    assert ("decks", 3) in made and ("leases", 3) in made and ("sessions", 3) in made
-    assert ("POKER_TOURNAMENTS", 3) in made and ("seeds", 3) in made  # the director's
+    assert ("POKER", 3) in made and ("assets", 3) in made  # the list up makes too
     assert ("shards", 1) in made  # POKER_STREAM_SHARDS unset: the one stream
     assert made[-1] == ("closed", 0)
 

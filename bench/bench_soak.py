@@ -79,11 +79,15 @@ class Settings:
     every: float = DEFAULT_EVERY
     hands: int = DEFAULT_HANDS
     web: bool = True
+    #: load the tables as clients do: each bot watches its own seat, and spectators per table
+    watch: bool = False
+    spectators: int = 0
 
 
 def settings(env: Mapping[str, str] | None = None, *, tables: int | None = None,
              minutes: float | None = None, every: float | None = None,
-             hands: int | None = None, web: bool | None = None) -> Settings:
+             hands: int | None = None, web: bool | None = None, watch: bool = False,
+             spectators: int = 0) -> Settings:
     """What is given, else POKER_SOAK_TABLES / _MINUTES / _EVERY / _HANDS, else the defaults;
     ValueError for a count or a length that is not positive."""
     env = os.environ if env is None else env
@@ -103,7 +107,7 @@ def settings(env: Mapping[str, str] | None = None, *, tables: int | None = None,
                     minutes=pick(minutes, "POKER_SOAK_MINUTES", float, DEFAULT_MINUTES),
                     every=pick(every, "POKER_SOAK_EVERY", float, DEFAULT_EVERY),
                     hands=pick(hands, "POKER_SOAK_HANDS", int, DEFAULT_HANDS),
-                    web=True if web is None else web)
+                    web=True if web is None else web, watch=watch, spectators=spectators)
 
 
 
@@ -152,18 +156,20 @@ class Lane:
     errors: list[str] = field(default_factory=list)
 
 
-async def play_lane(stub, sponsor, lane: Lane, width: int, hands: int, run_id: str,
+async def play_lane(stub, sponsor, lane: Lane, s: Settings, run_id: str,
                     deadline: float) -> None:
-    """Tables one after another (each of ``hands`` hands, the bots leaving after it) until
-    ``deadline``; the table is the ``lane.index``-th of `pokerctl bots`' plan of ``width``."""
+    """Tables one after another (each of ``s.hands`` hands, the bots leaving after it, watched
+    as ``s`` says) until ``deadline``; the table is the ``lane.index``-th of `pokerctl bots`'
+    plan of ``s.tables``."""
     from services.pokerctl.bots_cmd import plan_tables, play_tables
     failures = 0
     k = 0
     while time.monotonic() < deadline and failures < MAX_FAILURES:
-        plan = plan_tables(width, run_id=f"{run_id}r{k}")[lane.index]
+        plan = plan_tables(s.tables, run_id=f"{run_id}r{k}")[lane.index]
         try:
-            played = (await play_tables(stub, [plan], hands, SEATS, sponsor,
-                                        seed=f"soak/{lane.index}/{k}"))[0]
+            played = (await play_tables(stub, [plan], s.hands, SEATS, sponsor,
+                                        seed=f"soak/{lane.index}/{k}", watch=s.watch,
+                                        spectators=s.spectators))[0]
             error = played.error
         except Exception as exc:  # not a gRPC status: report it, go on
             played, error = None, f"{plan.table_id}: {exc!r}"[:200]
@@ -207,8 +213,8 @@ async def soak(s: Settings) -> dict:
             sampler = asyncio.create_task(sample_loop(cluster, nc, s.every, started, stop,
                                                       samples))
             run_id = secrets.token_hex(3)
-            tasks = [asyncio.create_task(play_lane(stub, sponsor, lane, s.tables, s.hands,
-                                                   run_id, deadline)) for lane in lanes]
+            tasks = [asyncio.create_task(play_lane(stub, sponsor, lane, s, run_id,
+                                                   deadline)) for lane in lanes]
             _, late = await asyncio.wait(tasks, timeout=s.minutes * 60 + GRACE_S)
             stuck = await stop_tasks(list(late))
             played_s = time.monotonic() - started
@@ -356,13 +362,16 @@ def plot_soak(rows: Sequence[dict], samples: Sequence[Sample], warmup: float = W
 
 def main(seconds: float | None = None, *, tables: int | None = None,
          minutes: float | None = None, every: float | None = None, hands: int | None = None,
-         web: bool | None = None) -> None:
+         web: bool | None = None, watch: bool = False, spectators: int = 0) -> None:
     """``seconds``: what `python -m bench --seconds` passes every benchmark (one measurement
     window); a soak is one window of ``minutes``, so it is not used for its length."""
-    s = settings(tables=tables, minutes=minutes, every=every, hands=hands, web=web)
+    s = settings(tables=tables, minutes=minutes, every=every, hands=hands, web=web,
+                 watch=watch, spectators=spectators)
     print(f"soak: bots at {s.tables} tables ({SEATS} seats; {s.hands} hands a table, then the "
           f"next table) for {s.minutes:g} min against a LocalCluster (nats-server and every "
-          f"service{', the web pages' if s.web else ''} as its own process); every process "
+          f"service{', the web pages' if s.web else ''} as its own process); "
+          f"{'each bot watching its seat, ' if s.watch else ''}"
+          f"{f'{s.spectators} spectators a table, ' if s.spectators else ''}every process "
           f"sampled every {s.every:g} s", flush=True)
     out = run(s)
     rows = process_rows(out["samples"])
@@ -398,10 +407,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         f"POKER_SOAK_HANDS or {DEFAULT_HANDS})")
     p.add_argument("--web", action=argparse.BooleanOptionalAction, default=None,
                    help="also run (and sample) the web pages' process (default: yes)")
+    p.add_argument("--watch", action="store_true",
+                   help="each bot watches its own seat, as a client app does")
+    p.add_argument("--spectators", type=int, default=0, help="spectators watching each table")
     return p.parse_args(argv)
 
 
 if __name__ == "__main__":
     args = parse_args()
     main(tables=args.tables, minutes=args.minutes, every=args.every, hands=args.hands,
-         web=args.web)
+         web=args.web, watch=args.watch, spectators=args.spectators)

@@ -10,6 +10,8 @@ with the admin's :class:`~shared.infra.eventstore.EventStore` connection, before
 
 from __future__ import annotations
 
+from nats.js import JetStreamContext
+
 from services.tournament.director import LEASES as TOURNAMENT_LEASES
 from services.tournament.director import open_seeds
 from services.tournament.log import ensure_stream as ensure_tournaments
@@ -21,7 +23,7 @@ from shared.infra.vault import DeckVault
 from shared.tlog import store as tlog
 
 
-async def make_assets(js, replicas: int, lease_ttl_ms: int) -> None:
+async def make_assets(js: JetStreamContext, replicas: int, lease_ttl_ms: int) -> None:
     """Every stream and bucket but the log's, each made if missing (an existing one is left
     as it is). ``lease_ttl_ms``: the TTL of the lease buckets, the one the services will ask
     for (POKER_LEASE_TTL_MS)."""

@@ -7,6 +7,11 @@ both sides. Not part of ``make bench`` (it needs the other tree):
         --python_out=gen --pyi_out=gen --grpc_python_out=gen $(find protos -name '*.proto'))
     .venv/bin/python -m bench.ab_cpu /tmp/before [--tables 10] [--seconds 10] [--rounds 2] [--warm-s 10]
 
+A setting rather than a change of code is compared on one tree: ``--env NAME=VALUE`` (repeatable)
+is in this side's environment only, and every process it starts inherits it, nats-server too:
+
+    .venv/bin/python -m bench.ab_cpu . --env GOMEMLIMIT=48MiB
+
 Each side runs in a process of its own with its tree first on its path and in PYTHONPATH
 (the services it spawns inherit it): bots at fixed-limit hold'em tables through every service as its own process
 (services/pokerctl/up.LocalCluster), CPU from /proc over the window. ``--watch`` (each bot
@@ -27,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,6 +125,23 @@ async def one_side(tables: int, seconds: float, watch: bool = False, spectators:
             await cluster.stop()
 
 
+def setting(text: str) -> tuple[str, str]:
+    """``--env NAME=VALUE`` as (name, value)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise SystemExit(f"--env takes NAME=VALUE, not {text!r}")
+    return name, value
+
+
+def side_env(environ: Mapping[str, str], tree: Path, own: dict[str, str],
+             compared: dict[str, str]) -> dict[str, str]:
+    """A side's environment: the caller's without any setting compared (the side without
+    them runs without them, even if the caller had one), the side's tree first on the path,
+    and the side's ``own`` settings."""
+    env = {k: v for k, v in environ.items() if k not in compared}
+    return env | {"PYTHONPATH": f"{tree}{os.pathsep}{tree / 'gen'}"} | own
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("other", nargs="?", help="the other tree (omit: this side alone)")
@@ -131,6 +154,9 @@ def main() -> None:
     p.add_argument("--warm-s", type=float, default=0.0,
                    help="seconds of play before the window (0: the window starts with the "
                         "bots, each service's first read of each table in it)")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                   help="in this side's environment only (with the other tree '.': a setting "
+                        "against none)")
     p.add_argument("--side", help=argparse.SUPPRESS)  # the tree this process measures
     args = p.parse_args()
     if args.side:
@@ -140,13 +166,14 @@ def main() -> None:
                              args.think_ms, args.warm_s))
         return
     trees = {"this": ROOT} | ({"other": Path(args.other).resolve()} if args.other else {})
+    this_env = dict(setting(e) for e in args.env)
     print(f"{'side':<6}{'act/s':>8} {'p99 ms':>8} {'svc ms':>8} "
           + " ".join(f"{k:>8}" for k in NAMES) + f" {'reads':>8} {'bots':>8}"
           + "   (CPU ms per action; log reads per action; the bots' CPU, which shares the "
           "machine)")
     for _ in range(args.rounds):
         for label, tree in reversed(trees.items()):  # the other first, then this
-            env = dict(os.environ, PYTHONPATH=f"{tree}{os.pathsep}{tree / 'gen'}")
+            env = side_env(os.environ, tree, this_env if label == "this" else {}, this_env)
             load = ["--tables", str(args.tables), "--seconds", str(args.seconds),
                     "--spectators", str(args.spectators), "--think-ms", args.think_ms,
                     "--warm-s", str(args.warm_s),

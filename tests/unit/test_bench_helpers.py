@@ -323,3 +323,19 @@ def test_the_capacity_report_names_every_process():
     assert "clients 3.000 (0.30 cores)" in text
     assert "betting 1.000, nats 0.500, table 2.000, bots-1 1.500, bots-2 1.500" in text
     assert "RSS (MiB, VmRSS at the window's end): nats 30, table 120, bots-1 200" in text
+
+
+def test_ab_cpu_compares_a_setting_by_giving_it_to_one_side_and_taking_it_from_the_other():
+    from pathlib import Path
+
+    from bench.ab_cpu import setting, side_env
+    compared = dict([setting("GOMEMLIMIT=48MiB")])
+    caller = {"PATH": "/bin", "GOMEMLIMIT": "1GiB"}
+    tree = Path("/t")
+    this = side_env(caller, tree, compared, compared)
+    other = side_env(caller, tree, {}, compared)
+    assert this["GOMEMLIMIT"] == "48MiB" and "GOMEMLIMIT" not in other
+    assert this["PYTHONPATH"] == other["PYTHONPATH"] == f"/t{os.pathsep}/t/gen"
+    assert this["PATH"] == other["PATH"] == "/bin"
+    with pytest.raises(SystemExit, match="NAME=VALUE"):
+        setting("GOMEMLIMIT")

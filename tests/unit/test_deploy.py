@@ -377,6 +377,30 @@ def test_nats_helm_values_run_three_jetstream_nodes_fsyncing_every_write():
     assert "$KV.POKER_DECKS.>" in users["poker-service"]["permissions"]["publish"]["deny"]
 
 
+_UNITS = {"": 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "Ki": 2**10, "Mi": 2**20,
+          "Gi": 2**30, "k": 2**10, "m": 2**20, "g": 2**30}
+
+
+def _bytes(size: str) -> int:
+    """A size as Go's GOMEMLIMIT, Kubernetes or compose's mem_limit writes it."""
+    number, unit = re.fullmatch(r"(\d+)\s*([A-Za-z]*)", str(size)).groups()
+    return int(number) * _UNITS[unit]
+
+
+def test_every_nats_node_has_a_go_soft_memory_limit_below_its_container_limit():
+    """NATS's advice: GOMEMLIMIT at about 80% of the container's memory, so the collector
+    works harder before the kernel kills the node rather than after."""
+    values = yaml.safe_load((DEPLOY / "nats" / "values.yaml").read_text())["container"]
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
+    nodes = {"helm": (values["env"]["GOMEMLIMIT"], values["merge"]["resources"]["limits"]
+                      ["memory"])}
+    nodes |= {name: (compose[name]["environment"]["GOMEMLIMIT"], compose[name]["mem_limit"])
+              for name in ("nats-1", "nats-2", "nats-3")}
+    for name, (soft, hard) in nodes.items():
+        assert 0.7 <= _bytes(soft) / _bytes(hard) <= 0.9, (name, soft, hard)
+    assert len({_bytes(hard) for _, hard in nodes.values()}) == 1  # helm and compose agree
+
+
 def test_the_compose_nats_config_is_accepted_by_nats_server(tmp_path):
     """``nats-server -t`` checks the config (accounts included) without starting."""
     from shared.infra.natsauth import SYS, USERS

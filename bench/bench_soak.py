@@ -65,6 +65,9 @@ DEFAULT_HANDS = 50
 GRACE_S = 60.0
 #: a lane whose tables fail this many times in a row stops (the cluster is not playing)
 MAX_FAILURES = 3
+#: the second slope of RSS starts this far into the run: a cache filling up slows down
+#: there (NATS's heap levels at twice its live heap), a leak keeps its pace
+LATE = 0.5
 #: the log's streams: POKER unsharded, POKER_S<k> its shards (as bench_services.stream_leaders)
 LOG_STREAMS = re.compile(r"POKER(_S\d+)?")
 
@@ -263,19 +266,22 @@ def process_rows(samples: Sequence[Sample], warmup: float = WARMUP) -> list[dict
         rt, ft = trend(rss, warmup), trend(fds, warmup)
         pids = sorted({s.pids[name] for s in samples if name in s.pids})
         rows.append({"name": name, "pids": pids, "rss": rss, "fds": fds, "rss_trend": rt,
-                     "fds_trend": ft, "verdict": verdict(rt, ft)})
+                     "rss_late": trend(rss, max(warmup, LATE)), "fds_trend": ft,
+                     "verdict": verdict(rt, ft)})
     return rows
 
 
 def process_table(rows: Sequence[dict]) -> list[str]:
-    lines = [f"{'process':<10}{'pid':>8}{'RSS MiB':>9}{'':>8}{'KiB/min':>9}"
+    lines = [f"{'process':<10}{'pid':>8}{'RSS MiB':>9}{'':>8}{'KiB/min':>9}{'KiB/min':>9}"
              f"{'fds':>6}{'':>6}{'fds/min':>9}  verdict",
-             f"{'':<10}{'':>8}{'first':>9}{'last':>8}{'':>9}{'first':>6}{'last':>6}"]
+             f"{'':<10}{'':>8}{'first':>9}{'last':>8}{'':>9}{'2nd half':>9}{'first':>6}"
+             f"{'last':>6}"]
     for r in rows:
         pid = str(r["pids"][-1]) + ("*" if len(r["pids"]) > 1 else "") if r["pids"] else "-"
         lines.append(
             f"{r['name']:<10}{pid:>8}{r['rss'][0][1] / 1024:>9.1f}{r['rss'][-1][1] / 1024:>8.1f}"
-            f"{_slope(r['rss_trend'], ',.0f', 9)}{r['fds'][0][1]:>6.0f}{r['fds'][-1][1]:>6.0f}"
+            f"{_slope(r['rss_trend'], ',.0f', 9)}{_slope(r['rss_late'], ',.0f', 9)}"
+            f"{r['fds'][0][1]:>6.0f}{r['fds'][-1][1]:>6.0f}"
             f"{_slope(r['fds_trend'], '.2f', 9)}  {r['verdict']}")
     return lines
 
@@ -378,7 +384,8 @@ def main(seconds: float | None = None, *, tables: int | None = None,
     print(f"(cluster up in {out['start_s']:.1f} s; {len(out['samples'])} samples)")
     print("\n".join(work_lines(out)))
     print(f"\nRSS (VmRSS of /proc/<pid>/status) and open fds (/proc/<pid>/fd) by process; slopes: "
-          f"least squares over the samples after the first {WARMUP:.0%} of the run")
+          f"least squares over the samples after the first {WARMUP:.0%} of the run, and over "
+          f"its second half")
     print("\n".join(process_table(rows)))
     print(summary_line(rows))
     try:

@@ -103,6 +103,20 @@ def test_the_report_lists_each_process_services_first_and_nats_last():
     assert [r["name"] for r in rows] == ["table", "dealer", "nats"]
     lines = soak.process_table(rows)
     assert lines[2].split()[:2] == ["table", "2"]
-    assert lines[-1].split()[:5] == ["nats", "1", "19.5", "19.6", "+60"]
+    assert lines[-1].split()[:6] == ["nats", "1", "19.5", "19.6", "+60", "+60"]
     summary = soak.summary_line(rows)
     assert "flat at 3 of 3" in summary and "not a test" in summary
+
+
+def test_the_second_half_slope_tells_a_cache_that_levels_off_from_a_steady_climb():
+    """A process that grows for the first third and then stops, beside one that grows all
+    along: the same warm-up slope can hide either; the second half's slope tells them apart."""
+    def rss(t: int) -> dict[str, float]:
+        return {"levels": 20_000 + 60 * min(t, 400), "climbs": 20_000 + 10 * t}
+    samples = [proctrend.Sample(t, rss_kib=rss(t), fds={"levels": 20, "climbs": 20},
+                                pids={"levels": 1, "climbs": 2}) for t in range(0, 1201, 10)]
+    rows = {r["name"]: r for r in soak.process_rows(samples)}
+    assert rows["levels"]["rss_late"].per_min == pytest.approx(0)
+    assert rows["levels"]["rss_trend"].per_min > 100
+    assert rows["climbs"]["rss_late"].per_min == pytest.approx(600)
+    assert rows["climbs"]["rss_trend"].per_min == pytest.approx(600)

@@ -8,12 +8,14 @@ import io
 import json
 import os
 import random
+import re
 import signal
 import ssl
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import nats
 import pytest
@@ -73,12 +75,16 @@ async def test_up_then_bots_then_sigterm(tmp_path, monkeypatch):
         [sys.executable, "-c", UP, "up", "--base-port", str(base), "--nats-port",
          str(nats_port), "--data-dir", str(tmp_path / "data"), "--log-level", "WARNING"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env=dict(os.environ))
+        env=dict(os.environ, GOMEMLIMIT="300MiB"))  # an operator's soft limit for NATS
     seen: list[str] = []
     try:
         await _line_with(proc, "Ctrl-C stops everything", seen, timeout=30)
         out = "".join(seen)
         assert f"table     127.0.0.1:{base + 1}" in out and f"127.0.0.1:{nats_port}" in out
+        nats_pid = re.search(rf"^  nats +tls://127\.0\.0\.1:{nats_port} +pid (\d+)$", out, re.M)
+        assert nats_pid, out
+        environ = Path(f"/proc/{nats_pid[1]}/environ").read_bytes().split(b"\0")
+        assert b"GOMEMLIMIT=300MiB" in environ  # nats-server has what `up` was given
         web = f"http://127.0.0.1:{base + 8}/"  # the web pages, served by `up` too
         assert f"web       {web}" in out
         assert f"table http://127.0.0.1:{base + 11}/metrics" in out  # Prometheus, printed

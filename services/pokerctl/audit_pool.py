@@ -23,6 +23,7 @@ from nats.js import api as js_api
 from shared.audit.auditor import TableAudit, TableAuditor
 from shared.infra import natsconn
 from shared.infra.eventstore import EventStore, LogLayout, LogStream, StoreError, prefix_of
+from shared.infra.logstreams import stream_subjects
 from shared.infra.secrecy import ComplianceKeyring
 
 PROGRESS_EVERY = 2000  # commits between a worker's progress reports
@@ -113,8 +114,9 @@ async def stream_info(store: EventStore, stream: LogStream, tables: bool = False
     """A stream's info (``tables``: with its subjects), None if the server has no such
     stream; a log of one stream that is not there: StoreError, nothing to audit."""
     try:
-        return await store.nc.jsm().stream_info(
-            stream.name, subjects_filter=stream.subjects if tables else None)
+        if tables:  # every page of them (a reply holds at most 100,000)
+            return (await stream_subjects(store.nc, stream.name, stream.subjects))[0]
+        return await store.nc.jsm().stream_info(stream.name)
     except nats.js.errors.NotFoundError:
         if len((await store.layout()).streams) == 1:
             raise StoreError(f"there is no stream {stream.name!r}") from None

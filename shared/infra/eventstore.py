@@ -49,7 +49,7 @@ from .loglayout import (
     shard_prefix,
     subject,
 )
-from .logstreams import StreamSettings, find_log, log_identity, stream_names
+from .logstreams import StreamSettings, find_log, log_identity, stream_names, stream_subjects
 from .natsheaders import header_lines, use_fast_headers
 from .storeerrors import AppendConflict, ShardsChanged, StoreError, StoreFull, out_of_space
 from .tablecache import TableCache
@@ -369,16 +369,15 @@ class EventStore:
         """Every table with at least one commit and how many commits it has, in every
         stream of the log (the streams' subjects and their message counts)."""
         streams = (await self.layout()).streams
-        jsm = self.nc.jsm()
         found: dict[str, int] = {}
         for s in streams:
             try:
-                info = await jsm.stream_info(s.name, subjects_filter=s.subjects)
+                _, subjects = await stream_subjects(self.nc, s.name, s.subjects)
             except NotFoundError:
                 if len(streams) == 1:
                     raise
                 continue  # a shard stream not made yet holds no table
-            for subj, count in (info.state.subjects or {}).items():
+            for subj, count in subjects.items():
                 table = subj[len(s.prefix):]
                 found[table] = found.get(table, 0) + count
         return found

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import nats
 from nats.aio.client import Client
 from nats.js import api as js_api
+from nats.js.errors import APIError
 
 from .loglayout import LOG_ID, MIRROR_STREAM, STREAM, shard_index
 from .storeerrors import StoreError
@@ -40,6 +41,32 @@ async def stream_names(nc: Client) -> set[str]:
         names.update(page)
         if not page or len(names) >= int(body.get("total") or 0):
             return names
+
+
+async def stream_subjects(nc: Client, stream: str, subjects: str, timeout: float = 5.0
+                          ) -> tuple[js_api.StreamInfo, dict[str, int]]:
+    """The stream's info and each of its subjects matching ``subjects`` with its message
+    count, every page of them: one reply holds at most 100,000 subjects (nats-server's
+    JSMaxSubjectDetails), and nats-py's ``stream_info`` returns the first page only, so a
+    log of more tables than that would hide the rest from the clocks, the lobby and the
+    audit. New subjects during the reading shift later pages (they come twice, never not at
+    all: subjects are only ever added). NotFoundError if there is no such stream."""
+    counts: dict[str, int] = {}
+    offset, first = 0, None
+    while True:
+        reply = await nc.request(f"$JS.API.STREAM.INFO.{stream}", json.dumps(
+            {"subjects_filter": subjects, "offset": offset}).encode(), timeout=timeout)
+        body = json.loads(reply.data or b"{}")
+        if "error" in body:
+            APIError.from_error(body["error"])  # raises: NotFoundError for a missing stream
+        info = js_api.StreamInfo.from_response(body)
+        first = first or info
+        page = info.state.subjects or {}
+        counts.update(page)
+        offset += len(page)
+        if not page or offset >= int(body.get("total") or 0):
+            first.state.subjects = counts
+            return first, counts
 
 
 def _has_log(names: set[str], base: str) -> bool:

@@ -166,3 +166,34 @@ async def test_the_stream_is_file_backed_and_survives_a_server_restart(nats_serv
         assert [(s.seq, s.data) for s in await store.read("t1")] == [(s1, b"acknowledged")]
     finally:
         await store.close()
+
+
+async def test_every_table_is_listed_past_the_100000_subjects_of_one_stream_info_reply(
+        tmp_path):
+    """nats-server puts at most 100,000 subjects in one stream info reply and nats-py asks
+    for the first page only: a log of more tables than that hid the rest from the clocks,
+    the lobby and the compliance audit. Each is read page by page now."""
+    from services.pokerctl.audit_pool import stream_tables
+    from shared.infra.natsserver import NatsServer
+
+    # fsync every 2 minutes: 100,003 messages, none of which needs to survive a power cut
+    server = NatsServer(tmp_path / "js", sync_interval="2m").start(log_file=tmp_path / "n.log")
+    store = await EventStore.connect(server.url)
+    try:
+        tables = [f"t{i:06d}" for i in range(100_003)]
+        for i, table in enumerate(tables[:-1]):  # one message each (counted, not folded)
+            await store.nc.publish(subject(table), b"x")
+            if i % 10_000 == 0:
+                await store.nc.flush()
+        # a stream stores its messages in order: once the last one's ack is in, all are
+        ack = await store.js.publish(subject(tables[-1]), b"x", stream=STREAM)
+        assert ack.seq == len(tables)
+
+        counts = await store.table_counts()
+        assert len(counts) == len(tables) and set(counts.values()) == {1}
+        assert await store.table_ids() == tables
+        _, audited = await stream_tables(store)
+        assert audited == counts
+    finally:
+        await store.close()
+        server.stop()

@@ -129,7 +129,7 @@ async def serve(env: dict[str, str]) -> None:
     # the tournament director, if there is one: the lobby lists its tournaments
     director = (channel(env["POKER_TOURNAMENT_ADDR"], tls, service="tournament")
                 if env.get("POKER_TOURNAMENT_ADDR") else None)
-    app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids,
+    app = create_app(Backend(table_pb2_grpc.TableServiceStub(chan), store.table_counts,
                              store.read, verifier.averify if verifier else None,
                              bearer_metadata(token), keyring, record, sessions, store.read,
                              balance,

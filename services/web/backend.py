@@ -19,10 +19,11 @@ from .sessions import SessionStore
 @dataclass
 class Backend:
     """What the pages read: the table service (as the web service's own caller) and the
-    log's table ids."""
+    log's tables."""
 
     stub: table_pb2_grpc.TableServiceStub
-    table_ids: Callable[[], Awaitable[list[str]]]
+    #: every table of the log and its count of commits (EventStore.table_counts)
+    table_counts: Callable[[], Awaitable[dict[str, int]]]
     read: Callable[[str], Awaitable[list[Stored]]]  # a table's commits
     #: a player's token checked (Unauthenticated if it is not the platform's, or expired)
     verify: Callable[[str], Awaitable[Principal]] | None = None

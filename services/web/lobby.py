@@ -1,8 +1,9 @@
 """The lobby (``/``): the log's public tables as the table service shows them to a spectator
 (game, structure, stakes, buy-in range, seats taken, the hand, its phase in words, hands per
 hour), as JSON (``/api/tables``) and followed live (``/api/lobby/events``). The rows are read
-at most every :data:`LOBBY_EVERY_S` for every page open (each read asks the table service
-for every table: a stranger opening many lobbies must not multiply that)."""
+at most every :data:`LOBBY_EVERY_S` for every page open (a read asks the table service
+about every table whose commits moved since: a stranger opening many lobbies must not
+multiply that); a closed table is listed no more."""
 
 from __future__ import annotations
 
@@ -64,19 +65,48 @@ class HandRates:
         return round((hand_no - first) * 3600 / (now - at))
 
 
-async def lobby_rows(backend: Backend, rates: HandRates | None = None) -> list[dict]:
-    """The public tables of the log, as the table service shows them to a spectator (with
-    their hands per hour, given ``rates``)."""
+#: what the lobby knows of a table as of the log's count of its commits: its row (None: a
+#: table it does not list, closed or private) and when it asked; asked again once the count
+#: moves, and an open table's row at least every :data:`RECHECK_S` (a view read from a
+#: replica a little behind the count is not kept for ever)
+Known = dict[str, tuple[int, dict | None, float]]
+RECHECK_S = 60.0
+
+
+def closed(view: table_pb2.TableView) -> bool:
+    """An operator closed the table and everyone has left: it never plays again."""
+    return view.closing and not view.seats
+
+
+async def lobby_rows(backend: Backend, rates: HandRates | None = None,
+                     known: Known | None = None,
+                     clock: Callable[[], float] = time.monotonic) -> list[dict]:
+    """The public tables of the log still open, as the table service shows them to a
+    spectator (with their hands per hour, given ``rates``). ``known``, kept between calls:
+    a table whose commits the log counts as before is not asked again (an open one not
+    before :data:`RECHECK_S`), so a refresh asks the table service about the tables that
+    moved, not about every table the log ever held (a closed table's fold is read from the
+    log again at each ask: the caches let a closed table go)."""
+    known = {} if known is None else known
     rows = []
-    for table_id in await backend.table_ids():
-        try:
-            view = await backend.stub.GetState(table_pb2.ViewRequest(table_id=table_id),
-                                               metadata=backend.own, timeout=5)
-        except grpc.aio.AioRpcError:
-            continue  # private (refused to a spectator), stopped, or away: not listed
-        row = lobby_row(view)
+    for table_id, commits in sorted((await backend.table_counts()).items()):
+        seen = known.get(table_id)
+        if seen is None or seen[0] != commits or \
+                seen[1] is not None and clock() - seen[2] >= RECHECK_S:
+            try:
+                view = await backend.stub.GetState(table_pb2.ViewRequest(table_id=table_id),
+                                                   metadata=backend.own, timeout=5)
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() == grpc.StatusCode.PERMISSION_DENIED:  # private, until it moves
+                    known[table_id] = (commits, None, clock())
+                continue  # stopped, or away: asked again at the next refresh
+            seen = known[table_id] = (commits, None if closed(view) else lobby_row(view),
+                                      clock())
+        if seen[1] is None:
+            continue
+        row = dict(seen[1])
         if rates is not None:
-            row["hands_per_hour"] = rates.rate(view.table_id, view.hand_no)
+            row["hands_per_hour"] = rates.rate(table_id, row["hand_no"])
         rows.append(row)
     return rows
 
@@ -88,6 +118,7 @@ class Lobby:
         self.backend, self.sessions, self.limits = backend, sessions, limits
         self.rates = HandRates()
         self._rows: list[dict] = []
+        self._known: Known = {}  # each table's row as of its commit count (lobby_rows)
         self._at = 0.0  # when the rows were read (monotonic; 0: never)
         self._lock = asyncio.Lock()
 
@@ -100,7 +131,7 @@ class Lobby:
         open."""
         async with self._lock:
             if not self._at or time.monotonic() - self._at >= LOBBY_EVERY_S:
-                self._rows = await lobby_rows(self.backend, self.rates)
+                self._rows = await lobby_rows(self.backend, self.rates, self._known)
                 self._at = time.monotonic()
             return self._rows
 

@@ -39,7 +39,7 @@ def backend(stack, store, chan, sessions: SessionStore | None = None, keyring=No
     and the sessions."""
     async def record(purpose, tables, key_ids, hands, person):
         return await record_opened(store.js, purpose, tables, key_ids, hands, person)
-    return Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids, read or store.read,
+    return Backend(table_pb2_grpc.TableServiceStub(chan), store.table_counts, read or store.read,
                    stack.issuer.verifier().averify, bearer_metadata(stack.token("web", RELAY)),
                    keyring if keyring is not None else stack.keyring(), record, sessions,
                    None if read else store.read)

@@ -53,7 +53,7 @@ async def web(stack, store, role: str = RELAY, send_buffer: int = SEND_BUFFER,
         async def read(table_id: str):
             counts["read"] += 1
             return await store.read(table_id)
-    app = create_app(Backend(stub, store.table_ids, read, stack.issuer.verifier().averify,
+    app = create_app(Backend(stub, store.table_counts, read, stack.issuer.verifier().averify,
                              bearer_metadata(stack.token("web", role))), **settings)
     sock = listen("127.0.0.1", 0, send_buffer)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on",

@@ -75,7 +75,7 @@ def backend(stack, store, chan, read=None) -> Backend:
     its own token, the compliance key and the access log."""
     async def record(purpose, tables, key_ids, hands, person):
         return await record_opened(store.js, purpose, tables, key_ids, hands, person)
-    return Backend(table_pb2_grpc.TableServiceStub(chan), store.table_ids, read or store.read,
+    return Backend(table_pb2_grpc.TableServiceStub(chan), store.table_counts, read or store.read,
                    stack.issuer.verifier().averify, bearer_metadata(stack.token("web", RELAY)),
                    stack.keyring(), record)
 

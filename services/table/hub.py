@@ -56,6 +56,16 @@ def clock_subject(table_id: str) -> str:
     return CLOCK_SUBJECT_PREFIX + table_id
 
 
+#: a table-service process that has just cached a table (it is busy: someone is seated or a
+#: hand runs) says so to the keeper of the table's slot, whichever process holds it
+#: (keeper.py); a table id has no dot, so no table's clock subject is one of these
+BUSY_SUBJECT_PREFIX = CLOCK_SUBJECT_PREFIX + "busy."
+
+
+def busy_subject(table_id: str) -> str:
+    return BUSY_SUBJECT_PREFIX + table_id
+
+
 #: how long a hub waits before reading the log again after a read failed (doubling to 5 s)
 RETRY_FIRST_S = 0.2
 

@@ -14,9 +14,14 @@ The keeper follows each table it keeps live (the table's hub, hub.py: the log's 
 they are stored, folded without reading the log) and wakes for a table only when something is
 due there: the countdown to announce, the deadline, a step left pending by a driver that went
 away (:attr:`ClockKeeper.stall_s` after the commit that left it), a saga to settle, or a
-failure's retry. A table whose clock is not running costs nothing between its events. The
-log's table list is read every ``list_every_s`` (tables made by other instances, and those of
-a slot taken over), the leases looked after every tick.
+failure's retry. A table whose clock is not running costs nothing between its events.
+
+A keeper learns of a busy table (someone seated, a hand running) from the process that cached
+it: each process says so once per table it caches, on ``poker.clock.busy.<table_id>`` (plain
+NATS), and the keeper holding the table's slot follows it. The log's table list (every table
+the log ever held, with its count of commits) is read when a keeper takes a slot over and
+otherwise every ``list_every_s`` only, as a safety net for a message lost (a reconnect): it
+grows with every table ever made. The leases are looked after every tick.
 
 A time-out is the betting service's decision (``BettingService.TimeOut``, which checks the
 deadline on its own fold, at the keeper's time: the table service is the table's one time
@@ -54,6 +59,7 @@ from collections.abc import Callable
 
 import grpc
 import structlog
+from nats.aio.subscription import Subscription
 from poker.betting.v1 import betting_pb2
 from poker.engine.v1 import step_pb2
 
@@ -69,7 +75,7 @@ from shared.poker.steprules import table_step
 
 from .calls import Failures, same_decision
 from .driver import Driver
-from .hub import Hubs, clock_subject
+from .hub import BUSY_SUBJECT_PREFIX, Hubs, busy_subject, clock_subject
 
 log = structlog.get_logger()
 
@@ -116,6 +122,11 @@ class ClockKeeper:
         self._nudged: dict[str, TurnClock] = {}
         self._work: dict[str, asyncio.Task] = {}
         self._loop: asyncio.Task | None = None
+        #: the tables this process has said are busy (those it caches), and those others
+        #: said are, to follow if their slot is held here
+        self._announced: set[str] = set()
+        self._told: set[str] = set()
+        self._busy_sub: Subscription | None = None
         self.failures = Failures("keeping the table's clock", monotonic=monotonic)
 
     # --- running -------------------------------------------------------------------------
@@ -127,6 +138,7 @@ class ClockKeeper:
 
     async def _run(self) -> None:
         period = self.tick_ms / 1000
+        await self._listen()
         while True:
             try:
                 lost = await self.leases.renew()
@@ -134,6 +146,8 @@ class ClockKeeper:
                 free = len(self.leases.held()) < CLOCK_SLOTS
                 if lost or since >= self.list_every_s or free and since >= self.leases.ttl_s / 3:
                     await self._housekeeping()
+                await self._announce()
+                await self._keep_told()
                 for table_id in self._due(self.monotonic()):
                     self._start(table_id, sweep=False)
             except asyncio.CancelledError:
@@ -157,6 +171,12 @@ class ClockKeeper:
             self._loop.cancel()
             await asyncio.gather(self._loop, return_exceptions=True)
             self._loop = None
+        if self._busy_sub is not None:
+            try:
+                await self._busy_sub.unsubscribe()
+            except Exception:  # noqa: BLE001 - the connection already closed
+                pass
+            self._busy_sub = None
         work = list(self._work.values())
         for task in work:
             task.cancel()
@@ -171,25 +191,59 @@ class ClockKeeper:
         """One whole round: the leases, the log's tables, and a look at every table kept
         (a late player timed out, a countdown announced, a pending step carried on, a saga
         settled). ``wait``: return once that work is done."""
-        await self._housekeeping()
+        await self._housekeeping(list_now=True)
+        await self._announce()
         started = [self._start(t, sweep=True) for t in sorted(self._kept)]
         if wait:
             await asyncio.gather(*(t for t in started if t is not None))
 
-    async def _housekeeping(self) -> None:
-        """Renew the leases due, take free slots, read the log's tables when due, and follow
-        every table of the slots held (or stop following those of a slot lost)."""
+    async def _housekeeping(self, list_now: bool = False) -> None:
+        """Renew the leases due, take free slots, read the log's tables when due (or now:
+        ``list_now``, or a slot taken), and follow every table of the slots held (or stop
+        following those of a slot lost)."""
         self._reconciled_at = self.monotonic()
         await self.leases.renew()
         free = [slot_lease(k) for k in range(CLOCK_SLOTS)
                 if not self.leases.holds(slot_lease(k))]
         taken = await asyncio.gather(*(self.leases.acquire(n) for n in free)) if free else []
-        tables = await self._table_ids(force=any(taken))
+        tables = await self._table_ids(force=list_now or any(taken))
         held = set(self.leases.held())
         for table_id in sorted(self._kept):
             if self._slot_of(table_id) not in held:
                 await self._unkeep(table_id)
         for table_id in sorted(tables - self._kept):
+            if self._slot_of(table_id) in held:
+                await self._keep_table(table_id)
+
+    # --- busy tables, told between processes ----------------------------------------------
+
+    async def _listen(self) -> None:
+        """Hear the busy tables every process announces (this one's too)."""
+        async def on_busy(msg) -> None:
+            table_id = msg.subject[len(BUSY_SUBJECT_PREFIX):]
+            if table_id not in self._kept:
+                self._told.add(table_id)
+                self._woken.set()
+        try:
+            self._busy_sub = await self.repo.store.nc.subscribe(BUSY_SUBJECT_PREFIX + "*",
+                                                                cb=on_busy)
+        except Exception:  # noqa: BLE001 - the table list finds them, later
+            log.exception("cannot hear busy tables: the table list alone finds them")
+
+    async def _announce(self) -> None:
+        """Say once that each table newly cached here is busy (a table the caches let go
+        and take again is said again)."""
+        cached = set(self.repo.cached_ids())
+        new = cached - self._announced
+        self._announced = (self._announced & cached) | new
+        for table_id in sorted(new):
+            await self.repo.store.nc.publish(busy_subject(table_id), b"")
+
+    async def _keep_told(self) -> None:
+        """Follow the busy tables others told of whose slot is held here."""
+        told, self._told = self._told, set()
+        held = set(self.leases.held())
+        for table_id in sorted(told - self._kept):
             if self._slot_of(table_id) in held:
                 await self._keep_table(table_id)
 

@@ -479,7 +479,8 @@ async def setup(server, repo, store, config: Config):
                                replicas=config.stream_replicas)
     # The keeper takes the tables of the log (their leases), carries on any with a pending
     # step and enforces their clocks.
-    keeper = ClockKeeper(repo, driver, leases, hubs, tick_ms=config.clock_tick_ms)
+    keeper = ClockKeeper(repo, driver, leases, hubs, tick_ms=config.clock_tick_ms,
+                         list_every_s=config.clock_list_s)
     _KEEPERS[server] = keeper
     keeper.start()
     log.info("keeping table clocks", instance=leases.instance_id,

@@ -28,6 +28,7 @@ DEFAULT_HOST = "127.0.0.1"
 #: the clock keeper's tick (services/table/keeper.py has the same default for a keeper made
 #: without a Config)
 DEFAULT_CLOCK_TICK_MS = 200
+DEFAULT_CLOCK_LIST_S = 30.0
 
 #: service name -> offset from the base port used by `pokerctl up`, by offset (the registry:
 #: shared/infra/services.py)
@@ -156,6 +157,9 @@ class Config:
     POKER_INSTANCE_ID              host-pid-random                        instance_id
     POKER_LEASE_TTL_MS             5000 (at least 100)                    lease_ttl_ms
     POKER_CLOCK_TICK_MS            200 (0: the keeper ticks when told)    clock_tick_ms
+    POKER_CLOCK_LIST_S             30 (the keeper's read of the log's     clock_list_s
+                                   table list, a safety net: busy tables
+                                   are announced)
     POKER_CACHE_TABLES             2000 (tables each per-table cache      cache
                                    keeps, least recently used out first)
     POKER_CACHE_IDLE_S             300 (an unused table is forgotten      cache
@@ -234,6 +238,9 @@ class Config:
     #: the table service's: how often the clock keeper looks for late players (0: only when
     #: told, for tests)
     clock_tick_ms: int = DEFAULT_CLOCK_TICK_MS
+    #: the table service's: how often the clock keeper reads the log's whole table list
+    #: besides when it takes a slot (busy tables are announced: services/table/keeper.py)
+    clock_list_s: float = DEFAULT_CLOCK_LIST_S
     #: the table service's: the verifier of its callers' tokens (None: no JWKS configured)
     identity: Verifier | None = None
     #: failpoint -> action, armed by boot.main (tests only: shared/infra/failpoints.py)
@@ -281,6 +288,8 @@ class Config:
             lease_ttl_ms=ttl_ms_from_env(env),
             clock_tick_ms=_integer(env, "POKER_CLOCK_TICK_MS", DEFAULT_CLOCK_TICK_MS,
                                    what="an integer number of milliseconds"),
+            clock_list_s=_seconds(env, "POKER_CLOCK_LIST_S", DEFAULT_CLOCK_LIST_S, 0.05,
+                                  86400.0),
             identity=Verifier.from_env(env) if service in TOKEN_CHECKED else None,
             failpoints=_failpoints.parse(env.get(_failpoints.VARIABLE, "")),
             notary_key=env.get("POKER_NOTARY_KEY", ""),

@@ -127,3 +127,74 @@ async def test_kill_9_the_owner_while_a_clock_runs(tmp_path, monkeypatch):
 
 async def _has(store: EventStore, kind: type) -> bool:
     return any(isinstance(e, kind) for _, e in await events(store))
+
+
+async def test_a_table_busy_in_one_process_is_kept_by_the_slot_holder_without_the_list(
+        tmp_path, monkeypatch):
+    """The keeper reads the log's whole table list only as a safety net (it grows with every
+    table ever made): a table made busy through the instance that does not hold its clock
+    slot is announced, and the holder times out its late player, with the list read once an
+    hour here."""
+    monkeypatch.setenv("POKER_LEASE_TTL_MS", "1000")
+    monkeypatch.setenv("POKER_CLOCK_TICK_MS", "50")
+    monkeypatch.setenv("POKER_CLOCK_LIST_S", "3600")
+    monkeypatch.setenv("POKER_INSTANCE_ID", "table")
+    cluster = LocalCluster(tmp_path, base_port=None, log_level="INFO")
+    nc = store = None
+    channels = []
+    try:
+        await cluster.start()
+        await cluster.add_replica("table", "table-b", env={"POKER_INSTANCE_ID": "table-b"})
+        stubs = {}
+        for name in ("table", "table-b"):  # the table-service processes
+            channels.append(cluster.channel(name))
+            stubs[name] = table_pb2_grpc.TableServiceStub(channels[-1])
+        assert len(stubs) >= 2
+        store = await EventStore.connect(cluster.nats_url, create=False, ca=cluster.nats_ca)
+        nc = await natsconn.connect(cluster.nats_url, name="test", ca=cluster.nats_ca)
+        kv = await nc.jetstream().key_value(DEFAULT_BUCKET)
+
+        def auth(subject: str, *roles: str) -> tuple:
+            return bearer_metadata(cluster.issuer.token(subject, roles or (PLAYER,)))
+
+        async def holder() -> str | None:
+            try:
+                return (await kv.get(lease_name(TABLE))).value.decode()
+            except nats.js.errors.KeyNotFoundError:
+                return None
+
+        owner = await until(holder, timeout=10)
+        assert owner in stubs
+        # every command through an instance without the slot
+        stub = next(s for name, s in stubs.items() if name != owner)
+        settings = tpb.TableSettings(game=ev.GAME_HOLDEM, structure=ev.STRUCTURE_NO_LIMIT,
+                                     small_blind=1, big_blind=2, decision_seconds=1,
+                                     countdown_seconds=1)
+        await stub.CreateTable(tpb.CreateTableRequest(table_id=TABLE, settings=settings,
+                                                      command_id="create"),
+                               metadata=auth("ops", OPERATOR))
+        sponsor = cluster.sponsor()
+        for seat in (1, 2):
+            await sponsor.fund(f"p{seat}", 100)
+            await stub.SitDown(tpb.SitDownRequest(table_id=TABLE, seat=seat, buy_in=100,
+                                                  command_id=f"sit-{seat}"),
+                               metadata=auth(f"p{seat}"))
+        view = await stub.GetState(tpb.ViewRequest(table_id=TABLE),
+                                   metadata=auth("ops", OPERATOR))
+        assert view.hand_no == 1 and view.to_act
+        assert await holder() == owner  # the slot did not move
+
+        async def timed_out():
+            found = [(p, e) for p, e in await events(store) if isinstance(e, E.PlayerTimedOut)]
+            return found or None
+
+        found = await until(timed_out, timeout=15)
+        assert found == [("betting", E.PlayerTimedOut(view.to_act, all_in=True))]
+    finally:
+        for ch in channels:
+            await ch.close()
+        if nc is not None:
+            await nc.close()
+        if store is not None:
+            await store.close()
+        await cluster.stop()

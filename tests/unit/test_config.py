@@ -62,7 +62,7 @@ def test_every_setting_from_its_variable(tmp_path):
            "POKER_STREAM_REPLICAS": "3", "POKER_METRICS_PORT": "9090",
            "POKER_COMPLIANCE_PUBLIC_KEY": "/k.pub", "POKER_INSTANCE_ID": "table-7",
            "POKER_LEASE_TTL_MS": "1000", "POKER_CLOCK_TICK_MS": "0",
-           "POKER_LIMIT_WATCHES_PER_TABLE": "2",
+           "POKER_CLOCK_LIST_S": "2.5", "POKER_LIMIT_WATCHES_PER_TABLE": "2",
            "POKER_FAILPOINTS": "cashier.after_debit=kill",
            **DevIssuer.create(tmp_path / "identity").env()}
     c = Config.from_env("table", env)
@@ -73,6 +73,7 @@ def test_every_setting_from_its_variable(tmp_path):
     assert c.tls == TlsConfig.in_dir(certs, "table") and c.nats_ca == str(certs / "ca.pem")
     assert (c.compliance_public_key, c.instance_id, c.lease_ttl_ms, c.clock_tick_ms) == \
         ("/k.pub", "table-7", 1000, 0)
+    assert c.clock_list_s == 2.5 and Config.from_env("table", INSECURE).clock_list_s == 30.0
     assert c.limits == LimitSettings(watches_per_table=2)
     assert c.failpoints == {"cashier.after_debit": "kill"}
     assert isinstance(c.identity, Verifier) and c.identity.issuer == DevIssuer.ISSUER
@@ -123,6 +124,8 @@ def test_every_variable_it_reads_is_in_its_docstring_and_every_one_there_is_read
     ("table", "POKER_LEASE_TTL_MS", "5s", "an integer number of milliseconds"),
     ("table", "POKER_CLOCK_TICK_MS", "-1", "an integer number of milliseconds of at least 0"),
     ("table", "POKER_CLOCK_TICK_MS", "0.5", "an integer number of milliseconds"),
+    ("table", "POKER_CLOCK_LIST_S", "0", "a number of seconds from 0.05"),
+    ("table", "POKER_CLOCK_LIST_S", "soon", "a number of seconds from 0.05"),
     ("table", "POKER_LIMIT_SEAT_COMMANDS_BURST", "lots", "an integer of at least 0"),
     ("table", "POKER_FAILPOINTS", "cashier.after_debit=explode", "NAME=kill"),
 ])

@@ -115,7 +115,7 @@ async def stream_info(store: EventStore, stream: LogStream, tables: bool = False
     stream; a log of one stream that is not there: StoreError, nothing to audit."""
     try:
         if tables:  # every page of them (a reply holds at most 100,000)
-            return (await stream_subjects(store.nc, stream.name, stream.subjects))[0]
+            return await stream_subjects(store.nc, stream.name, stream.subjects)
         return await store.nc.jsm().stream_info(stream.name)
     except nats.js.errors.NotFoundError:
         if len((await store.layout()).streams) == 1:

@@ -372,12 +372,12 @@ class EventStore:
         found: dict[str, int] = {}
         for s in streams:
             try:
-                _, subjects = await stream_subjects(self.nc, s.name, s.subjects)
+                info = await stream_subjects(self.nc, s.name, s.subjects)
             except NotFoundError:
                 if len(streams) == 1:
                     raise
                 continue  # a shard stream not made yet holds no table
-            for subj, count in subjects.items():
+            for subj, count in (info.state.subjects or {}).items():
                 table = subj[len(s.prefix):]
                 found[table] = found.get(table, 0) + count
         return found

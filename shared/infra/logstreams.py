@@ -44,15 +44,15 @@ async def stream_names(nc: Client) -> set[str]:
 
 
 async def stream_subjects(nc: Client, stream: str, subjects: str, timeout: float = 5.0
-                          ) -> tuple[js_api.StreamInfo, dict[str, int]]:
-    """The stream's info and each of its subjects matching ``subjects`` with its message
-    count, every page of them: one reply holds at most 100,000 subjects (nats-server's
-    JSMaxSubjectDetails), and nats-py's ``stream_info`` returns the first page only, so a
-    log of more tables than that would hide the rest from the clocks, the lobby and the
-    audit. New subjects during the reading shift later pages (they come twice, never not at
-    all: subjects are only ever added). NotFoundError if there is no such stream."""
+                          ) -> js_api.StreamInfo:
+    """The stream's info with every one of its subjects matching ``subjects`` and its message
+    count in ``state.subjects``, every page of them: one reply holds at most 100,000 subjects
+    (nats-server's JSMaxSubjectDetails), and nats-py's ``stream_info`` returns the first page
+    only, so a log of more tables than that would hide the rest from the clocks, the lobby
+    and the audit. New subjects during the reading shift later pages (they come twice, never
+    not at all: subjects are only ever added). NotFoundError if there is no such stream."""
     counts: dict[str, int] = {}
-    offset, first = 0, None
+    offset, first = 0, None  # (the pages' length, not the subjects': a page may repeat some)
     while True:
         reply = await nc.request(f"$JS.API.STREAM.INFO.{stream}", json.dumps(
             {"subjects_filter": subjects, "offset": offset}).encode(), timeout=timeout)
@@ -66,7 +66,7 @@ async def stream_subjects(nc: Client, stream: str, subjects: str, timeout: float
         offset += len(page)
         if not page or offset >= int(body.get("total") or 0):
             first.state.subjects = counts
-            return first, counts
+            return first
 
 
 def _has_log(names: set[str], base: str) -> bool:

@@ -42,6 +42,7 @@ def view_message(view: TableView, version: int, table: TableState,
         hand_no=view.hand_no, phase=view.phase, button=view.button, street=view.street,
         board=[str(c) for c in view.board], pot=view.pot, current_bet=view.current_bet,
         to_act=view.to_act, rake=view.rake, paused=table.paused, closing=table.closing,
+        closed=table.closed,
         stakes=stakes_of(table.options), max_seats=table.options.max_seats)
     msg.min_buy_in, msg.max_buy_in = buy_in_limits(table.options)
     for pot in view.pots:

@@ -73,11 +73,6 @@ Known = dict[str, tuple[int, dict | None, float]]
 RECHECK_S = 60.0
 
 
-def closed(view: table_pb2.TableView) -> bool:
-    """An operator closed the table and everyone has left: it never plays again."""
-    return view.closing and not view.seats
-
-
 async def lobby_rows(backend: Backend, rates: HandRates | None = None,
                      known: Known | None = None,
                      clock: Callable[[], float] = time.monotonic) -> list[dict]:
@@ -100,7 +95,7 @@ async def lobby_rows(backend: Backend, rates: HandRates | None = None,
                 if exc.code() == grpc.StatusCode.PERMISSION_DENIED:  # private, until it moves
                     known[table_id] = (commits, None, clock())
                 continue  # stopped, or away: asked again at the next refresh
-            seen = known[table_id] = (commits, None if closed(view) else lobby_row(view),
+            seen = known[table_id] = (commits, None if view.closed else lobby_row(view),
                                       clock())
         if seen[1] is None:
             continue
